@@ -1,0 +1,51 @@
+// phaze: co-search of accelerator architecture and distributed training plan for large language models.
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+
+#include "cli/model_command.h"
+#include "util/input_error.h"
+
+namespace {
+
+/// One line on stderr: messages never span lines, whatever the library wrote.
+void print_error(const std::string& message) {
+  std::string line = message;
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  std::cerr << "phaze: error: " << line << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "phaze: which accelerator architecture and which distribution of training gives the highest "
+      "throughput"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "phaze 0.1.0");
+  phaze::cli::add_model_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    print_error(e.what());
+    return 2;
+  } catch (const phaze::InputError& e) {
+    print_error(e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    print_error(fmt::format("internal error: {}", e.what()));
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,156 @@
+#include "cli/model_command.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/text_format.h"
+#include "io/model_json.h"
+#include "model/hf_config.h"
+#include "model/presets.h"
+#include "util/input_error.h"
+
+namespace phaze::cli {
+
+namespace {
+
+using namespace phaze::model;
+
+struct ShowOptions {
+  std::string model;
+  int64_t seq = 0;
+  int64_t mbs = 1;
+  int64_t tp = 1;
+  int64_t activation_bytes = 2;
+  int64_t parameter_bytes = 2;
+  bool json = false;
+  bool operators = false;
+  bool seq_given = false;
+};
+
+void list_models(bool json) {
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& name : preset_names()) {
+      const ModelSpec m = *find_preset(name);
+      out.push_back({{"name", name},
+                     {"description", m.description},
+                     {"seq", m.default_seq},
+                     {"hyperparameters", io::hyperparameters_json(m)}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  fmt::print("{:<18} {:>4} {:>6} {:>4} {:>6} {:>6} {:>5}  {}\n", "preset", "L", "h", "a", "f", "V", "seq",
+             "description");
+  for (const auto& name : preset_names()) {
+    const ModelSpec m = *find_preset(name);
+    fmt::print("{:<18} {:>4} {:>6} {:>4} {:>6} {:>6} {:>5}  {}\n", name, m.num_layers, m.hidden, m.heads, m.ffn,
+               m.vocab, m.default_seq, m.description);
+  }
+}
+
+void print_operators(const char* title, const OperatorGraph& graph) {
+  fmt::print("  {} ({}):\n", title, to_string(graph.direction));
+  for (const Operator& op : graph.ops) {
+    std::string work;
+    if (op.gemm) work = fmt::format("GEMM ({}, {}, {}, {})", op.gemm->m, op.gemm->n, op.gemm->k, op.gemm->batch);
+    for (const VectorPass& p : op.passes)
+      work += fmt::format("{}{} {}", work.empty() ? "" : " + ", to_string(p.kind), group_digits(p.elements));
+    if (op.collective)
+      work = fmt::format("all-reduce {} over {}", human_bytes(op.collective->bytes), op.collective->ranks);
+    std::string preds;
+    for (int p : op.predecessors) preds += (preds.empty() ? "" : ",") + graph.ops[p].id;
+    fmt::print("    {:<7} {:<6} {:<46} {:<44} <- {}\n", op.id, to_string(op.engine), op.name, work,
+               preds.empty() ? "-" : preds);
+  }
+}
+
+void print_report(const LayerGraph& g, const ModelTotals& totals, bool operators) {
+  const ModelSpec& m = g.spec;
+  fmt::print("{} [{}]\n", m.description, m.name);
+  fmt::print("  L {}, h {}, heads {} (kv {}), d_h {}, f {}, V {} (allocated {} at t = {}), {} {}, {}\n", m.num_layers,
+             m.hidden, m.heads, m.kv_heads, m.head_dim(), m.ffn, m.vocab, padded_vocab(m, g.shape.tp), g.shape.tp,
+             m.pre_norm ? "pre" : "post", to_string(m.norm), to_string(m.activation));
+  fmt::print("  seq {}, micro-batch {}, tensor-parallel width {}\n\n", g.shape.seq, g.shape.micro_batch, g.shape.tp);
+  fmt::print("  parameters (as published)        {}\n", group_digits(totals.parameters));
+  if (totals.training_parameters != totals.parameters)
+    fmt::print("  parameters with pre-training heads {}\n", group_digits(totals.training_parameters));
+  fmt::print("  training FLOPs per sequence      {:.6e}  (GEMMs, forward + backward, no recomputation)\n\n",
+             static_cast<double>(totals.training_flops_per_sample));
+
+  fmt::print("  Layer graph, per tensor-parallel rank and micro-batch:\n");
+  fmt::print("  {:<14} {:>16} {:>18} {:>20} {:>20} {:>14}\n", "node", "parameters", "activation bytes", "forward FLOPs",
+             "backward FLOPs", "output bytes");
+  auto row = [](const std::string& name, const Layer& l) {
+    fmt::print("  {:<14} {:>16} {:>18} {:>20} {:>20} {:>14}\n", name, group_digits(l.parameters),
+               group_digits(l.activation_bytes), group_digits(l.forward_flops()), group_digits(l.backward_flops()),
+               group_digits(l.output_bytes));
+  };
+  row("embedding", g.embedding);
+  row(m.num_layers > 1 ? fmt::format("layer1..{}", m.num_layers) : "layer1", g.transformer);
+  row("head", g.head);
+  fmt::print("  (the {} transformer layers are identical; the head's parameters include {} tied to the embedding)\n",
+             m.num_layers, group_digits(g.head.tied_copy_parameters));
+  if (operators) {
+    fmt::print("\n  Operators of the embedding layer\n");
+    print_operators("embedding", g.embedding.forward);
+    print_operators("embedding", g.embedding.backward);
+    fmt::print("\n  Operators of one transformer layer\n");
+    print_operators("transformer", g.transformer.forward);
+    print_operators("transformer", g.transformer.backward);
+    fmt::print("\n  Operators of the head\n");
+    print_operators("head", g.head.forward);
+    print_operators("head", g.head.backward);
+  }
+}
+
+void show_model(const ShowOptions& o) {
+  const ModelSpec spec = load_model(o.model);
+  if (o.activation_bytes < 1 || o.activation_bytes > 8)
+    throw InputError(fmt::format("--activation-bytes = {} must lie in 1..8", o.activation_bytes));
+  if (o.parameter_bytes < 1 || o.parameter_bytes > 8)
+    throw InputError(fmt::format("--parameter-bytes = {} must lie in 1..8", o.parameter_bytes));
+  Precision precision;
+  precision.activation_bytes = o.activation_bytes;
+  precision.parameter_bytes = o.parameter_bytes;
+  const Shape shape{o.seq_given ? o.seq : spec.default_seq, o.mbs, o.tp};
+  const std::string source = o.model;
+  const LayerGraph graph = build_layer_graph(spec, shape, precision, source);
+  const ModelTotals totals = model_totals(spec, shape.seq, precision);
+  if (o.json) {
+    std::cout << io::model_report_json(graph, totals, o.operators).dump(2) << "\n";
+  } else {
+    print_report(graph, totals, o.operators);
+  }
+}
+
+}  // namespace
+
+void add_model_command(CLI::App& app) {
+  CLI::App* model = app.add_subcommand("model", "Model presets, config import and layer graphs");
+  model->require_subcommand(1);
+
+  auto list_json = std::make_shared<bool>(false);
+  CLI::App* list = model->add_subcommand("list", "List the built-in model presets");
+  list->add_flag("--json", *list_json, "Print JSON");
+  list->callback([list_json] { list_models(*list_json); });
+
+  auto o = std::make_shared<ShowOptions>();
+  CLI::App* show = model->add_subcommand("show", "Show a model's layer graph, parameter count and FLOPs");
+  show->add_option("model", o->model, "Preset name (see 'phaze model list') or path to a Hugging Face config.json")
+      ->required();
+  show->add_option("--seq", o->seq, "Sequence length (default: the model's)");
+  show->add_option("--mbs", o->mbs, "Micro-batch size in sequences")->capture_default_str();
+  show->add_option("--tp", o->tp, "Tensor-parallel width (must divide the heads)")->capture_default_str();
+  show->add_option("--activation-bytes", o->activation_bytes, "Bytes per activation element")->capture_default_str();
+  show->add_option("--parameter-bytes", o->parameter_bytes, "Bytes per parameter")->capture_default_str();
+  show->add_flag("--json", o->json, "Print JSON");
+  show->add_flag("--ops", o->operators, "Include the operator graphs of the embedding, one layer and the head");
+  show->callback([o, show] {
+    o->seq_given = show->count("--seq") > 0;
+    show_model(*o);
+  });
+}
+
+}  // namespace phaze::cli

@@ -1,0 +1,255 @@
+// Import of Hugging Face config.json files (bert, gpt2, opt, llama, mistral) into a ModelSpec with the
+// same structure as the presets of models.md.
+
+#include "model/hf_config.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "model/presets.h"
+#include "util/input_error.h"
+
+namespace phaze::model {
+
+namespace {
+
+using nlohmann::json;
+
+/// Typed access to the keys of one config file; every error names the file and the key.
+class ConfigReader {
+ public:
+  ConfigReader(const json& j, std::string source) : j_(j), source_(std::move(source)) {}
+
+  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+
+  /// A required size: a positive integer.
+  int64_t size(const char* key) const {
+    if (!has(key)) throw InputError(fmt::format("{}: missing required key '{}'", source_, key));
+    return positive(key);
+  }
+  /// An optional size, `fallback` when absent.
+  int64_t size(const char* key, int64_t fallback) const { return has(key) ? positive(key) : fallback; }
+
+  /// An optional probability in [0, 1].
+  double probability(const char* key, double fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_number()) throw type_error(key, "a number");
+    const double p = v.get<double>();
+    if (!(p >= 0.0 && p <= 1.0)) throw type_error(key, "a probability in [0, 1]");
+    return p;
+  }
+
+  double number(const char* key, double fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_number()) throw type_error(key, "a number");
+    return v.get<double>();
+  }
+
+  bool boolean(const char* key, bool fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_boolean()) throw type_error(key, "true or false");
+    return v.get<bool>();
+  }
+
+  std::string text(const char* key, const std::string& fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_string()) throw type_error(key, "a string");
+    return v.get<std::string>();
+  }
+
+  [[noreturn]] void unsupported(const char* key, const std::string& why) const {
+    throw InputError(fmt::format("{}: key '{}' = {}: {}", source_, key, j_.at(key).dump(), why));
+  }
+
+ private:
+  int64_t integer_value(const char* key) const {
+    const json& v = j_.at(key);
+    if (v.is_number_integer()) return v.get<int64_t>();
+    if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
+    }
+    throw type_error(key, "an integer");
+  }
+
+  int64_t positive(const char* key) const {
+    const int64_t value = integer_value(key);
+    if (value <= 0) throw type_error(key, "positive");
+    return value;
+  }
+
+  InputError type_error(const char* key, const char* expected) const {
+    return InputError(fmt::format("{}: key '{}' = {} must be {}", source_, key, j_.at(key).dump(), expected));
+  }
+
+  const json& j_;
+  std::string source_;
+};
+
+Activation activation_of(const ConfigReader& r, const char* key, const std::string& fallback) {
+  const std::string act = r.text(key, fallback);
+  if (act == "gelu" || act == "gelu_python") return Activation::Gelu;
+  if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast") return Activation::GeluTanh;
+  if (act == "relu") return Activation::Relu;
+  r.unsupported(key, "supported activations are gelu, gelu_new, gelu_pytorch_tanh, relu");
+}
+
+ModelSpec from_bert(const ConfigReader& r) {
+  ModelSpec m;
+  m.num_layers = r.size("num_hidden_layers");
+  m.hidden = r.size("hidden_size");
+  m.heads = r.size("num_attention_heads");
+  m.kv_heads = m.heads;
+  m.ffn = r.size("intermediate_size");
+  m.vocab = r.size("vocab_size");
+  m.word_embedding_dim = m.hidden;
+  m.max_positions = r.size("max_position_embeddings");
+  m.token_types = r.size("type_vocab_size", 2);
+  m.default_seq = m.max_positions;
+  m.pre_norm = false;
+  m.final_norm = false;
+  m.embedding_norm = true;
+  m.activation = activation_of(r, "hidden_act", "gelu");
+  m.mask = MaskKind::Padding;
+  m.fused_qkv = false;
+  m.hidden_dropout = r.probability("hidden_dropout_prob", 0.1);
+  m.attention_dropout = r.probability("attention_probs_dropout_prob", 0.1);
+  m.embedding_dropout = m.hidden_dropout > 0.0;
+  m.head = HeadKind::BertPretraining;
+  m.tied_head = r.boolean("tie_word_embeddings", true);
+  m.norm_epsilon = r.number("layer_norm_eps", 1e-12);
+  return m;
+}
+
+ModelSpec from_gpt2(const ConfigReader& r) {
+  ModelSpec m;
+  m.num_layers = r.size("n_layer");
+  m.hidden = r.size("n_embd");
+  m.heads = r.size("n_head");
+  m.kv_heads = m.heads;
+  m.ffn = r.size("n_inner", 4 * m.hidden);
+  m.vocab = r.size("vocab_size");
+  m.word_embedding_dim = m.hidden;
+  m.max_positions = r.has("n_positions") ? r.size("n_positions") : r.size("n_ctx");
+  m.default_seq = m.max_positions;
+  m.activation = activation_of(r, "activation_function", "gelu_new");
+  m.hidden_dropout = r.probability("resid_pdrop", 0.1);
+  m.attention_dropout = r.probability("attn_pdrop", 0.1);
+  m.embedding_dropout = r.probability("embd_pdrop", 0.1) > 0.0;
+  m.tied_head = r.boolean("tie_word_embeddings", true);
+  m.norm_epsilon = r.number("layer_norm_epsilon", 1e-5);
+  return m;
+}
+
+ModelSpec from_opt(const ConfigReader& r) {
+  ModelSpec m;
+  m.num_layers = r.size("num_hidden_layers");
+  m.hidden = r.size("hidden_size");
+  m.heads = r.size("num_attention_heads");
+  m.kv_heads = m.heads;
+  m.ffn = r.size("ffn_dim");
+  m.vocab = r.size("vocab_size");
+  m.word_embedding_dim = r.size("word_embed_proj_dim", m.hidden);
+  m.max_positions = r.size("max_position_embeddings");
+  m.position_offset = 2;
+  m.default_seq = m.max_positions;
+  m.pre_norm = r.boolean("do_layer_norm_before", true);
+  m.final_norm = m.pre_norm && !r.boolean("_remove_final_layer_norm", false);
+  m.activation = activation_of(r, "activation_function", "relu");
+  if (!r.boolean("enable_bias", true)) r.unsupported("enable_bias", "OPT without biases is not modelled");
+  if (!r.boolean("layer_norm_elementwise_affine", true))
+    r.unsupported("layer_norm_elementwise_affine", "LayerNorm without affine weights is not modelled");
+  m.fused_qkv = false;
+  m.scale_query = true;
+  m.hidden_dropout = r.probability("dropout", 0.1);
+  m.attention_dropout = r.probability("attention_dropout", 0.0);
+  m.embedding_dropout = false;
+  m.tied_head = r.boolean("tie_word_embeddings", true);
+  return m;
+}
+
+ModelSpec from_llama(const ConfigReader& r) {
+  ModelSpec m;
+  m.num_layers = r.size("num_hidden_layers");
+  m.hidden = r.size("hidden_size");
+  m.heads = r.size("num_attention_heads");
+  m.kv_heads = r.size("num_key_value_heads", m.heads);
+  m.ffn = r.size("intermediate_size");
+  m.vocab = r.size("vocab_size");
+  m.word_embedding_dim = m.hidden;
+  m.max_positions = r.size("max_position_embeddings");
+  m.sliding_window = r.has("sliding_window") ? r.size("sliding_window") : 0;
+  m.default_seq = m.sliding_window > 0 ? std::min(m.max_positions, m.sliding_window) : m.max_positions;
+  m.norm = NormKind::RmsNorm;
+  if (r.text("hidden_act", "silu") != "silu") r.unsupported("hidden_act", "only the SiLU-gated FFN is modelled");
+  m.activation = Activation::SwiGlu;
+  m.biases = false;
+  if (r.boolean("attention_bias", false)) r.unsupported("attention_bias", "attention biases are not modelled");
+  if (r.boolean("mlp_bias", false)) r.unsupported("mlp_bias", "FFN biases are not modelled");
+  if (r.has("head_dim") && m.heads > 0 && r.size("head_dim") != m.hidden / m.heads)
+    r.unsupported("head_dim", "a head size other than hidden_size / num_attention_heads is not modelled");
+  m.fused_qkv = false;
+  m.rotary = true;
+  m.attention_dropout = r.probability("attention_dropout", 0.0);
+  m.tied_head = r.boolean("tie_word_embeddings", false);
+  m.norm_epsilon = r.number("rms_norm_eps", 1e-6);
+  return m;
+}
+
+}  // namespace
+
+ModelSpec parse_hf_config(const std::string& text, const std::string& source) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(fmt::format("{}: malformed JSON at byte {}", source, e.byte));
+  }
+  if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object", source));
+  const ConfigReader reader(j, source);
+  const std::string type = reader.text("model_type", "");
+  ModelSpec m;
+  if (type == "bert") {
+    m = from_bert(reader);
+  } else if (type == "gpt2") {
+    m = from_gpt2(reader);
+  } else if (type == "opt") {
+    m = from_opt(reader);
+  } else if (type == "llama" || type == "mistral") {
+    m = from_llama(reader);
+  } else if (type.empty()) {
+    throw InputError(fmt::format("{}: missing required key 'model_type'", source));
+  } else {
+    throw InputError(
+        fmt::format("{}: key 'model_type' = \"{}\" is not supported (bert, gpt2, opt, llama, mistral)", source, type));
+  }
+  m.name = source;
+  m.description = fmt::format("{} from {}", type, source);
+  validate(m, source);
+  return m;
+}
+
+ModelSpec read_hf_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_hf_config(text.str(), path);
+}
+
+ModelSpec load_model(const std::string& preset_or_path) {
+  if (auto preset = find_preset(preset_or_path)) return *preset;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(preset_or_path, ec)) return read_hf_config(preset_or_path);
+  throw InputError(fmt::format("model '{}': no such preset or file (see 'phaze model list')", preset_or_path));
+}
+
+}  // namespace phaze::model

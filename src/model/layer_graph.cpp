@@ -1,0 +1,65 @@
+#include "model/layer_graph.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace phaze::model {
+
+const Layer& LayerGraph::node(int64_t index) const {
+  if (index < 0 || index >= size()) throw std::out_of_range("layer graph node index");
+  if (index == 0) return embedding;
+  if (index == size() - 1) return head;
+  return transformer;
+}
+
+std::string LayerGraph::node_name(int64_t index) const {
+  if (index == 0) return "embedding";
+  if (index == size() - 1) return "head";
+  return fmt::format("layer{}", index);
+}
+
+int64_t LayerGraph::edge_bytes(int64_t index) const {
+  return node(index).output_bytes;
+}
+
+int64_t LayerGraph::tied_gradient_bytes() const {
+  return spec.tied_head ? head.tied_copy_parameters * precision.parameter_bytes : 0;
+}
+
+int64_t LayerGraph::parameters() const {
+  return embedding.parameters + spec.num_layers * transformer.parameters + head.parameters - head.tied_copy_parameters;
+}
+
+int64_t LayerGraph::forward_flops() const {
+  return embedding.forward_flops() + spec.num_layers * transformer.forward_flops() + head.forward_flops();
+}
+
+int64_t LayerGraph::backward_flops() const {
+  return embedding.backward_flops() + spec.num_layers * transformer.backward_flops() + head.backward_flops();
+}
+
+LayerGraph build_layer_graph(const ModelSpec& spec, const Shape& shape, const Precision& precision,
+                             const std::string& source) {
+  validate(spec, shape, source);
+  return LayerGraph{spec,
+                    shape,
+                    precision,
+                    build_embedding_layer(spec, shape, precision),
+                    build_transformer_layer(spec, shape, precision),
+                    build_head_layer(spec, shape, precision)};
+}
+
+ModelTotals model_totals(const ModelSpec& spec, int64_t seq, const Precision& precision) {
+  const LayerGraph graph = build_layer_graph(spec, Shape{seq, 1, 1}, precision, spec.name);
+  ModelTotals totals;
+  totals.training_parameters = graph.parameters();
+  totals.parameters = totals.training_parameters - graph.embedding.training_only_parameters -
+                      spec.num_layers * graph.transformer.training_only_parameters -
+                      graph.head.training_only_parameters;
+  totals.forward_flops_per_sample = graph.forward_flops();
+  totals.training_flops_per_sample = graph.forward_flops() + graph.backward_flops();
+  return totals;
+}
+
+}  // namespace phaze::model

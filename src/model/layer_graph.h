@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/layer.h"
+#include "model/model_spec.h"
+
+namespace phaze::model {
+
+/// Builders of the three distinct layers of a model for one tensor-parallel rank (rank 0).
+Layer build_embedding_layer(const ModelSpec& spec, const Shape& shape, const Precision& precision);
+Layer build_transformer_layer(const ModelSpec& spec, const Shape& shape, const Precision& precision);
+Layer build_head_layer(const ModelSpec& spec, const Shape& shape, const Precision& precision);
+
+/// The model as a chain for placement: node 0 is the embedding, nodes 1..L the identical transformer
+/// layers (built once), node L+1 the head with the loss. Everything per rank and per micro-batch.
+struct LayerGraph {
+  ModelSpec spec;
+  Shape shape;
+  Precision precision;
+  Layer embedding;
+  Layer transformer;
+  Layer head;
+
+  int64_t size() const { return spec.num_layers + 2; }
+  const Layer& node(int64_t index) const;
+  std::string node_name(int64_t index) const;
+  /// Bytes of the edge from node `index` to node `index + 1` (one micro-batch, one direction).
+  int64_t edge_bytes(int64_t index) const;
+  /// Bytes of the tied word-embedding gradient that the first and the last stage all-reduce once per
+  /// iteration when they differ (0 for an untied head).
+  int64_t tied_gradient_bytes() const;
+
+  /// Sums over the whole chain for one rank and one micro-batch.
+  int64_t parameters() const;  ///< per rank, tied copies counted once
+  int64_t forward_flops() const;
+  int64_t backward_flops() const;
+};
+
+/// Builds the layer graph; validates spec and shape first (InputError naming `source`).
+LayerGraph build_layer_graph(const ModelSpec& spec, const Shape& shape, const Precision& precision,
+                             const std::string& source);
+
+/// Whole-model totals independent of the sharding: parameter count of the model as published (for BERT
+/// the encoder with pooler, without the pre-training-only MLM transform, decoder bias and NSP classifier)
+/// and the GEMM FLOPs of training one sequence (forward + backward, no recomputation) at t = 1.
+struct ModelTotals {
+  int64_t parameters = 0;           ///< elements, as published
+  int64_t training_parameters = 0;  ///< elements including pre-training-only head weights
+  int64_t forward_flops_per_sample = 0;
+  int64_t training_flops_per_sample = 0;  ///< forward + backward
+};
+ModelTotals model_totals(const ModelSpec& spec, int64_t seq, const Precision& precision);
+
+}  // namespace phaze::model

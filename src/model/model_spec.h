@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace phaze::model {
+
+enum class NormKind { LayerNorm, RmsNorm };
+enum class Activation { Gelu, GeluTanh, Relu, SwiGlu };
+enum class MaskKind { Causal, Padding };
+/// Pre-training head of the model: a causal LM head, or BERT's MLM + next-sentence heads.
+enum class HeadKind { CausalLm, BertPretraining };
+
+/// Hyper-parameters of a transformer model: everything the operator and layer graphs depend on.
+/// Sizes are element counts; probabilities are in [0, 1].
+struct ModelSpec {
+  std::string name;         ///< preset name or the config file it came from
+  std::string description;  ///< human-readable name, e.g. "GPT-3 175B (Megatron)"
+
+  int64_t num_layers = 0;
+  int64_t hidden = 0;              ///< h
+  int64_t heads = 0;               ///< a
+  int64_t kv_heads = 0;            ///< key/value heads (= heads without grouped-query attention)
+  int64_t ffn = 0;                 ///< f, FFN inner size
+  int64_t vocab = 0;               ///< V as published (unpadded)
+  int64_t word_embedding_dim = 0;  ///< width of the word embedding (OPT-350M: 512; else h)
+  int64_t max_positions = 0;       ///< rows of the learned position table without offset (0 with RoPE)
+  int64_t position_offset = 0;     ///< extra position rows (OPT: 2)
+  int64_t token_types = 0;         ///< token-type embedding rows (BERT: 2, else 0)
+  int64_t default_seq = 0;         ///< sequence length used when none is given
+  int64_t sliding_window = 0;      ///< attention window (Mistral); 0 = full attention
+
+  NormKind norm = NormKind::LayerNorm;
+  bool pre_norm = true;         ///< pre-LN (true) or post-LN (false) layer
+  bool final_norm = true;       ///< a norm before the head
+  bool embedding_norm = false;  ///< a LayerNorm after the embeddings (BERT-large)
+  Activation activation = Activation::Gelu;
+  MaskKind mask = MaskKind::Causal;
+  bool biases = true;        ///< projections and norms carry biases
+  bool fused_qkv = true;     ///< one h → 3h projection instead of three
+  bool rotary = false;       ///< RoPE on q and k instead of learned positions
+  bool scale_query = false;  ///< 1/√d_h applied to q in its projection (OPT) instead of to the scores
+  double hidden_dropout = 0.0;
+  double attention_dropout = 0.0;
+  bool embedding_dropout = false;
+  HeadKind head = HeadKind::CausalLm;
+  bool tied_head = true;          ///< the LM head reuses the word embedding
+  bool pad_vocab_always = false;  ///< Megatron pads the vocabulary even at t = 1
+  double norm_epsilon = 1e-5;
+
+  int64_t head_dim() const { return hidden / heads; }
+  bool operator==(const ModelSpec&) const = default;
+};
+
+/// Shape of one evaluation: sequence length, micro-batch and tensor-parallel width.
+struct Shape {
+  int64_t seq = 0;          ///< s, tokens per sequence
+  int64_t micro_batch = 1;  ///< b, sequences per micro-batch
+  int64_t tp = 1;           ///< t, tensor-parallel width
+  int64_t tokens() const { return seq * micro_batch; }
+};
+
+/// Bytes per element of each kind of tensor (mixed precision is explicit).
+struct Precision {
+  int64_t activation_bytes = 2;  ///< activations and their gradients
+  int64_t parameter_bytes = 2;   ///< weights and weight gradients
+  int64_t mask_bytes = 1;        ///< dropout masks
+  int64_t index_bytes = 8;       ///< token ids and labels (int64)
+};
+
+/// Vocabulary rows actually allocated at tensor-parallel width t: Megatron pads to a multiple of 128·t
+/// (always for Megatron models, only when split for the others).
+int64_t padded_vocab(const ModelSpec& spec, int64_t tp);
+
+/// Checks the hyper-parameters and the shape; throws InputError naming `source`, the field and the value.
+void validate(const ModelSpec& spec, const std::string& source);
+void validate(const ModelSpec& spec, const Shape& shape, const std::string& source);
+
+const char* to_string(NormKind);
+const char* to_string(Activation);
+const char* to_string(MaskKind);
+
+}  // namespace phaze::model

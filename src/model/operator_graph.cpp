@@ -1,0 +1,69 @@
+#include "model/operator_graph.h"
+
+#include "model/layer.h"
+
+namespace phaze::model {
+
+int64_t OperatorGraph::gemm_flops() const {
+  int64_t total = 0;
+  for (const Operator& op : ops) total += op.gemm_flops();
+  return total;
+}
+
+int OperatorGraph::find(const std::string& id) const {
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].id == id) return static_cast<int>(i);
+  return -1;
+}
+
+const char* to_string(Engine engine) {
+  switch (engine) {
+    case Engine::Tensor: return "TC";
+    case Engine::Vector: return "VC";
+    case Engine::Fused: return "TC+VC";
+    case Engine::Comm: return "COMM";
+    case Engine::None: return "-";
+  }
+  return "?";
+}
+
+const char* to_string(VectorKind kind) {
+  switch (kind) {
+    case VectorKind::Add: return "add";
+    case VectorKind::Mul: return "mul";
+    case VectorKind::Scale: return "scale";
+    case VectorKind::BiasAdd: return "bias_add";
+    case VectorKind::BiasGrad: return "bias_grad";
+    case VectorKind::Mask: return "mask";
+    case VectorKind::Dropout: return "dropout";
+    case VectorKind::Relu: return "relu";
+    case VectorKind::Gelu: return "gelu";
+    case VectorKind::Tanh: return "tanh";
+    case VectorKind::SwiGlu: return "swiglu";
+    case VectorKind::Rope: return "rope";
+    case VectorKind::LayerNorm: return "layernorm";
+    case VectorKind::RmsNorm: return "rmsnorm";
+    case VectorKind::Softmax: return "softmax";
+    case VectorKind::Max: return "max";
+    case VectorKind::Log: return "log";
+    case VectorKind::CrossEntropy: return "cross_entropy";
+    case VectorKind::Gather: return "gather";
+    case VectorKind::ScatterAdd: return "scatter_add";
+  }
+  return "?";
+}
+
+const char* to_string(Direction direction) {
+  return direction == Direction::Forward ? "forward" : "backward";
+}
+
+const char* to_string(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::Embedding: return "embedding";
+    case LayerKind::Transformer: return "transformer";
+    case LayerKind::Head: return "head";
+  }
+  return "?";
+}
+
+}  // namespace phaze::model

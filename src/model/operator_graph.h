@@ -1,0 +1,95 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace phaze::model {
+
+/// Which cores run an operator: a tensor core (GEMM), a vector core, a tensor core with a fused
+/// element-wise epilogue on its paired vector core, the chip's link (a collective), or nothing (layout).
+enum class Engine { Tensor, Vector, Fused, Comm, None };
+
+enum class Direction { Forward, Backward };
+
+/// Kinds of element-wise or row-wise vector work. The cost model prices each kind per element (and per
+/// row for row-wise kinds) and per direction.
+enum class VectorKind {
+  Add,       ///< element-wise add (residual add, gradient accumulation)
+  Mul,       ///< element-wise product of two tensors
+  Scale,     ///< multiply by a constant (1/√d_h)
+  BiasAdd,   ///< add a broadcast bias
+  BiasGrad,  ///< column sums of a gradient into a bias gradient
+  Mask,      ///< add an attention mask / mask out-of-range token ids
+  Dropout,   ///< dropout with a 1-byte mask
+  Relu,
+  Gelu,
+  Tanh,
+  SwiGlu,     ///< SiLU(gate) ⊙ up
+  Rope,       ///< rotary position embedding on q or k
+  LayerNorm,  ///< row-wise
+  RmsNorm,    ///< row-wise
+  Softmax,    ///< row-wise
+  Max,        ///< row-wise maximum
+  Log,
+  CrossEntropy,  ///< row-wise softmax cross-entropy (max, subtract, exp, sum, log, target pick)
+  Gather,        ///< embedding lookup (memory traffic only)
+  ScatterAdd,    ///< embedding gradient into its table
+};
+
+/// A GEMM in (M, N, K, G) notation: G independent products C[M×N] = A[M×K] · B[K×N].
+struct Gemm {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int64_t macs() const { return m * n * k * batch; }
+  int64_t flops() const { return 2 * macs(); }
+  bool operator==(const Gemm&) const = default;
+};
+
+/// One pass of vector work over `elements` elements; `row_length` > 0 for row-wise kinds.
+struct VectorPass {
+  VectorKind kind = VectorKind::Add;
+  Direction direction = Direction::Forward;
+  int64_t elements = 0;
+  int64_t row_length = 0;
+  bool operator==(const VectorPass&) const = default;
+};
+
+/// A ring collective over `ranks` tensor-parallel ranks carrying `bytes` bytes per rank.
+struct Collective {
+  int64_t bytes = 0;
+  int64_t ranks = 1;
+  bool operator==(const Collective&) const = default;
+};
+
+/// One node of a layer's operator DAG (forward or backward).
+struct Operator {
+  std::string id;    ///< e.g. "F3", "B3a" (ids of models.md where it has them)
+  std::string name;  ///< e.g. "QKV projection + bias"
+  Engine engine = Engine::None;
+  std::optional<Gemm> gemm;              ///< Tensor and Fused engines
+  std::vector<VectorPass> passes;        ///< Vector: the work; Tensor/Fused: epilogue work on the output
+  std::optional<Collective> collective;  ///< Comm engine
+  std::vector<int> predecessors;         ///< indices (in the same graph) of operators this one waits for
+  int64_t read_bytes = 0;                ///< activation bytes read (inputs, saved tensors, incoming gradient)
+  int64_t write_bytes = 0;               ///< activation bytes written (outputs, gradients, masks)
+  bool weight_gradient = false;          ///< a weight-gradient node: nothing in the layer waits for it
+
+  int64_t gemm_flops() const { return gemm ? gemm->flops() : 0; }
+};
+
+/// A DAG of operators stored in a topological order (every predecessor index is smaller).
+struct OperatorGraph {
+  Direction direction = Direction::Forward;
+  std::vector<Operator> ops;
+
+  int64_t gemm_flops() const;
+  /// Index of the operator with this id, or -1.
+  int find(const std::string& id) const;
+};
+
+const char* to_string(Engine);
+const char* to_string(VectorKind);
+const char* to_string(Direction);
+
+}  // namespace phaze::model

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/model_command.h"
+#include "cli/place_command.h"
 #include "util/input_error.h"
 
 namespace {
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "phaze 0.1.0");
   phaze::cli::add_model_command(app);
+  phaze::cli::add_place_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

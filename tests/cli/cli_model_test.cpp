@@ -16,46 +16,16 @@
 #include <string>
 #include <vector>
 
+#include "support/run_phaze.h"
+
 namespace {
 
-struct RunResult {
-  int status = -1;  ///< exit status, -1 when killed by a signal
-  std::string out;
-  std::string err;
-};
+using phaze_test::quoted;
+using phaze_test::run_phaze;
+using phaze_test::RunResult;
 
 std::string data_path(const std::string& relative) {
   return std::string(PHAZE_TEST_DATA) + "/" + relative;
-}
-
-RunResult run_phaze(const std::string& args) {
-  static std::atomic<int> counter{0};
-  const auto err_path = std::filesystem::temp_directory_path() /
-                        ("phaze_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".err");
-  const std::string command =
-      std::string("'") + PHAZE_BINARY + "' " + args + " 2>'" + err_path.string() + "' </dev/null";
-  RunResult result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "popen failed: " << command;
-    return result;
-  }
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
-  const int status = ::pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_path);
-  std::stringstream ss;
-  ss << err.rdbuf();
-  result.err = ss.str();
-  std::error_code ignored;
-  std::filesystem::remove(err_path, ignored);
-  return result;
-}
-
-std::string quoted(const std::string& path) {
-  return "'" + path + "'";
 }
 
 /// Removes one trailing newline (and carriage return).

@@ -1,0 +1,319 @@
+#include "io/placement_json.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "util/input_error.h"
+
+namespace phaze::io {
+
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+using namespace phaze::placement;
+
+/// Reads typed fields of one JSON object; errors name the source, the item and the key.
+class Fields {
+ public:
+  Fields(const json& object, std::string source, std::string item)
+      : j_(object), source_(std::move(source)), item_(std::move(item)) {
+    if (!j_.is_object()) fail(fmt::format("{} must be an object", item_.empty() ? "the input" : item_));
+  }
+
+  const json& get(const char* key) const {
+    if (!j_.contains(key)) fail(fmt::format("{}missing key '{}'", where(), key));
+    return j_.at(key);
+  }
+  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+
+  double number(const char* key) const {
+    const json& v = get(key);
+    if (!v.is_number()) fail(fmt::format("{}'{}' = {} must be a number", where(), key, v.dump()));
+    const double x = v.get<double>();
+    if (!std::isfinite(x)) fail(fmt::format("{}'{}' = {} must be finite", where(), key, v.dump()));
+    return x;
+  }
+
+  double non_negative(const char* key) const {
+    const double x = number(key);
+    if (x < 0) fail(fmt::format("{}'{}' = {} must not be negative", where(), key, get(key).dump()));
+    return x;
+  }
+
+  int64_t integer(const char* key) const {
+    const json& v = get(key);
+    if (v.is_number_integer()) return v.get<int64_t>();
+    if (v.is_number_float()) {
+      const double x = v.get<double>();
+      if (std::isfinite(x) && x == std::floor(x) && std::abs(x) < 9e15) return static_cast<int64_t>(x);
+    }
+    fail(fmt::format("{}'{}' = {} must be an integer", where(), key, v.dump()));
+  }
+
+  int64_t integer_in(const char* key, int64_t lo, int64_t hi) const {
+    const int64_t x = integer(key);
+    if (x < lo || x > hi) fail(fmt::format("{}'{}' = {} must lie in [{}, {}]", where(), key, x, lo, hi));
+    return x;
+  }
+
+  bool boolean(const char* key) const {
+    const json& v = get(key);
+    if (!v.is_boolean()) fail(fmt::format("{}'{}' = {} must be true or false", where(), key, v.dump()));
+    return v.get<bool>();
+  }
+
+  [[noreturn]] void fail(const std::string& message) const {
+    throw InputError(fmt::format("{}: {}", source_, message));
+  }
+
+ private:
+  std::string where() const { return item_.empty() ? "" : item_ + ": "; }
+
+  const json& j_;
+  std::string source_;
+  std::string item_;
+};
+
+struct RawNode {
+  int64_t id;
+  ChainNode node;
+};
+
+struct RawEdge {
+  int64_t from, to;
+  double bytes;
+};
+
+/// Orders the node ids topologically and requires the order to be unique (every stage must be a chain).
+std::vector<int64_t> unique_topological_order(const std::vector<int64_t>& ids, const std::vector<RawEdge>& edges,
+                                              const Fields& top) {
+  std::map<int64_t, int> indegree;
+  std::map<int64_t, std::vector<int64_t>> successors;
+  for (int64_t id : ids) indegree[id] = 0;
+  for (const RawEdge& e : edges) {
+    ++indegree[e.to];
+    successors[e.from].push_back(e.to);
+  }
+  std::vector<int64_t> ready, order;
+  for (const auto& [id, degree] : indegree)
+    if (degree == 0) ready.push_back(id);
+  while (!ready.empty()) {
+    if (ready.size() > 1)
+      top.fail(
+          fmt::format("the layer graph must be a chain (unique topological order): nodes {} and {} are not "
+                      "ordered by any path",
+                      ready[0], ready[1]));
+    const int64_t id = ready.back();
+    ready.pop_back();
+    order.push_back(id);
+    for (int64_t next : successors[id])
+      if (--indegree[next] == 0) ready.push_back(next);
+  }
+  if (order.size() != ids.size()) {
+    for (const auto& [id, degree] : indegree)
+      if (degree > 0) top.fail(fmt::format("the layer graph has a cycle through node {}", id));
+  }
+  return order;
+}
+
+std::vector<RawNode> parse_nodes(const json& list, const std::string& width_key, int64_t width, const Fields& top,
+                                 const std::string& source) {
+  if (!list.is_array() || list.empty()) top.fail(fmt::format("nodes[\"{}\"] must be a non-empty array", width_key));
+  std::vector<RawNode> nodes;
+  std::set<int64_t> seen;
+  for (size_t k = 0; k < list.size(); ++k) {
+    const Fields f(list[k], source, fmt::format("nodes[\"{}\"][{}]", width_key, k));
+    RawNode raw;
+    raw.id = f.integer("id");
+    if (!seen.insert(raw.id).second) f.fail(fmt::format("nodes[\"{}\"]: duplicate node id {}", width_key, raw.id));
+    raw.node.parameter_bytes = f.non_negative("parameterSize");
+    raw.node.activation_bytes = f.non_negative("activationSize");
+    raw.node.forward_time = f.non_negative("optimalLatencyFw");
+    raw.node.backward_time = f.non_negative("optimalLatencyBw");
+    raw.node.tensor_parallel = f.boolean("isTensorParallelized");
+    if (raw.node.tensor_parallel && width == 1)
+      f.fail(fmt::format("nodes[\"1\"][{}] (id {}): isTensorParallelized is true under width 1", k, raw.id));
+    nodes.push_back(raw);
+  }
+  return nodes;
+}
+
+std::vector<RawEdge> parse_edges(const json& list, const std::string& width_key, const std::set<int64_t>& ids,
+                                 const Fields& top, const std::string& source) {
+  if (!list.is_array()) top.fail(fmt::format("edges[\"{}\"] must be an array", width_key));
+  std::vector<RawEdge> edges;
+  std::set<std::pair<int64_t, int64_t>> seen;
+  for (size_t k = 0; k < list.size(); ++k) {
+    const std::string item = fmt::format("edges[\"{}\"][{}]", width_key, k);
+    const Fields f(list[k], source, item);
+    RawEdge e{f.integer("sourceId"), f.integer("destId"), f.non_negative("communicationCost")};
+    if (!ids.count(e.from)) f.fail(fmt::format("{}: sourceId {} names no node", item, e.from));
+    if (!ids.count(e.to)) f.fail(fmt::format("{}: destId {} names no node", item, e.to));
+    if (e.from == e.to) f.fail(fmt::format("{}: self-loop on node {}", item, e.from));
+    if (!seen.insert({e.from, e.to}).second) f.fail(fmt::format("{}: duplicate edge {} -> {}", item, e.from, e.to));
+    edges.push_back(e);
+  }
+  return edges;
+}
+
+std::set<std::pair<int64_t, int64_t>> edge_set(const std::vector<RawEdge>& edges) {
+  std::set<std::pair<int64_t, int64_t>> out;
+  for (const RawEdge& e : edges) out.insert({e.from, e.to});
+  return out;
+}
+
+}  // namespace
+
+PlacementInput parse_placement_input(const std::string& text, const std::string& source) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(fmt::format("{}: malformed JSON at byte {}", source, e.byte));
+  }
+  const Fields top(j, source, "");
+  PlacementInput input;
+  Cluster& c = input.cluster;
+  c.devices = top.integer_in("maxDevices", 1, 10000);
+  c.bandwidth = top.number("bandwidth");
+  if (!(c.bandwidth > 0)) top.fail(fmt::format("'bandwidth' = {} must be positive", c.bandwidth));
+  c.memory_bytes = top.number("maxMemoryPerDevice");
+  if (!(c.memory_bytes > 0)) top.fail(fmt::format("'maxMemoryPerDevice' = {} must be positive", c.memory_bytes));
+  c.micro_batches = top.integer("mbsInBatch");
+  if (c.micro_batches < 1) top.fail(fmt::format("'mbsInBatch' = {} must be at least 1", c.micro_batches));
+  c.recompute = top.boolean("activationRecomputation");
+  const json& optimizer = top.get("optimizerAlgorithm");
+  if (optimizer == "SGD") {
+    c.optimizer = Optimizer::Sgd;
+  } else if (optimizer == "Adam") {
+    c.optimizer = Optimizer::Adam;
+  } else {
+    top.fail(fmt::format("'optimizerAlgorithm' = {} must be \"SGD\" or \"Adam\"", optimizer.dump()));
+  }
+
+  const json& nodes = top.get("nodes");
+  const json& edges = top.get("edges");
+  if (!nodes.is_object() || nodes.empty()) top.fail("'nodes' must be an object with at least one width");
+  if (!edges.is_object()) top.fail("'edges' must be an object keyed by width");
+
+  std::map<int64_t, std::string> widths;  // numeric width → its key
+  for (const auto& [key, value] : nodes.items()) {
+    const bool digits = !key.empty() && key.size() <= 5 &&
+                        std::all_of(key.begin(), key.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    const int64_t t = digits ? std::stoll(key) : 0;
+    if (t < 1 || t > 10000) top.fail(fmt::format("nodes: width \"{}\" must be an integer in [1, 10000]", key));
+    if (!widths.emplace(t, key).second) top.fail(fmt::format("nodes: width {} appears twice", t));
+  }
+  for (const auto& [key, value] : edges.items())
+    if (!nodes.contains(key)) top.fail(fmt::format("edges: width \"{}\" has no nodes", key));
+  for (const auto& [t, key] : widths)
+    if (!edges.contains(key)) top.fail(fmt::format("edges: width \"{}\" is missing", key));
+
+  std::set<int64_t> reference_ids;
+  std::set<std::pair<int64_t, int64_t>> reference_edges;
+  bool first = true;
+  for (const auto& [t, key] : widths) {
+    std::vector<RawNode> raw_nodes = parse_nodes(nodes.at(key), key, t, top, source);
+    std::set<int64_t> ids;
+    for (const RawNode& r : raw_nodes) ids.insert(r.id);
+    std::vector<RawEdge> raw_edges = parse_edges(edges.at(key), key, ids, top, source);
+    if (first) {
+      reference_ids = ids;
+      reference_edges = edge_set(raw_edges);
+      std::vector<int64_t> id_list(ids.begin(), ids.end());
+      input.node_ids = unique_topological_order(id_list, raw_edges, top);
+      first = false;
+    } else {
+      if (ids != reference_ids)
+        top.fail(fmt::format("nodes[\"{}\"]: node ids differ from those of width {}", key, widths.begin()->first));
+      if (edge_set(raw_edges) != reference_edges)
+        top.fail(fmt::format("edges[\"{}\"]: edge set differs from that of width {}", key, widths.begin()->first));
+    }
+    std::map<int64_t, int> position;
+    for (size_t p = 0; p < input.node_ids.size(); ++p) position[input.node_ids[p]] = static_cast<int>(p);
+    Chain chain;
+    chain.width = t;
+    chain.nodes.resize(raw_nodes.size());
+    for (const RawNode& r : raw_nodes) chain.nodes[position[r.id]] = r.node;
+    for (const RawEdge& e : raw_edges) chain.edges.push_back(ChainEdge{position[e.from], position[e.to], e.bytes});
+    input.chains.push_back(std::move(chain));
+  }
+
+  if (top.has("fixedPP") || top.has("fixedTMPC") || top.has("fixedDP") || top.has("numTransformerLayers")) {
+    HandSetPlan hand;
+    hand.pipeline = top.integer("fixedPP");
+    hand.width = top.integer("fixedTMPC");
+    hand.data_parallel = top.integer("fixedDP");
+    hand.transformer_layers = top.integer("numTransformerLayers");
+    if (hand.pipeline < 1 || hand.width < 1 || hand.data_parallel < 1)
+      top.fail(fmt::format("fixedPP, fixedTMPC and fixedDP = {}, {}, {} must be at least 1", hand.pipeline, hand.width,
+                           hand.data_parallel));
+    if (hand.transformer_layers < 0)
+      top.fail(fmt::format("'numTransformerLayers' = {} must not be negative", hand.transformer_layers));
+    input.hand_set = hand;
+  }
+  return input;
+}
+
+ordered_json placement_input_json(const PlacementInput& input) {
+  const Cluster& c = input.cluster;
+  ordered_json out{{"maxMemoryPerDevice", c.memory_bytes},
+                   {"maxDevices", c.devices},
+                   {"bandwidth", c.bandwidth},
+                   {"mbsInBatch", c.micro_batches},
+                   {"activationRecomputation", c.recompute},
+                   {"optimizerAlgorithm", c.optimizer == Optimizer::Adam ? "Adam" : "SGD"}};
+  if (input.hand_set) {
+    out["fixedPP"] = input.hand_set->pipeline;
+    out["fixedTMPC"] = input.hand_set->width;
+    out["fixedDP"] = input.hand_set->data_parallel;
+    out["numTransformerLayers"] = input.hand_set->transformer_layers;
+  }
+  ordered_json nodes = ordered_json::object(), edges = ordered_json::object();
+  for (const Chain& chain : input.chains) {
+    ordered_json node_list = ordered_json::array(), edge_list = ordered_json::array();
+    for (size_t p = 0; p < chain.nodes.size(); ++p) {
+      const ChainNode& n = chain.nodes[p];
+      node_list.push_back({{"id", input.node_ids[p]},
+                           {"parameterSize", n.parameter_bytes},
+                           {"activationSize", n.activation_bytes},
+                           {"optimalLatencyFw", n.forward_time},
+                           {"optimalLatencyBw", n.backward_time},
+                           {"isTensorParallelized", n.tensor_parallel}});
+    }
+    for (const ChainEdge& e : chain.edges)
+      edge_list.push_back(
+          {{"sourceId", input.node_ids[e.from]}, {"destId", input.node_ids[e.to]}, {"communicationCost", e.bytes}});
+    nodes[std::to_string(chain.width)] = node_list;
+    edges[std::to_string(chain.width)] = edge_list;
+  }
+  out["nodes"] = nodes;
+  out["edges"] = edges;
+  return out;
+}
+
+ordered_json placement_output_json(const PlacementInput& input, const Plan& plan, const PlanCheck& hand_set) {
+  ordered_json out;
+  ordered_json stages = ordered_json::array();
+  if (plan.feasible) {
+    for (const Stage& stage : plan.stages) {
+      ordered_json ids = ordered_json::array();
+      for (int p = stage.first; p < stage.last; ++p) ids.push_back(input.node_ids[p]);
+      stages.push_back({{"nodes", ids}, {"devicesForStage", stage.devices}});
+    }
+  }
+  out["stages"] = stages;
+  out["dataParallelDegree"] = plan.feasible ? ordered_json(plan.data_parallel) : ordered_json(nullptr);
+  out["tensorParallelDegree"] = plan.feasible ? ordered_json(plan.width) : ordered_json(nullptr);
+  out["finalTimePerBatch"] = plan.feasible ? ordered_json(plan.time_per_batch) : ordered_json(nullptr);
+  out["fixedStrategyTimePerBatch"] = hand_set.feasible ? ordered_json(hand_set.time_per_batch) : ordered_json(nullptr);
+  if (!hand_set.feasible) out["fixedStrategyInfeasibleReason"] = hand_set.reason;
+  return out;
+}
+
+}  // namespace phaze::io

@@ -1,0 +1,92 @@
+#include "placement/stage_costs.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace phaze::placement {
+
+void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
+  n_ = static_cast<int>(chain.nodes.size());
+  width_ = chain.width;
+  recompute_ = cluster.recompute;
+  const size_t cells = static_cast<size_t>(n_) * (n_ + 1);
+  load_plain_.assign(cells, 0.0);
+  load_recompute_.assign(cells, 0.0);
+  params_.assign(cells, 0.0);
+  max_stages_.assign(cells, 0);
+  any_tp_.assign(cells, 0);
+
+  in_edges_.resize(n_);
+  out_edges_.resize(n_);
+  for (auto& list : in_edges_) list.clear();
+  for (auto& list : out_edges_) list.clear();
+  for (const ChainEdge& e : chain.edges) {
+    in_edges_[e.to].emplace_back(e.from, e.bytes);
+    out_edges_[e.from].emplace_back(e.to, e.bytes);
+  }
+
+  size_t tp_nodes = 0;
+  for (const ChainNode& node : chain.nodes) tp_nodes += node.tensor_parallel ? 1 : 0;
+  uniform_ = width_ == 1 || tp_nodes == 0 || tp_nodes == chain.nodes.size();
+
+  const double bandwidth = cluster.bandwidth;
+  const double optimizer_factor = cluster.optimizer == Optimizer::Adam ? 3.0 : 2.0;
+  const double memory = cluster.memory_bytes;
+  const int64_t devices = cluster.devices;
+
+  // Forward passes, one per stage start i: F (in load_plain_), F0 (in load_recompute_), memory.
+  for (int i = 0; i < n_; ++i) {
+    double finish = 0, f0 = 0, params = 0, acts = 0, entering = 0;
+    bool tp = false;
+    for (int v = i; v < n_; ++v) {
+      double start = v > i ? finish : 0.0;
+      for (const auto& [u, bytes] : in_edges_[v]) {
+        if (u >= i) continue;
+        start = std::max(start, bytes / bandwidth);
+        entering += bytes;
+      }
+      const ChainNode& node = chain.nodes[v];
+      finish = start + node.forward_time;
+      f0 += node.forward_time;
+      params += node.parameter_bytes;
+      acts += node.activation_bytes;
+      tp = tp || node.tensor_parallel;
+
+      const size_t cell = at(i, v + 1);
+      load_plain_[cell] = finish;
+      load_recompute_[cell] = f0;
+      params_[cell] = params;
+      any_tp_[cell] = tp && width_ > 1;
+      const double fixed = optimizer_factor * params + acts;
+      const double stash = recompute_ ? entering : acts;
+      int64_t fit;
+      if (fixed + static_cast<double>(devices - 1) * stash <= memory) {
+        fit = devices;
+      } else if (fixed > memory) {
+        fit = 0;
+      } else {
+        fit = 1 + static_cast<int64_t>(std::floor((memory - fixed) / stash));
+      }
+      max_stages_[cell] = fit;
+    }
+  }
+
+  // Backward passes, one per stage end j: B, then the loads.
+  for (int j = 1; j <= n_; ++j) {
+    double finish = 0, backward_sum = 0;
+    for (int v = j - 1; v >= 0; --v) {
+      double start = v + 1 < j ? finish : 0.0;
+      for (const auto& [w, bytes] : out_edges_[v])
+        if (w >= j) start = std::max(start, bytes / bandwidth);
+      finish = start + chain.nodes[v].backward_time;
+      backward_sum += chain.nodes[v].backward_time;
+      const size_t cell = at(v, j);
+      const double forward = load_plain_[cell];
+      const double f0 = load_recompute_[cell];
+      load_plain_[cell] = forward + finish;
+      load_recompute_[cell] = forward + std::max(f0 + backward_sum, finish);
+    }
+  }
+}
+
+}  // namespace phaze::placement

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <vector>
+
+#include "placement/chain.h"
+
+namespace phaze::placement {
+
+/// Load, memory and parameter figures of every contiguous stage [i, j) of a chain (placement.md,
+/// "Stage load"), computed in O(n² + n·edges): a stage's forward finish times do not depend on where it
+/// ends and its backward finish times do not depend on where it starts, so one forward pass per start
+/// and one backward pass per end give every stage. With recomputation the backward pass is floored by
+/// F0 = Σ forward times; in max-plus form that is R = max(F0 + Σ backward times, B).
+class StageCosts {
+ public:
+  /// Recomputes every table for `chain` under `cluster`; reuses the buffers of earlier calls.
+  void compute(const Chain& chain, const Cluster& cluster);
+
+  int size() const { return n_; }
+  /// Load of stage [i, j) when `stages_from_here` stages (itself included) run from it to the end.
+  double load(int i, int j, int64_t stages_from_here) const {
+    return recompute_ && stages_from_here > 1 ? load_recompute_[at(i, j)] : load_plain_[at(i, j)];
+  }
+  /// Largest number of stages from this one to the end that its memory allows (0: it never fits).
+  int64_t max_stages(int i, int j) const { return max_stages_[at(i, j)]; }
+  double parameter_bytes(int i, int j) const { return params_[at(i, j)]; }
+  /// Devices of the stage per pipeline replica: t if it holds a tensor-parallel layer, else 1.
+  int64_t devices(int i, int j) const { return any_tp_[at(i, j)] ? width_ : 1; }
+  /// True when every stage has the same number of devices (no layer is split, or all are).
+  bool uniform_devices() const { return uniform_; }
+
+ private:
+  size_t at(int i, int j) const { return static_cast<size_t>(i) * (n_ + 1) + j; }
+
+  int n_ = 0;
+  int64_t width_ = 1;
+  bool recompute_ = false;
+  bool uniform_ = true;
+  std::vector<double> load_plain_, load_recompute_, params_;
+  std::vector<int64_t> max_stages_;
+  std::vector<char> any_tp_;
+  // scratch
+  std::vector<double> finish_, incoming_, outgoing_;
+  std::vector<std::vector<std::pair<int, double>>> in_edges_, out_edges_;
+};
+
+}  // namespace phaze::placement

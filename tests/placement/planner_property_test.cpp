@@ -1,0 +1,623 @@
+// Property tests of the placement planner (placement.md): on several hundred small random chains the
+// planner must agree with an exhaustive search written here, independently of the engine, straight from
+// placement.md ("Stage load", "Dynamic program", "Hand-set strategy"). The reference below simulates the
+// forward, backward and recomputing backward passes node by node; it uses neither StageCosts nor
+// evaluate_plan.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "placement/chain.h"
+#include "placement/planner.h"
+
+namespace {
+
+using phaze::placement::Chain;
+using phaze::placement::ChainEdge;
+using phaze::placement::ChainNode;
+using phaze::placement::Cluster;
+using phaze::placement::HandSetPlan;
+using phaze::placement::Optimizer;
+using phaze::placement::Plan;
+using phaze::placement::PlanCheck;
+using phaze::placement::Planner;
+using phaze::placement::Stage;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+bool close(double a, double b) {
+  return std::abs(a - b) <= 1e-9 * std::max({1.0, std::abs(a), std::abs(b)});
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Reference: one stage [first, last) of a chain, simulated from placement.md "Stage load".
+// ---------------------------------------------------------------------------------------------------------
+
+struct RefStage {
+  int64_t devices = 1;
+  double load_plain = 0;
+  double load_recompute = 0;
+  double params = 0;
+  double fixed_memory = 0;  // 2·params (+ params with Adam) + acts
+  double stash = 0;         // entering bytes with recomputation, else acts
+};
+
+RefStage reference_stage(const Chain& chain, const Cluster& cluster, int first, int last) {
+  const int n = static_cast<int>(chain.nodes.size());
+  auto inside = [&](int v) { return v >= first && v < last; };
+  RefStage r;
+
+  bool any_tp = false;
+  double acts = 0;
+  for (int v = first; v < last; ++v) {
+    any_tp = any_tp || chain.nodes[v].tensor_parallel;
+    r.params += chain.nodes[v].parameter_bytes;
+    acts += chain.nodes[v].activation_bytes;
+  }
+  r.devices = any_tp ? chain.width : 1;
+
+  // Forward pass: start(v) = max over incoming edges of finish(u) (u inside) or cost/bandwidth (outside).
+  std::vector<double> fwd(n, 0.0), fwd0(n, 0.0);
+  for (int v = first; v < last; ++v) {
+    double start = 0, start0 = 0;
+    for (const ChainEdge& e : chain.edges) {
+      if (e.to != v) continue;
+      if (inside(e.from)) {
+        start = std::max(start, fwd[e.from]);
+        start0 = std::max(start0, fwd0[e.from]);
+      } else {
+        start = std::max(start, e.bytes / cluster.bandwidth);  // F0 ignores outside inputs
+      }
+    }
+    fwd[v] = start + chain.nodes[v].forward_time;
+    fwd0[v] = start0 + chain.nodes[v].forward_time;
+  }
+  const double F = fwd[last - 1];
+  const double F0 = fwd0[last - 1];
+
+  // Backward pass (plain) and recomputing backward pass (every start at least F0).
+  std::vector<double> bwd(n, 0.0), rec(n, 0.0);
+  for (int v = last - 1; v >= first; --v) {
+    double start = 0, start_r = F0;
+    for (const ChainEdge& e : chain.edges) {
+      if (e.from != v) continue;
+      if (inside(e.to)) {
+        start = std::max(start, bwd[e.to]);
+        start_r = std::max(start_r, rec[e.to]);
+      } else {
+        start = std::max(start, e.bytes / cluster.bandwidth);
+        start_r = std::max(start_r, e.bytes / cluster.bandwidth);
+      }
+    }
+    bwd[v] = start + chain.nodes[v].backward_time;
+    rec[v] = start_r + chain.nodes[v].backward_time;
+  }
+  const double B = bwd[first];
+  const double R = rec[first];
+  r.load_plain = F + B;
+  r.load_recompute = F + R;
+
+  double entering = 0;
+  for (const ChainEdge& e : chain.edges)
+    if (!inside(e.from) && inside(e.to)) entering += e.bytes;
+  r.fixed_memory = (cluster.optimizer == Optimizer::Adam ? 3.0 : 2.0) * r.params + acts;
+  r.stash = cluster.recompute ? entering : acts;
+  return r;
+}
+
+/// The stage fits with `s` micro-batches in flight (s − 1 stages after it).
+bool fits(const RefStage& st, int64_t s, const Cluster& cluster) {
+  return st.fixed_memory + static_cast<double>(s - 1) * st.stash <= cluster.memory_bytes;
+}
+
+double stage_load(const RefStage& st, int64_t s, const Cluster& cluster) {
+  return cluster.recompute && s > 1 ? st.load_recompute : st.load_plain;
+}
+
+/// Time of a partition (given by cut points) under `d` replicas where every stage's devices are given;
+/// +inf when a stage does not fit in memory or the devices do not fit.
+struct RefEval {
+  bool feasible = false;
+  double time = kInf;
+  std::string reason;
+};
+
+RefEval reference_evaluate(const std::vector<RefStage>& stages, const std::vector<int64_t>& devices, int64_t d,
+                           const Cluster& cluster) {
+  RefEval out;
+  const int64_t p = static_cast<int64_t>(stages.size());
+  if (p == 0) {
+    out.reason = "no stages";
+    return out;
+  }
+  if (d < 1 || d > cluster.micro_batches || d > cluster.devices) {
+    out.reason = "bad d";
+    return out;
+  }
+  int64_t total = 0;
+  double max_load = 0;
+  for (int64_t q = 0; q < p; ++q) {
+    const int64_t s = p - q;
+    if (!fits(stages[q], s, cluster)) {
+      out.reason = "memory";
+      return out;
+    }
+    total += devices[q];
+    max_load = std::max(max_load, stage_load(stages[q], s, cluster));
+  }
+  if (total > cluster.devices / d) {  // Σ devices ≤ ⌊K/d⌋  ⇔  Σ devices · d ≤ K
+    out.reason = "devices";
+    return out;
+  }
+  out.feasible = true;
+  out.time = max_load * static_cast<double>(ceil_div(cluster.micro_batches, d) + p - 1) +
+             4.0 * static_cast<double>(d - 1) * stages.front().params / (cluster.bandwidth * static_cast<double>(d));
+  return out;
+}
+
+struct RefBest {
+  bool feasible = false;
+  double time = kInf;
+};
+
+/// Exhaustive search: every composition of the chain, every d = 1..min(K, N), every width.
+RefBest reference_best(const std::vector<Chain>& chains, const Cluster& cluster) {
+  RefBest best;
+  for (const Chain& chain : chains) {
+    const int n = static_cast<int>(chain.nodes.size());
+    std::vector<std::vector<RefStage>> table(n, std::vector<RefStage>(n + 1));
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j <= n; ++j) table[i][j] = reference_stage(chain, cluster, i, j);
+    for (uint32_t mask = 0; mask < (1u << (n - 1)); ++mask) {  // bit k: cut after position k
+      std::vector<RefStage> stages;
+      std::vector<int64_t> devices;
+      int first = 0;
+      for (int k = 0; k < n; ++k) {
+        if (k == n - 1 || (mask >> k) & 1u) {
+          stages.push_back(table[first][k + 1]);
+          devices.push_back(table[first][k + 1].devices);
+          first = k + 1;
+        }
+      }
+      for (int64_t d = 1; d <= std::min(cluster.devices, cluster.micro_batches); ++d) {
+        const RefEval e = reference_evaluate(stages, devices, d, cluster);
+        if (e.feasible && e.time < best.time) {
+          best.feasible = true;
+          best.time = e.time;
+        }
+      }
+    }
+  }
+  return best;
+}
+
+/// Checks a plan returned by the engine with the reference: structure, devices, memory, time.
+void check_plan_with_reference(const std::vector<Chain>& chains, const Cluster& cluster, const Plan& plan,
+                               const std::string& where) {
+  const Chain* chain = nullptr;
+  for (const Chain& c : chains)
+    if (c.width == plan.width) chain = &c;
+  ASSERT_NE(chain, nullptr) << where << ": plan width " << plan.width << " is not an input width";
+  const int n = static_cast<int>(chain->nodes.size());
+  ASSERT_FALSE(plan.stages.empty()) << where;
+  int expected_first = 0;
+  std::vector<RefStage> stages;
+  std::vector<int64_t> devices;
+  for (size_t q = 0; q < plan.stages.size(); ++q) {
+    const Stage& st = plan.stages[q];
+    ASSERT_EQ(st.first, expected_first) << where << ": stage " << q << " not contiguous";
+    ASSERT_LT(st.first, st.last) << where << ": stage " << q << " empty";
+    ASSERT_LE(st.last, n) << where;
+    const RefStage ref = reference_stage(*chain, cluster, st.first, st.last);
+    EXPECT_EQ(st.devices, ref.devices) << where << ": stage " << q << " devices";
+    EXPECT_TRUE(fits(ref, static_cast<int64_t>(plan.stages.size() - q), cluster))
+        << where << ": stage " << q << " exceeds memory";
+    stages.push_back(ref);
+    devices.push_back(ref.devices);
+    expected_first = st.last;
+  }
+  ASSERT_EQ(expected_first, n) << where << ": stages do not cover the chain";
+  EXPECT_GE(plan.data_parallel, 1) << where;
+  EXPECT_LE(plan.data_parallel, cluster.micro_batches) << where;
+  int64_t total = 0;
+  for (int64_t a : devices) total += a;
+  EXPECT_LE(total * plan.data_parallel, cluster.devices) << where;
+  const RefEval e = reference_evaluate(stages, devices, plan.data_parallel, cluster);
+  ASSERT_TRUE(e.feasible) << where << ": reference rejects the plan (" << e.reason << ")";
+  EXPECT_TRUE(close(e.time, plan.time_per_batch))
+      << where << ": reference time of the returned plan " << e.time << " vs engine " << plan.time_per_batch;
+}
+
+/// placement.md "Hand-set strategy", written independently of evaluate_hand_set.
+RefEval reference_hand_set(const std::vector<Chain>& chains, const Cluster& cluster, const HandSetPlan& h) {
+  RefEval out;
+  const Chain* chain = nullptr;
+  for (const Chain& c : chains)
+    if (c.width == h.width) chain = &c;
+  if (chain == nullptr) {
+    out.reason = "width";
+    return out;
+  }
+  if (h.pipeline * h.width * h.data_parallel > cluster.devices) {
+    out.reason = "devices";
+    return out;
+  }
+  if (h.data_parallel > cluster.micro_batches) {
+    out.reason = "d > N";
+    return out;
+  }
+  const int n = static_cast<int>(chain->nodes.size());
+  std::vector<std::vector<int>> members(static_cast<size_t>(h.pipeline));
+  for (int i = 0; i < n; ++i) {
+    int64_t q;
+    if (i < h.transformer_layers)
+      q = i / ceil_div(h.transformer_layers, h.pipeline);
+    else
+      q = h.pipeline - 1;
+    members[static_cast<size_t>(q)].push_back(i);
+  }
+  std::vector<RefStage> stages;
+  double max_load = 0;
+  for (int64_t q = 0; q < h.pipeline; ++q) {
+    const auto& m = members[static_cast<size_t>(q)];
+    if (m.empty()) {
+      out.reason = "empty stage";
+      return out;
+    }
+    const RefStage st = reference_stage(*chain, cluster, m.front(), m.back() + 1);
+    const int64_t s = h.pipeline - q;
+    if (!fits(st, s, cluster)) {
+      out.reason = "memory";
+      return out;
+    }
+    max_load = std::max(max_load, stage_load(st, s, cluster));
+    stages.push_back(st);
+  }
+  out.feasible = true;
+  out.time = max_load * static_cast<double>(ceil_div(cluster.micro_batches, h.data_parallel) + h.pipeline - 1) +
+             4.0 * static_cast<double>(h.data_parallel - 1) * stages.front().params /
+                 (cluster.bandwidth * static_cast<double>(h.data_parallel));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Random instances
+// ---------------------------------------------------------------------------------------------------------
+
+struct Instance {
+  std::vector<Chain> chains;
+  Cluster cluster;
+  std::string describe() const;
+};
+
+std::string Instance::describe() const {
+  std::ostringstream s;
+  s.precision(17);
+  s << "K=" << cluster.devices << " N=" << cluster.micro_batches << " M=" << cluster.memory_bytes
+    << " bw=" << cluster.bandwidth << " recompute=" << cluster.recompute
+    << " opt=" << (cluster.optimizer == Optimizer::Adam ? "Adam" : "SGD") << "\n";
+  for (const Chain& c : chains) {
+    s << " width " << c.width << ": nodes";
+    for (const ChainNode& v : c.nodes)
+      s << " {fw " << v.forward_time << ", bw " << v.backward_time << ", P " << v.parameter_bytes << ", A "
+        << v.activation_bytes << (v.tensor_parallel ? ", tp" : "") << "}";
+    s << " edges";
+    for (const ChainEdge& e : c.edges) s << " " << e.from << "->" << e.to << ":" << e.bytes;
+    s << "\n";
+  }
+  return s.str();
+}
+
+struct Options {
+  int max_nodes = 9;
+  bool force_recompute = false;
+  bool recompute_value = false;
+  bool multi_width = true;
+  bool mixed_tp = false;  // widths > 1 only, some layers split and some not
+};
+
+Instance random_instance(std::mt19937& rng, const Options& opt = {}) {
+  auto uniform_int = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto coin = [&](double p) { return std::bernoulli_distribution(p)(rng); };
+
+  Instance inst;
+  const int n = uniform_int(1, opt.max_nodes);
+  static const std::vector<std::vector<int64_t>> kWidthSets = {{1}, {1, 2}, {1, 3}, {2, 4}, {2}, {3}, {1, 2, 4}};
+  static const std::vector<std::vector<int64_t>> kWideSets = {{2}, {3}, {2, 4}, {1, 2}, {1, 3}};
+  const auto& widths = opt.mixed_tp      ? kWideSets[static_cast<size_t>(uniform_int(0, 4))]
+                       : opt.multi_width ? kWidthSets[static_cast<size_t>(uniform_int(0, 6))]
+                                         : kWidthSets[0];
+
+  // Edge structure shared by all widths: consecutive edges plus random skip edges.
+  std::vector<std::pair<int, int>> structure;
+  for (int i = 0; i + 1 < n; ++i) structure.emplace_back(i, i + 1);
+  const double skip_p = std::uniform_real_distribution<double>(0.0, 0.5)(rng);
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 2; j < n; ++j)
+      if (coin(skip_p)) structure.emplace_back(i, j);
+  std::shuffle(structure.begin(), structure.end(), rng);  // the engine must not rely on edge order
+
+  const bool integral_times = coin(0.5);
+  const double tp_share = opt.mixed_tp
+                              ? std::vector<double>{0.3, 0.5, 0.7}[static_cast<size_t>(uniform_int(0, 2))]
+                              : std::vector<double>{0.0, 0.3, 0.7, 1.0}[static_cast<size_t>(uniform_int(0, 3))];
+  auto time = [&]() -> double {
+    if (coin(0.15)) return 0.0;
+    return integral_times ? uniform_int(1, 10) : std::uniform_real_distribution<double>(0.01, 10.0)(rng);
+  };
+  auto bytes = [&](int hi) -> double { return coin(0.15) ? 0.0 : uniform_int(1, hi); };
+
+  double heaviest = 0;  // the largest whole-chain footprint over widths, to scale the memory limit
+  for (int64_t t : widths) {
+    Chain c;
+    c.width = t;
+    double total = 0;
+    for (int v = 0; v < n; ++v) {
+      ChainNode node;
+      node.forward_time = time();
+      node.backward_time = time();
+      node.parameter_bytes = bytes(100);
+      node.activation_bytes = bytes(100);
+      node.tensor_parallel = t > 1 && coin(tp_share);
+      total += 3 * node.parameter_bytes + node.activation_bytes;
+      c.nodes.push_back(node);
+    }
+    for (const auto& [from, to] : structure) c.edges.push_back(ChainEdge{from, to, bytes(60)});
+    heaviest = std::max(heaviest, total);
+    inst.chains.push_back(std::move(c));
+  }
+  if (coin(0.2)) std::reverse(inst.chains.begin(), inst.chains.end());  // widths need not come sorted
+
+  Cluster& cl = inst.cluster;
+  cl.devices = uniform_int(1, 13);
+  cl.micro_batches = uniform_int(1, 13);
+  cl.bandwidth = std::vector<double>{1.0, 2.5, 10.0, 100.0, 0.5}[static_cast<size_t>(uniform_int(0, 4))];
+  cl.recompute = opt.force_recompute ? opt.recompute_value : coin(0.5);
+  cl.optimizer = coin(0.5) ? Optimizer::Adam : Optimizer::Sgd;
+  // From tight (most stages infeasible, sometimes nothing fits) to loose.
+  static const std::vector<double> kScales = {0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 5.0, 20.0, 1e6};
+  const double scale = kScales[static_cast<size_t>(uniform_int(0, static_cast<int>(kScales.size()) - 1))];
+  cl.memory_bytes = std::max(1.0, std::floor(scale * heaviest));
+  return inst;
+}
+
+struct Tally {
+  int feasible = 0;
+  int infeasible = 0;
+  int multi_stage = 0;
+  int replicated = 0;
+  int mixed_devices = 0;  // plans whose stages use different device counts (1 and t)
+  int failures = 0;
+};
+
+/// Solves one instance with `planner` and compares with the exhaustive search.
+void check_instance(Planner& planner, const Instance& inst, const std::string& tag, Tally& tally) {
+  const Plan plan = planner.solve(inst.chains, inst.cluster);
+  const RefBest ref = reference_best(inst.chains, inst.cluster);
+  const std::string where = tag + "\n" + inst.describe();
+  const int before = ::testing::Test::HasFailure() ? 1 : 0;
+  EXPECT_EQ(plan.feasible, ref.feasible) << where << "engine time " << plan.time_per_batch << ", reference "
+                                         << ref.time;
+  if (plan.feasible && ref.feasible) {
+    EXPECT_TRUE(close(plan.time_per_batch, ref.time))
+        << where << "engine optimum " << plan.time_per_batch << " vs brute force " << ref.time;
+    check_plan_with_reference(inst.chains, inst.cluster, plan, where);
+    ++tally.feasible;
+    if (plan.stages.size() > 1) ++tally.multi_stage;
+    if (plan.data_parallel > 1) ++tally.replicated;
+    for (const Stage& st : plan.stages)
+      if (st.devices != plan.stages.front().devices) {
+        ++tally.mixed_devices;
+        break;
+      }
+  } else if (!ref.feasible) {
+    ++tally.infeasible;
+  }
+  if (!before && ::testing::Test::HasFailure()) ++tally.failures;
+}
+
+Tally run_random(uint32_t seed, int count, const Options& opt, const std::string& name) {
+  std::mt19937 rng(seed);
+  Planner planner;  // one planner across all instances: the API is meant for repeated calls
+  Tally tally;
+  for (int k = 0; k < count && tally.failures == 0; ++k) {
+    const Instance inst = random_instance(rng, opt);
+    check_instance(planner, inst, name + " seed " + std::to_string(seed) + " instance " + std::to_string(k), tally);
+  }
+  // The generator must reach both outcomes and non-trivial plans, or the test proves little.
+  EXPECT_GT(tally.feasible, count / 4) << name;
+  EXPECT_GT(tally.infeasible, 0) << name;
+  EXPECT_GT(tally.multi_stage, 0) << name;
+  EXPECT_GT(tally.replicated, 0) << name;
+  return tally;
+}
+
+TEST(PlacementPlannerProperty, MatchesBruteForceMixed) {
+  const Tally tally = run_random(12345u, 400, Options{}, "mixed");
+  EXPECT_GT(tally.mixed_devices, 0) << "no plan mixed 1-device and t-device stages";
+  std::printf("[ info     ] %d feasible (%d multi-stage, %d replicated, %d mixed devices), %d infeasible\n",
+              tally.feasible, tally.multi_stage, tally.replicated, tally.mixed_devices, tally.infeasible);
+}
+
+TEST(PlacementPlannerProperty, MatchesBruteForceMixedDeviceStages) {
+  Options opt;
+  opt.mixed_tp = true;
+  const Tally tally = run_random(8080u, 300, opt, "mixed-tp");
+  EXPECT_GT(tally.mixed_devices, 10) << "too few plans mixed 1-device and t-device stages";
+}
+
+TEST(PlacementPlannerProperty, MatchesBruteForceWithRecomputation) {
+  Options opt;
+  opt.force_recompute = true;
+  opt.recompute_value = true;
+  run_random(777u, 300, opt, "recompute");
+}
+
+TEST(PlacementPlannerProperty, MatchesBruteForceWithoutRecomputation) {
+  Options opt;
+  opt.force_recompute = true;
+  opt.recompute_value = false;
+  run_random(4242u, 300, opt, "stash");
+}
+
+TEST(PlacementPlannerProperty, MatchesBruteForceSingleWidth) {
+  Options opt;
+  opt.multi_width = false;
+  run_random(99u, 300, opt, "width1");
+}
+
+// More seeds, including chains of up to 12 nodes. PHAZE_PLACEMENT_STRESS=<instances per configuration> runs a
+// longer search (the default, 150, gives about 2,000 instances; 20,000 gives about 260,000 and takes ~10 s).
+TEST(PlacementPlannerProperty, MoreSeeds) {
+  const char* env = std::getenv("PHAZE_PLACEMENT_STRESS");
+  const int count = env != nullptr ? std::max(1, std::atoi(env)) : 150;
+  Options mixed_tp;
+  mixed_tp.mixed_tp = true;
+  Options small;
+  small.max_nodes = 4;
+  Options large;  // up to 12 nodes: 2^11 partitions per width
+  large.max_nodes = 12;
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    run_random(seed * 1000003u, count, Options{}, "seeds");
+    run_random(seed * 1000033u, count, mixed_tp, "seeds-mixed-tp");
+    run_random(seed * 1000037u, count, small, "seeds-small");
+    run_random(seed * 1000039u, std::max(count / 5, 30), large, "seeds-large");
+  }
+}
+
+TEST(PlacementPlannerProperty, ReusedPlannerMatchesFreshPlanner) {
+  std::mt19937 rng(2024u);
+  Planner reused;
+  int compared = 0;
+  for (int k = 0; k < 300; ++k) {
+    // Alternate large and small instances so stale buffers from a bigger call would show.
+    Options opt;
+    opt.max_nodes = (k % 2 == 0) ? 9 : 3;
+    const Instance inst = random_instance(rng, opt);
+    Planner fresh;
+    const Plan a = reused.solve(inst.chains, inst.cluster);
+    const Plan b = fresh.solve(inst.chains, inst.cluster);
+    // Also per-width calls on the reused planner.
+    for (const Chain& c : inst.chains) {
+      Planner fresh_single;
+      const Plan x = reused.solve(c, inst.cluster);
+      const Plan y = fresh_single.solve(c, inst.cluster);
+      ASSERT_EQ(x.feasible, y.feasible) << "instance " << k;
+      if (x.feasible) {
+        ASSERT_EQ(x.time_per_batch, y.time_per_batch) << "instance " << k;
+        ASSERT_EQ(x.data_parallel, y.data_parallel) << "instance " << k;
+      }
+    }
+    ASSERT_EQ(a.feasible, b.feasible) << "instance " << k << "\n" << inst.describe();
+    if (!a.feasible) continue;
+    ++compared;
+    ASSERT_EQ(a.time_per_batch, b.time_per_batch) << "instance " << k << "\n" << inst.describe();
+    ASSERT_EQ(a.data_parallel, b.data_parallel) << "instance " << k;
+    ASSERT_EQ(a.width, b.width) << "instance " << k;
+    ASSERT_EQ(a.stages.size(), b.stages.size()) << "instance " << k;
+    for (size_t q = 0; q < a.stages.size(); ++q) {
+      EXPECT_EQ(a.stages[q].first, b.stages[q].first) << "instance " << k << " stage " << q;
+      EXPECT_EQ(a.stages[q].last, b.stages[q].last) << "instance " << k << " stage " << q;
+      EXPECT_EQ(a.stages[q].devices, b.stages[q].devices) << "instance " << k << " stage " << q;
+    }
+  }
+  EXPECT_GT(compared, 50);
+}
+
+TEST(PlacementPlannerProperty, SingleWidthSolveMatchesBruteForce) {
+  // The per-width overload: the best plan for one chain equals the brute force over that chain alone.
+  std::mt19937 rng(31337u);
+  Planner planner;
+  int failures = 0;
+  for (int k = 0; k < 200 && failures == 0; ++k) {
+    const Instance inst = random_instance(rng);
+    const Chain& chain = inst.chains[static_cast<size_t>(k) % inst.chains.size()];
+    const Plan plan = planner.solve(chain, inst.cluster);
+    const RefBest ref = reference_best({chain}, inst.cluster);
+    const bool had = HasFailure();
+    EXPECT_EQ(plan.feasible, ref.feasible) << "instance " << k << "\n" << inst.describe();
+    if (plan.feasible && ref.feasible) {
+      EXPECT_EQ(plan.width, chain.width);
+      EXPECT_TRUE(close(plan.time_per_batch, ref.time))
+          << "instance " << k << ": " << plan.time_per_batch << " vs " << ref.time << "\n"
+          << inst.describe();
+      check_plan_with_reference({chain}, inst.cluster, plan, "instance " + std::to_string(k));
+    }
+    if (!had && HasFailure()) ++failures;
+  }
+}
+
+TEST(PlacementPlannerProperty, HandSetMatchesReference) {
+  std::mt19937 rng(555u);
+  int feasible = 0, infeasible = 0, failures = 0;
+  for (int k = 0; k < 1000 && failures == 0; ++k) {
+    const Instance inst = random_instance(rng);
+    const int n = static_cast<int>(inst.chains.front().nodes.size());
+    HandSetPlan h;
+    h.pipeline = std::uniform_int_distribution<int>(1, 4)(rng);
+    // Mostly a width of the input, sometimes one that is missing.
+    if (std::bernoulli_distribution(0.85)(rng)) {
+      h.width = inst.chains[std::uniform_int_distribution<size_t>(0, inst.chains.size() - 1)(rng)].width;
+    } else {
+      h.width = std::uniform_int_distribution<int>(1, 5)(rng);
+    }
+    h.data_parallel = std::uniform_int_distribution<int>(1, std::bernoulli_distribution(0.5)(rng) ? 1 : 4)(rng);
+    h.transformer_layers = std::uniform_int_distribution<int>(0, n + 2)(rng);
+    const PlanCheck got = phaze::placement::evaluate_hand_set(inst.chains, inst.cluster, h);
+    const RefEval want = reference_hand_set(inst.chains, inst.cluster, h);
+    const bool had = HasFailure();
+    const std::string where = "instance " + std::to_string(k) + " p=" + std::to_string(h.pipeline) +
+                              " t=" + std::to_string(h.width) + " d=" + std::to_string(h.data_parallel) +
+                              " L=" + std::to_string(h.transformer_layers) + "\n" + inst.describe();
+    EXPECT_EQ(got.feasible, want.feasible)
+        << where << "engine reason: " << got.reason << "; reference reason: " << want.reason;
+    if (got.feasible && want.feasible) {
+      EXPECT_TRUE(close(got.time_per_batch, want.time)) << where << got.time_per_batch << " vs " << want.time;
+      ++feasible;
+    } else {
+      if (!got.feasible) {
+        EXPECT_FALSE(got.reason.empty()) << where;
+      }
+      ++infeasible;
+    }
+    if (!had && HasFailure()) ++failures;
+  }
+  EXPECT_GT(feasible, 100);
+  EXPECT_GT(infeasible, 100);
+}
+
+// The reference itself, on the worked example of planner_examples_test.cpp (3 nodes fw 1 bw 2, 10-byte
+// edges, bandwidth 10): stage {1, 2} has F = 10/10 + 1 + 1 = 3 and B = 2 + 2 = 4, so load 7.
+TEST(PlacementPlannerProperty, ReferenceStageSimulationSanity) {
+  Chain c;
+  c.width = 1;
+  for (int i = 0; i < 3; ++i) c.nodes.push_back(ChainNode{1, 2, 10, 5, false});
+  c.edges = {ChainEdge{0, 1, 10}, ChainEdge{1, 2, 10}};
+  Cluster cl;
+  cl.devices = 4;
+  cl.micro_batches = 8;
+  cl.memory_bytes = 100;
+  cl.bandwidth = 10;
+  EXPECT_DOUBLE_EQ(reference_stage(c, cl, 1, 3).load_plain, 7.0);
+  EXPECT_DOUBLE_EQ(reference_stage(c, cl, 0, 1).load_plain, 4.0);  // F = 1, B = 10/10 + 2
+  EXPECT_DOUBLE_EQ(reference_stage(c, cl, 0, 3).load_plain, 9.0);
+  const RefBest best = reference_best({c}, cl);
+  ASSERT_TRUE(best.feasible);
+  EXPECT_DOUBLE_EQ(best.time, 27.0);
+}
+
+}  // namespace

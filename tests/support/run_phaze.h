@@ -1,0 +1,52 @@
+#pragma once
+
+// Runs the phaze binary for end-to-end tests and captures its exit status, stdout and stderr.
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace phaze_test {
+
+struct RunResult {
+  int status = -1;  ///< exit status, -1 when killed by a signal
+  std::string out;
+  std::string err;
+};
+
+inline std::string quoted(const std::string& path) { return "'" + path + "'"; }
+
+/// Runs `phaze <args>` (args are passed to the shell as written), no standard input.
+inline RunResult run_phaze(const std::string& args) {
+  static std::atomic<int> counter{0};
+  const auto err_path = std::filesystem::temp_directory_path() /
+                        ("phaze_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".err");
+  const std::string command = quoted(PHAZE_BINARY) + " " + args + " 2>" + quoted(err_path.string()) + " </dev/null";
+  RunResult result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "popen failed: " << command;
+    return result;
+  }
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_path);
+  std::stringstream ss;
+  ss << err.rdbuf();
+  result.err = ss.str();
+  std::error_code ignored;
+  std::filesystem::remove(err_path, ignored);
+  return result;
+}
+
+}  // namespace phaze_test

@@ -6,6 +6,8 @@
 #include <exception>
 #include <iostream>
 
+#include "cli/arch_command.h"
+#include "cli/estimate_command.h"
 #include "cli/model_command.h"
 #include "cli/place_command.h"
 #include "util/input_error.h"
@@ -31,6 +33,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "phaze 0.1.0");
   phaze::cli::add_model_command(app);
   phaze::cli::add_place_command(app);
+  phaze::cli::add_arch_command(app);
+  phaze::cli::add_estimate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -21,7 +21,9 @@ struct RunResult {
   std::string err;
 };
 
-inline std::string quoted(const std::string& path) { return "'" + path + "'"; }
+inline std::string quoted(const std::string& path) {
+  return "'" + path + "'";
+}
 
 /// Runs `phaze <args>` (args are passed to the shell as written), no standard input.
 inline RunResult run_phaze(const std::string& args) {

@@ -1,0 +1,124 @@
+#include "cost/operator_cost.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "cost/gemm_cost.h"
+#include "cost/vector_cost.h"
+
+namespace phaze::cost {
+
+std::string gemm_cache_key(const model::Gemm& g, const hw::TensorCoreConfig& c, const CostParams& p) {
+  return fmt::format(
+      "gemm/v{}/{}x{}x{}x{}/tc{}x{}x{}/sram{}/glb{}/hbm{:.17g}/clk{:.17g}/e{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},"
+      "{:.6g}/bw{:.17g}/b{:.6g}/f{}",
+      kCostModelVersion, g.m, g.n, g.k, g.batch, c.cores, c.width, c.depth, c.sram_bytes, c.glb_bytes, c.hbm_bandwidth,
+      c.clock_hz, p.mac_energy, p.register_read_energy, p.register_write_energy, p.sram_energy, p.glb_energy,
+      p.hbm_energy, p.glb_words_per_cycle, p.double_buffering, static_cast<int>(p.systolic_fill));
+}
+
+Estimate Estimator::gemm(const model::Gemm& g, const hw::TensorCoreConfig& c) {
+  return gemms({{g, c}}, 1).front();
+}
+
+std::vector<Estimate> Estimator::gemms(const std::vector<std::pair<model::Gemm, hw::TensorCoreConfig>>& jobs,
+                                       int threads) {
+  std::vector<Estimate> results(jobs.size());
+  std::vector<std::string> keys(jobs.size());
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    keys[i] = gemm_cache_key(jobs[i].first, jobs[i].second, params_);
+    if (auto it = memory_.find(keys[i]); it != memory_.end()) {
+      results[i] = it->second;
+    } else {
+      missing.push_back(i);
+    }
+  }
+  if (cache_ && !missing.empty()) {
+    std::vector<std::string> lookup;
+    for (size_t i : missing) lookup.push_back(keys[i]);
+    const auto found = cache_->find_many(lookup);
+    std::vector<size_t> still;
+    for (size_t j = 0; j < missing.size(); ++j) {
+      if (found[j]) {
+        results[missing[j]] = Estimate{found[j]->latency_s, found[j]->energy_j};
+        memory_[keys[missing[j]]] = results[missing[j]];
+      } else {
+        still.push_back(missing[j]);
+      }
+    }
+    missing.swap(still);
+  }
+  // Duplicates among the missing jobs are searched once.
+  std::vector<size_t> unique;
+  {
+    std::unordered_map<std::string, size_t> first;
+    for (size_t i : missing)
+      if (first.emplace(keys[i], i).second) unique.push_back(i);
+  }
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t u = next++; u < unique.size(); u = next++) {
+      const size_t i = unique[u];
+      const GemmMapping m = map_gemm(jobs[i].first, jobs[i].second, params_);
+      results[i] = Estimate{m.latency_s(), m.energy_j};
+    }
+  };
+  const int count = std::max(1, std::min<int>(threads, static_cast<int>(unique.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < count; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+
+  std::vector<std::pair<std::string, CachedEstimate>> fresh;
+  for (size_t i : unique) {
+    memory_[keys[i]] = results[i];
+    fresh.emplace_back(keys[i], CachedEstimate{results[i].latency_s, results[i].energy_j});
+  }
+  for (size_t i : missing) results[i] = memory_[keys[i]];
+  if (cache_ && !fresh.empty()) cache_->store_many(fresh);
+  return results;
+}
+
+Estimate Estimator::fused(const model::Operator& op, const hw::Architecture& arch, bool all_cores) {
+  const hw::TensorCoreConfig tc = hw::tensor_cores(arch, all_cores);
+  const Estimate g = gemm(*op.gemm, tc);
+  if (op.passes.empty()) return g;
+  // The epilogue runs on the paired vector core(s) while results stream out of the array; what is left
+  // after the GEMM is the epilogue of one output tile.
+  hw::VectorCoreConfig vc = hw::vector_cores(arch, all_cores);
+  vc.cores = all_cores ? std::min(arch.num_tc, arch.num_vc) : 1;
+  const int64_t lanes = vc.lanes * vc.cores;
+  const double epilogue = vector_compute_cycles(op.passes, lanes) / arch.clock_hz;
+  std::vector<model::VectorPass> tile = op.passes;
+  for (model::VectorPass& p : tile) p.elements = std::min(p.elements, arch.tc_width * arch.tc_depth);
+  const double drain = vector_compute_cycles(tile, lanes) / arch.clock_hz;
+  const VectorCost energy = vector_cost(op.passes, 0.0, vc, params_);
+  return Estimate{std::max(g.latency_s, epilogue) + drain, g.energy_j + energy.energy_j};
+}
+
+OperatorEstimate Estimator::estimate(const model::Operator& op, const hw::Architecture& arch) {
+  switch (op.engine) {
+    case model::Engine::Tensor:
+    case model::Engine::Fused: return OperatorEstimate{fused(op, arch, false), fused(op, arch, true)};
+    case model::Engine::Vector: {
+      const double bytes = static_cast<double>(op.read_bytes + op.write_bytes);
+      const VectorCost one = vector_cost(op.passes, bytes, hw::vector_cores(arch, false), params_);
+      const VectorCost all = vector_cost(op.passes, bytes, hw::vector_cores(arch, true), params_);
+      return OperatorEstimate{{one.cycles / arch.clock_hz, one.energy_j}, {all.cycles / arch.clock_hz, all.energy_j}};
+    }
+    case model::Engine::Comm: {
+      const double bandwidth = params_.tp_link_bandwidth > 0 ? params_.tp_link_bandwidth : arch.link_bandwidth;
+      const double seconds = all_reduce_seconds(static_cast<double>(op.collective->bytes), op.collective->ranks,
+                                                bandwidth, params_.collective_latency_s);
+      return OperatorEstimate{{seconds, 0}, {seconds, 0}};
+    }
+    case model::Engine::None: return {};
+  }
+  return {};
+}
+
+}  // namespace phaze::cost

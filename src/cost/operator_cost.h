@@ -1,0 +1,52 @@
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cost/cost_params.h"
+#include "cost/estimate_cache.h"
+#include "hw/architecture.h"
+#include "model/operator_graph.h"
+
+namespace phaze::cost {
+
+struct Estimate {
+  double latency_s = 0;
+  double energy_j = 0;
+};
+
+/// An operator's two answers: on one core of its kind, and intra-operator parallel over all of them.
+struct OperatorEstimate {
+  Estimate single;
+  Estimate all;
+};
+
+/// Signature of a GEMM estimate: dimensions, core configuration, model version and parameters.
+std::string gemm_cache_key(const model::Gemm& gemm, const hw::TensorCoreConfig& config, const CostParams& params);
+
+/// Estimates operators on architectures. GEMM searches are remembered in memory and, when a cache is
+/// given, in the persistent cache shared with other runs and processes. Results do not depend on the
+/// thread count.
+class Estimator {
+ public:
+  explicit Estimator(CostParams params = {}, EstimateCache* cache = nullptr) : params_(params), cache_(cache) {}
+
+  OperatorEstimate estimate(const model::Operator& op, const hw::Architecture& arch);
+
+  /// Latency and energy of many GEMMs, computed on `threads` threads (cache lookups and stores batched).
+  std::vector<Estimate> gemms(const std::vector<std::pair<model::Gemm, hw::TensorCoreConfig>>& jobs, int threads);
+
+  const CostParams& params() const { return params_; }
+
+ private:
+  Estimate gemm(const model::Gemm& gemm, const hw::TensorCoreConfig& config);
+  Estimate fused(const model::Operator& op, const hw::Architecture& arch, bool all_cores);
+
+  CostParams params_;
+  EstimateCache* cache_;
+  std::unordered_map<std::string, Estimate> memory_;
+};
+
+}  // namespace phaze::cost

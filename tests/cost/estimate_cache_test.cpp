@@ -1,0 +1,428 @@
+// Persistent estimate cache: exact round trips, batch lookups, persistence, first writer wins, WAL mode,
+// one-line InputErrors naming the file for foreign, garbage, newer and unwritable files, the default
+// location, and two processes writing the same file at once.
+
+#include "cost/estimate_cache.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "util/input_error.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using phaze::InputError;
+using phaze::cost::CachedEstimate;
+using phaze::cost::EstimateCache;
+
+/// A fresh directory under the system temp directory, removed with everything in it at the end.
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
+    path_ = fs::temp_directory_path() / ("phaze-estimate-cache-" + std::to_string(::getpid()) + "-" +
+                                         std::to_string(stamp) + "-" + std::to_string(counter++));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+/// Sets (or unsets, for nullptr) an environment variable and restores the old value at the end.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_.c_str(), old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_.c_str());
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+/// Runs one SQL script on a plain SQLite connection (to build foreign files or inspect ours).
+void sql(const std::string& path, const std::string& script) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db, script.c_str(), nullptr, nullptr, &error);
+  const std::string message = error != nullptr ? error : "";
+  sqlite3_free(error);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << message;
+}
+
+/// First column of the first row of a query on a plain SQLite connection, as text.
+std::string query_text(const std::string& path, const std::string& query) {
+  sqlite3* db = nullptr;
+  std::string result;
+  if (sqlite3_open(path.c_str(), &db) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, query.c_str(), -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW) {
+      const unsigned char* text = sqlite3_column_text(stmt, 0);
+      if (text != nullptr) result = reinterpret_cast<const char*>(text);
+    }
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return result;
+}
+
+/// Expects constructing a cache at `path` to throw InputError whose message names the path and contains
+/// `fragment`.
+void expect_open_error(const std::string& path, const std::string& fragment) {
+  try {
+    EstimateCache cache(path);
+    ADD_FAILURE() << "opening " << path << " did not throw";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find(fragment), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+std::string key(int i) {
+  return "gemm m=" + std::to_string(i) + " n=1024 k=4096 b=1 fwd core=tc128x128 v3";
+}
+
+CachedEstimate value(int i, int writer = 0) {
+  return {1e-6 * i + 1.0 / 3.0 + writer, 0.1 * i + std::sqrt(2.0) + 1000.0 * writer};
+}
+
+TEST(EstimateCache, RoundTripsExactDoubles) {
+  TempDir dir;
+  EstimateCache cache(dir.file("cache.sqlite"));
+  const std::vector<CachedEstimate> values = {
+      {1.0 / 3.0, std::sqrt(2.0)},
+      {std::numeric_limits<double>::min(), std::numeric_limits<double>::max()},
+      {std::numeric_limits<double>::denorm_min(), 6.02214076e23},
+      {0.0, 1e-300},
+      {12345.0, 3.0},  // integral values come back as doubles
+      {std::nextafter(1.0, 2.0), std::numeric_limits<double>::infinity()},
+  };
+  for (size_t i = 0; i < values.size(); ++i) cache.store(std::string("k").append(std::to_string(i)), values[i]);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const auto found = cache.find(std::string("k").append(std::to_string(i)));
+    ASSERT_TRUE(found.has_value()) << i;
+    EXPECT_EQ(std::memcmp(&found->latency_s, &values[i].latency_s, sizeof(double)), 0) << i;
+    EXPECT_EQ(std::memcmp(&found->energy_j, &values[i].energy_j, sizeof(double)), 0) << i;
+  }
+  EXPECT_EQ(cache.size(), static_cast<int64_t>(values.size()));
+  EXPECT_EQ(cache.path(), dir.file("cache.sqlite"));
+}
+
+TEST(EstimateCache, MissingKeyIsNullopt) {
+  TempDir dir;
+  EstimateCache cache(dir.file("cache.sqlite"));
+  EXPECT_FALSE(cache.find("absent").has_value());
+  cache.store("present", {1, 2});
+  EXPECT_FALSE(cache.find("absent").has_value());
+  EXPECT_FALSE(cache.find("").has_value());
+  EXPECT_FALSE(cache.find("presen").has_value());
+  EXPECT_EQ(cache.find("present"), (CachedEstimate{1, 2}));
+  EXPECT_EQ(cache.size(), 1);
+}
+
+TEST(EstimateCache, StoreManyFindMany) {
+  TempDir dir;
+  EstimateCache cache(dir.file("cache.sqlite"));
+  constexpr int n = 10000;
+  std::vector<std::pair<std::string, CachedEstimate>> entries;
+  for (int i = 0; i < n; ++i) entries.emplace_back(key(i), value(i));
+
+  cache.store_many(entries);
+  EXPECT_EQ(cache.size(), n);
+
+  // Every stored key, interleaved with missing ones, and the empty batch.
+  std::vector<std::string> keys;
+  for (int i = 0; i < n; ++i) {
+    keys.push_back(key(i));
+    keys.push_back("missing " + std::to_string(i));
+  }
+  const auto found = cache.find_many(keys);
+  ASSERT_EQ(found.size(), keys.size());
+  for (int i = 0; i < n; ++i) {
+    ASSERT_TRUE(found[2 * i].has_value()) << i;
+    EXPECT_EQ(*found[2 * i], value(i)) << i;
+    EXPECT_FALSE(found[2 * i + 1].has_value()) << i;
+  }
+  EXPECT_TRUE(cache.find_many({}).empty());
+  cache.store_many({});
+  EXPECT_EQ(cache.size(), n);
+}
+
+TEST(EstimateCache, FindManyInShuffledOrder100kKeys) {
+  TempDir dir;
+  EstimateCache cache(dir.file("cache.sqlite"));
+  constexpr int n = 100000;
+  std::vector<std::pair<std::string, CachedEstimate>> entries;
+  std::vector<std::string> keys;
+  for (int i = 0; i < n; ++i) {
+    entries.emplace_back(key(i), value(i));
+    keys.push_back(key((i * 7919) % n));  // shuffled order
+  }
+  cache.store_many(entries);
+  const auto found = cache.find_many(keys);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(found[i], value((i * 7919) % n)) << i;
+}
+
+TEST(EstimateCache, PersistsAcrossReopen) {
+  TempDir dir;
+  const std::string path = dir.file("nested/dirs/cache.sqlite");  // parent directories are created
+  {
+    EstimateCache cache(path);
+    cache.store("a", {1.5, 2.5});
+    cache.store_many({{"b", {3.5, 4.5}}, {"c", {5.5, 6.5}}});
+  }
+  EXPECT_TRUE(fs::is_regular_file(path));
+  EstimateCache cache(path);
+  EXPECT_EQ(cache.size(), 3);
+  EXPECT_EQ(cache.find("a"), (CachedEstimate{1.5, 2.5}));
+  EXPECT_EQ(cache.find("b"), (CachedEstimate{3.5, 4.5}));
+  EXPECT_EQ(cache.find("c"), (CachedEstimate{5.5, 6.5}));
+}
+
+TEST(EstimateCache, FirstWriterWins) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  {
+    EstimateCache cache(path);
+    cache.store("k", {1, 2});
+    cache.store("k", {3, 4});
+    EXPECT_EQ(cache.find("k"), (CachedEstimate{1, 2}));
+    cache.store_many({{"k", {5, 6}}, {"j", {7, 8}}, {"j", {9, 10}}});
+    EXPECT_EQ(cache.find("k"), (CachedEstimate{1, 2}));
+    EXPECT_EQ(cache.find("j"), (CachedEstimate{7, 8}));
+    EXPECT_EQ(cache.size(), 2);
+  }
+  // A second connection does not overwrite either.
+  EstimateCache first(path);
+  EstimateCache second(path);
+  second.store("k", {11, 12});
+  EXPECT_EQ(first.find("k"), (CachedEstimate{1, 2}));
+  second.store("new", {13, 14});
+  EXPECT_EQ(first.find("new"), (CachedEstimate{13, 14}));
+}
+
+TEST(EstimateCache, UsesWalAndMarksTheFile) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  EstimateCache cache(path);
+  cache.store("k", {1, 2});
+  EXPECT_EQ(query_text(path, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "1");
+  EXPECT_NE(query_text(path, "PRAGMA application_id"), "0");
+  EXPECT_EQ(query_text(path, "SELECT count(*) FROM estimates"), "1");
+}
+
+TEST(EstimateCache, ForeignSqliteFileIsRejected) {
+  TempDir dir;
+  const std::string path = dir.file("other-app.db");
+  sql(path,
+      "PRAGMA application_id=1234; CREATE TABLE things (id INTEGER PRIMARY KEY, name TEXT);"
+      "INSERT INTO things (name) VALUES ('x');");
+  expect_open_error(path, "not a phaze estimate cache");
+  // Left untouched: still the other app's rollback-journal database with its data.
+  EXPECT_EQ(query_text(path, "PRAGMA journal_mode"), "delete");
+  EXPECT_EQ(query_text(path, "SELECT name FROM things"), "x");
+
+  // A plain SQLite file without an application_id but with tables of its own is foreign too.
+  const std::string plain = dir.file("plain.db");
+  sql(plain, "CREATE TABLE estimates (key TEXT, value REAL);");
+  expect_open_error(plain, "not a phaze estimate cache");
+}
+
+TEST(EstimateCache, GarbageFileIsRejected) {
+  TempDir dir;
+  const std::string random_path = dir.file("random.bin");
+  {
+    std::mt19937 rng(42);
+    std::ofstream out(random_path, std::ios::binary);
+    for (int i = 0; i < 8192; ++i) out.put(static_cast<char>(rng() & 0xff));
+  }
+  expect_open_error(random_path, "corrupt or not an SQLite file");
+
+  const std::string text_path = dir.file("notes.txt");
+  {
+    std::ofstream out(text_path);
+    out << "this is a text file, not a database\n";
+  }
+  expect_open_error(text_path, "corrupt or not an SQLite file");
+  std::ifstream in(text_path);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "this is a text file, not a database");  // left untouched
+
+  // A directory where the file should be.
+  fs::create_directories(dir.file("a-directory"));
+  EXPECT_THROW(EstimateCache cache(dir.file("a-directory")), InputError);
+}
+
+TEST(EstimateCache, NewerSchemaVersionIsRejected) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  { EstimateCache cache(path); }
+  sql(path, "PRAGMA user_version=2;");
+  expect_open_error(path, "schema version 2");
+}
+
+TEST(EstimateCache, UnwritablePathIsRejected) {
+  TempDir dir;
+  const std::string file = dir.file("regular-file");
+  std::ofstream(file) << "x";
+  expect_open_error(file + "/cache.sqlite", "cannot create directory");
+  expect_open_error(file + "/sub/cache.sqlite", "cannot create directory");
+  expect_open_error("", "");
+}
+
+TEST(EstimateCache, ReadOnlyDirectoryIsRejected) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root can write anywhere";
+  TempDir dir;
+  const fs::path locked = dir.path() / "locked";
+  fs::create_directories(locked);
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+  expect_open_error((locked / "cache.sqlite").string(), "cannot open estimate cache");
+  expect_open_error((locked / "sub" / "cache.sqlite").string(), "cannot create directory");
+  fs::permissions(locked, fs::perms::owner_all);
+}
+
+TEST(EstimateCache, DefaultPathHonoursXdgCacheHome) {
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", "/tmp/xdg-cache");
+    ScopedEnv home("HOME", "/home/someone");
+    EXPECT_EQ(EstimateCache::default_path(), "/tmp/xdg-cache/phaze/estimates.sqlite");
+  }
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", "relative/cache");
+    ScopedEnv home("HOME", "/home/someone");
+    EXPECT_EQ(EstimateCache::default_path(), "/home/someone/.cache/phaze/estimates.sqlite");
+  }
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", "");
+    ScopedEnv home("HOME", "/home/someone");
+    EXPECT_EQ(EstimateCache::default_path(), "/home/someone/.cache/phaze/estimates.sqlite");
+  }
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
+    ScopedEnv home("HOME", "/home/someone");
+    EXPECT_EQ(EstimateCache::default_path(), "/home/someone/.cache/phaze/estimates.sqlite");
+  }
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
+    ScopedEnv home("HOME", nullptr);
+    try {
+      EstimateCache::default_path();
+      ADD_FAILURE() << "default_path() without HOME did not throw";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("--cache"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(EstimateCache, TwoProcessesWriteConcurrently) {
+  TempDir dir;
+  const std::string path = dir.file("shared/cache.sqlite");
+  constexpr int per_child = 6000;
+  constexpr int overlap = 3000;  // child 1 writes [0, 6000), child 2 writes [3000, 9000)
+  constexpr int total = 2 * per_child - overlap;
+
+  std::vector<pid_t> children;
+  for (int writer = 1; writer <= 2; ++writer) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int status = 1;
+      try {
+        // Both children create the file: schema creation races too.
+        EstimateCache cache(path);
+        const int begin = (writer - 1) * (per_child - overlap);
+        for (int batch = begin; batch < begin + per_child; batch += 250) {
+          std::vector<std::pair<std::string, CachedEstimate>> entries;
+          for (int i = batch; i < batch + 250; ++i) entries.emplace_back(key(i), value(i, writer));
+          cache.store_many(entries);
+          std::vector<std::string> keys;
+          for (int i = batch; i < batch + 250; ++i) keys.push_back(key(i));
+          for (const auto& found : cache.find_many(keys)) {
+            if (!found) throw std::runtime_error("a stored key is missing");
+          }
+        }
+        status = 0;
+      } catch (...) {
+        status = 1;
+      }
+      ::_exit(status);
+    }
+    children.push_back(pid);
+  }
+  for (const pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "child " << pid << " failed";
+  }
+
+  EstimateCache cache(path);
+  EXPECT_EQ(cache.size(), total);
+  EXPECT_EQ(query_text(path, "SELECT count(DISTINCT key) FROM estimates"), std::to_string(total));
+  std::vector<std::string> keys;
+  for (int i = 0; i < total; ++i) keys.push_back(key(i));
+  const auto found = cache.find_many(keys);
+  for (int i = 0; i < total; ++i) {
+    ASSERT_TRUE(found[i].has_value()) << i;
+    if (i < overlap) {
+      EXPECT_EQ(*found[i], value(i, 1)) << i;
+    } else if (i >= per_child) {
+      EXPECT_EQ(*found[i], value(i, 2)) << i;
+    } else {
+      // Written by both: one writer's pair, never a mix.
+      EXPECT_TRUE(*found[i] == value(i, 1) || *found[i] == value(i, 2)) << i;
+    }
+  }
+}
+
+}  // namespace

@@ -3,7 +3,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev
-          libbenchmark-dev libsqlite3-dev)
+          libbenchmark-dev libsqlite3-dev
+          coinor-libcbc-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -10,6 +10,7 @@
 #include "cli/estimate_command.h"
 #include "cli/model_command.h"
 #include "cli/place_command.h"
+#include "cli/schedule_command.h"
 #include "util/input_error.h"
 
 namespace {
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   phaze::cli::add_place_command(app);
   phaze::cli::add_arch_command(app);
   phaze::cli::add_estimate_command(app);
+  phaze::cli::add_schedule_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -9,6 +9,7 @@
 #include "io/placement_json.h"
 #include "placement/planner.h"
 #include "util/input_error.h"
+#include "util/read_file.h"
 
 namespace phaze::cli {
 
@@ -19,16 +20,8 @@ struct PlaceOptions {
   std::string output;
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 void place(const PlaceOptions& o) {
-  const io::PlacementInput input = io::parse_placement_input(read_file(o.input), o.input);
+  const io::PlacementInput input = io::parse_placement_input(read_text_file(o.input), o.input);
   placement::Planner planner;
   const placement::Plan plan = planner.solve(input.chains, input.cluster);
   placement::PlanCheck hand;

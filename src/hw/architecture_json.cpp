@@ -10,6 +10,7 @@
 #include "hw/area.h"
 #include "hw/presets.h"
 #include "util/input_error.h"
+#include "util/read_file.h"
 
 namespace phaze::hw {
 
@@ -142,11 +143,7 @@ Architecture parse_architecture(const std::string& text, const std::string& sour
 }
 
 Architecture read_architecture_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_architecture(text.str(), path);
+  return parse_architecture(read_text_file(path), path);
 }
 
 Architecture load_architecture(const std::string& preset_or_path) {

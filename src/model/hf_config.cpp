@@ -12,6 +12,7 @@
 
 #include "model/presets.h"
 #include "util/input_error.h"
+#include "util/read_file.h"
 
 namespace phaze::model {
 
@@ -238,11 +239,7 @@ ModelSpec parse_hf_config(const std::string& text, const std::string& source) {
 }
 
 ModelSpec read_hf_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_hf_config(text.str(), path);
+  return parse_hf_config(read_text_file(path), path);
 }
 
 ModelSpec load_model(const std::string& preset_or_path) {

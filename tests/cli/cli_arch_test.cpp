@@ -18,25 +18,12 @@ namespace {
 
 using phaze_test::TempFile;
 
+using phaze_test::chomp;
+using phaze_test::expect_input_error;
+using phaze_test::expect_one_line;
 using phaze_test::quoted;
 using phaze_test::run_phaze;
 using phaze_test::RunResult;
-
-std::string chomp(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  return text;
-}
-
-void expect_input_error(const RunResult& r, const std::string& needle = "") {
-  EXPECT_EQ(r.status, 2) << "stdout: " << r.out.substr(0, 2000) << "\nstderr: " << r.err;
-  const std::string message = chomp(r.err);
-  EXPECT_FALSE(message.empty()) << "no message on stderr";
-  EXPECT_EQ(message.find('\n'), std::string::npos) << "message is not one line: " << r.err;
-  EXPECT_EQ(message.rfind("phaze: error: ", 0), 0u) << message;
-  if (!needle.empty()) {
-    EXPECT_NE(message.find(needle), std::string::npos) << "lacks '" << needle << "': " << r.err;
-  }
-}
 
 nlohmann::json parse_json(const RunResult& r) {
   try {

@@ -17,6 +17,9 @@
 
 namespace {
 
+using phaze_test::chomp;
+using phaze_test::expect_input_error;
+using phaze_test::expect_one_line;
 using phaze_test::quoted;
 using phaze_test::run_phaze;
 using phaze_test::RunResult;
@@ -25,26 +28,6 @@ using nlohmann::json;
 
 std::string data_path(const std::string& relative) {
   return std::string(PHAZE_TEST_DATA) + "/placement/" + relative;
-}
-
-/// Removes trailing newlines (and carriage returns).
-std::string chomp(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  return text;
-}
-
-void expect_one_line(const std::string& err) {
-  const std::string message = chomp(err);
-  EXPECT_FALSE(message.empty()) << "no message on stderr";
-  EXPECT_EQ(message.find('\n'), std::string::npos) << "message is not one line: " << err;
-}
-
-void expect_input_error(const RunResult& r, const std::string& needle = "") {
-  EXPECT_EQ(r.status, 2) << "stdout: " << r.out << "\nstderr: " << r.err;
-  expect_one_line(r.err);
-  if (!needle.empty()) {
-    EXPECT_NE(r.err.find(needle), std::string::npos) << "message lacks '" << needle << "': " << r.err;
-  }
 }
 
 json parse_json(const std::string& text) {

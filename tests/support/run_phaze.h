@@ -51,4 +51,27 @@ inline RunResult run_phaze(const std::string& args) {
   return result;
 }
 
+/// Removes trailing newlines (and carriage returns).
+inline std::string chomp(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
+}
+
+/// One non-empty line on stderr.
+inline void expect_one_line(const std::string& err) {
+  const std::string message = chomp(err);
+  EXPECT_FALSE(message.empty()) << "no message on stderr";
+  EXPECT_EQ(message.find('\n'), std::string::npos) << "message is not one line: " << err;
+}
+
+/// Bad input: exit status 2 and one line "phaze: error: ..." on stderr, containing `needle` if given.
+inline void expect_input_error(const RunResult& r, const std::string& needle = "") {
+  EXPECT_EQ(r.status, 2) << "stdout: " << r.out.substr(0, 2000) << "\nstderr: " << r.err;
+  expect_one_line(r.err);
+  EXPECT_EQ(chomp(r.err).rfind("phaze: error: ", 0), 0u) << r.err;
+  if (!needle.empty()) {
+    EXPECT_NE(r.err.find(needle), std::string::npos) << "message lacks '" << needle << "': " << r.err;
+  }
+}
+
 }  // namespace phaze_test

@@ -1,0 +1,72 @@
+// Per-layer scheduling: the exact solver on the forward and backward DAGs of a GPT-3 175B layer (t = 8)
+// and a Llama-2-7B layer (t = 1) on the TPUv4-like design (target: under 1 ms each, median), CBC on the
+// same inputs, and the exact solver as the core count grows.
+
+#include <benchmark/benchmark.h>
+
+#include "cost/operator_cost.h"
+#include "hw/presets.h"
+#include "model/layer_graph.h"
+#include "model/presets.h"
+#include "schedule/layer_problem.h"
+
+namespace {
+
+using namespace phaze;
+
+schedule::Problem layer(const char* preset, int64_t tp, bool backward, int64_t tensor_cores = 0,
+                        int64_t vector_cores = 0) {
+  hw::Architecture arch = *hw::find_preset("tpuv4-like");
+  if (tensor_cores > 0) {
+    arch.num_tc = tensor_cores;
+    arch.num_vc = vector_cores;
+  }
+  const model::ModelSpec spec = *model::find_preset(preset);
+  const model::Layer l =
+      model::build_transformer_layer(spec, model::Shape{spec.default_seq, 1, tp}, model::Precision{});
+  cost::Estimator estimator;
+  return schedule::layer_problem(backward ? l.backward : l.forward, arch, estimator);
+}
+
+void solve(benchmark::State& state, const schedule::Problem& problem, const char* solver_name) {
+  auto solver = schedule::make_solver(solver_name);
+  schedule::Schedule s;
+  for (auto _ : state) {
+    s = solver->solve(problem);
+    benchmark::DoNotOptimize(s.makespan_s);
+  }
+  state.counters["makespan_ms"] = s.makespan_s * 1e3;
+  state.counters["proven_optimal"] = s.proven_optimal ? 1 : 0;
+  state.counters["operators"] = static_cast<double>(problem.tasks.size());
+}
+
+void BM_Exact(benchmark::State& state, const char* preset, int64_t tp, bool backward) {
+  solve(state, layer(preset, tp, backward), "exact");
+}
+void BM_Cbc(benchmark::State& state, const char* preset, int64_t tp, bool backward) {
+  solve(state, layer(preset, tp, backward), "ilp");
+}
+void BM_ExactManyCores(benchmark::State& state) {
+  // The GPT-3 forward layer with the chip's core counts scaled up (identical cores are grouped).
+  solve(state, layer("gpt3-175b", 8, false, state.range(0), state.range(0) / 4), "exact");
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(BM_Exact, gpt3_t8_forward, "gpt3-175b", 8, false)
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly();
+BENCHMARK_CAPTURE(BM_Exact, gpt3_t8_backward, "gpt3-175b", 8, true)
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly();
+BENCHMARK_CAPTURE(BM_Exact, llama2_forward, "llama2-7b", 1, false)
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly();
+BENCHMARK_CAPTURE(BM_Exact, llama2_backward, "llama2-7b", 1, true)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_Cbc, gpt3_t8_forward, "gpt3-175b", 8, false)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK_CAPTURE(BM_Cbc, gpt3_t8_backward, "gpt3-175b", 8, true)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_Cbc, llama2_forward, "llama2-7b", 1, false)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_ExactManyCores)->Arg(8)->Arg(64)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond);

@@ -1,0 +1,314 @@
+#include "cli/schedule_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "cost/operator_cost.h"
+#include "hw/architecture_json.h"
+#include "io/schedule_json.h"
+#include "model/hf_config.h"
+#include "model/layer_graph.h"
+#include "schedule/layer_problem.h"
+#include "schedule/problem.h"
+#include "util/input_error.h"
+#include "util/read_file.h"
+
+namespace phaze::cli {
+
+namespace {
+
+using schedule::Problem;
+using schedule::Schedule;
+using schedule::TaskKind;
+using schedule::TaskSlot;
+
+struct ScheduleOptions {
+  std::string file;
+  std::string model;
+  std::string arch = "tpuv4-like";
+  int64_t seq = 0;
+  int64_t mbs = 1;
+  int64_t tp = 1;
+  std::string pass = "fwd";
+  std::string layer = "transformer";
+  std::string solver = "exact";
+  std::string cache;
+  bool no_cache = false;
+  bool json = false;
+  bool comm_as_vector = false;
+  bool overlap_across_types = false;
+  std::vector<std::string> model_only_given;  ///< --model options given (an error with FILE)
+  bool seq_given = false;
+};
+
+/// What the output says about where the problem came from.
+struct Context {
+  std::string title;               ///< first line of the text output
+  nlohmann::ordered_json json;     ///< leading keys of the JSON output
+  std::vector<std::string> names;  ///< operator names (empty for a file)
+};
+
+/// A display unit for times up to `span` seconds.
+struct TimeUnit {
+  const char* name;
+  double scale;
+};
+
+TimeUnit time_unit(double span) {
+  if (span == 0 || span >= 1) return {"s", 1};
+  if (span >= 1e-3) return {"ms", 1e3};
+  return {"µs", 1e6};
+}
+
+std::string time_text(double seconds, const TimeUnit& unit) {
+  return fmt::format("{:.6g}", seconds * unit.scale);
+}
+
+char key_of(size_t i) {
+  static const std::string keys = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  return i < keys.size() ? keys[i] : '*';
+}
+
+bool is_compute(TaskKind kind) {
+  return kind == TaskKind::Tensor || kind == TaskKind::Vector || kind == TaskKind::Fused;
+}
+
+TaskKind effective_kind(const Problem& p, TaskKind kind) {
+  return kind == TaskKind::Comm && p.comm_as_vector ? TaskKind::Vector : kind;
+}
+
+std::string cores_text(const Problem& p, size_t i, const TaskSlot& s) {
+  const TaskKind kind = effective_kind(p, p.tasks[i].kind);
+  if (kind == TaskKind::None) return "-";
+  if (kind == TaskKind::Comm) return "link";
+  if (s.parallel) {
+    if (kind == TaskKind::Tensor) return fmt::format("TC0-{}", p.tensor_cores - 1);
+    if (kind == TaskKind::Vector) return fmt::format("VC0-{}", p.vector_cores - 1);
+    return fmt::format("TC0-{} VC0-{}", p.tensor_cores - 1, p.pairs() - 1);
+  }
+  if (kind == TaskKind::Tensor) return fmt::format("TC{}", s.tensor_core);
+  if (kind == TaskKind::Vector) return fmt::format("VC{}", s.vector_core);
+  return fmt::format("TC{} VC{}", s.tensor_core, s.vector_core);
+}
+
+/// One Gantt row: a lane (a core or the link) and which tasks occupy it.
+struct Lane {
+  std::string label;
+  std::vector<size_t> tasks;
+};
+
+std::vector<Lane> lanes(const Problem& p, const Schedule& s) {
+  std::vector<Lane> out;
+  for (int64_t c = 0; c < p.tensor_cores; ++c) out.push_back({fmt::format("TC{}", c), {}});
+  for (int64_t c = 0; c < p.vector_cores; ++c) out.push_back({fmt::format("VC{}", c), {}});
+  const size_t vc0 = static_cast<size_t>(p.tensor_cores);
+  const bool link = !p.comm_as_vector &&
+                    std::any_of(p.tasks.begin(), p.tasks.end(), [](const auto& t) { return t.kind == TaskKind::Comm; });
+  if (link) out.push_back({"link", {}});
+  for (size_t i = 0; i < p.tasks.size(); ++i) {
+    const TaskKind kind = effective_kind(p, p.tasks[i].kind);
+    const TaskSlot& slot = s.tasks[i];
+    if (kind == TaskKind::Comm) {
+      out.back().tasks.push_back(i);
+      continue;
+    }
+    if (!is_compute(kind)) continue;
+    const bool tc = kind != TaskKind::Vector, vc = kind != TaskKind::Tensor;
+    if (slot.parallel) {
+      if (tc)
+        for (int64_t c = 0; c < p.tensor_cores; ++c) out[static_cast<size_t>(c)].tasks.push_back(i);
+      if (vc)
+        for (int64_t c = 0; c < (kind == TaskKind::Fused ? p.pairs() : p.vector_cores); ++c)
+          out[vc0 + static_cast<size_t>(c)].tasks.push_back(i);
+      continue;
+    }
+    if (tc && slot.tensor_core >= 0) out[static_cast<size_t>(slot.tensor_core)].tasks.push_back(i);
+    if (vc && slot.vector_core >= 0) out[vc0 + static_cast<size_t>(slot.vector_core)].tasks.push_back(i);
+  }
+  return out;
+}
+
+/// A text Gantt chart: one row per tensor core, vector core and the link; each column shows the key of the
+/// operator occupying that lane for most of the column's time.
+void print_gantt(const Problem& p, const Schedule& s, const TimeUnit& unit) {
+  constexpr int kColumns = 80;
+  const double span = s.makespan_s;
+  if (!(span > 0)) return;
+  const double width = span / kColumns;
+  const std::vector<Lane> rows = lanes(p, s);
+  fmt::print("\n  Gantt chart (1 column = {} {})\n", time_text(width, unit), unit.name);
+  fmt::print("  {:<5} 0{:>{}}\n", "", time_text(span, unit) + " " + unit.name, kColumns - 1);
+  for (const Lane& lane : rows) {
+    std::string bar(kColumns, ' ');
+    for (int c = 0; c < kColumns; ++c) {
+      const double lo = c * width, hi = (c + 1) * width;
+      double best = 0;
+      for (size_t i : lane.tasks) {
+        const double covered = std::min(hi, s.tasks[i].finish_s) - std::max(lo, s.tasks[i].start_s);
+        if (covered > best + 1e-12 * width) {
+          best = covered;
+          bar[static_cast<size_t>(c)] = key_of(i);
+        }
+      }
+    }
+    fmt::print("  {:<5}|{}|\n", lane.label, bar);
+  }
+}
+
+void print_text(const Context& ctx, const Problem& p, const Schedule& s, std::string_view solver) {
+  fmt::print("{}\n", ctx.title);
+  fmt::print("{} tensor core{}, {} vector core{}; solver {}\n", p.tensor_cores, p.tensor_cores == 1 ? "" : "s",
+             p.vector_cores, p.vector_cores == 1 ? "" : "s", solver);
+  if (!s.feasible) {
+    fmt::print("no feasible schedule: an operator has no finite estimate on this design\n");
+    return;
+  }
+  const TimeUnit unit = time_unit(s.makespan_s);
+  const bool named = !ctx.names.empty();
+  fmt::print("\n  {:<3} {:<10} {}{:<6} {:<8} {:>12} {:>12}  {}\n", "key", "id",
+             named ? fmt::format("{:<40} ", "operator") : "", "unit", "mode", fmt::format("start ({})", unit.name),
+             fmt::format("finish ({})", unit.name), "cores");
+  for (size_t i = 0; i < p.tasks.size(); ++i) {
+    const TaskSlot& slot = s.tasks[i];
+    const TaskKind kind = p.tasks[i].kind;
+    const char* mode = kind == TaskKind::None ? "-" : slot.parallel ? "parallel" : "single";
+    fmt::print("  {:<3} {:<10} {}{:<6} {:<8} {:>12} {:>12}  {}\n", key_of(i), p.tasks[i].id,
+               named ? fmt::format("{:<40} ", ctx.names[i].substr(0, 40)) : "", schedule::to_string(kind), mode,
+               time_text(slot.start_s, unit), time_text(slot.finish_s, unit), cores_text(p, i, slot));
+  }
+  print_gantt(p, s, unit);
+  fmt::print("\nmakespan {} {}{}\n", time_text(s.makespan_s, unit), unit.name,
+             s.proven_optimal ? " (proven optimal)" : "");
+  fmt::print("tensor cores: utilisation {:.1f} %, peak {:.1f} %\n", 100 * s.tensor_utilisation, 100 * s.tensor_peak);
+  fmt::print("vector cores: utilisation {:.1f} %, peak {:.1f} %\n", 100 * s.vector_utilisation, 100 * s.vector_peak);
+  fmt::print("energy {:.6g} J\n", s.energy_j);
+}
+
+/// The problem of a model's layer pass, with the output's context.
+Problem model_problem(const ScheduleOptions& o, Context& ctx) {
+  const model::ModelSpec spec = model::load_model(o.model);
+  const hw::Architecture arch = hw::load_architecture(o.arch);
+  const model::Shape shape{o.seq_given ? o.seq : spec.default_seq, o.mbs, o.tp};
+  const model::LayerGraph graph = model::build_layer_graph(spec, shape, model::Precision{}, o.model);
+  const model::Layer& layer = o.layer == "embedding" ? graph.embedding
+                              : o.layer == "head"    ? graph.head
+                                                     : graph.transformer;
+  const bool backward = o.pass == "bwd";
+  const model::OperatorGraph& ops = backward ? layer.backward : layer.forward;
+  std::unique_ptr<cost::EstimateCache> cache;
+  if (!o.no_cache)
+    cache = std::make_unique<cost::EstimateCache>(o.cache.empty() ? cost::EstimateCache::default_path() : o.cache);
+  cost::Estimator estimator(cost::CostParams{}, cache.get());
+  Problem problem = schedule::layer_problem(ops, arch, estimator);
+  problem.comm_as_vector = o.comm_as_vector;
+  problem.overlap_across_types = o.overlap_across_types;
+  const std::string arch_name = arch.name.empty() ? o.arch : arch.name;
+  ctx.title = fmt::format("{} pass of the {} layer of {} on {} (seq {}, micro-batch {}, t = {}): {} operators",
+                          backward ? "backward" : "forward", o.layer, spec.name, arch_name, shape.seq,
+                          shape.micro_batch, shape.tp, ops.ops.size());
+  ctx.json = {{"model", spec.name}, {"arch", arch_name},        {"layer", o.layer}, {"pass", o.pass},
+              {"seq", shape.seq},   {"mbs", shape.micro_batch}, {"tp", shape.tp}};
+  for (const model::Operator& op : ops.ops) ctx.names.push_back(op.name);
+  return problem;
+}
+
+/// The absolute time tolerance of the schedule check: relative to the problem's time scale.
+double tolerance(const Problem& p) {
+  double scale = 0;
+  for (const schedule::Task& t : p.tasks) scale += std::max(t.single_s, t.parallel_s);
+  return 1e-9 * scale;
+}
+
+void run_schedule(const ScheduleOptions& o) {
+  if (o.file.empty() == o.model.empty())
+    throw InputError("schedule: give exactly one of FILE (a JSON question) or --model");
+  if (!o.file.empty() && !o.model_only_given.empty())
+    throw InputError(fmt::format("schedule: {} applies only with --model, not with FILE", o.model_only_given[0]));
+
+  Context ctx;
+  Problem problem;
+  if (!o.file.empty()) {
+    problem = io::parse_schedule_input(read_text_file(o.file), o.file);
+    if (o.comm_as_vector) problem.comm_as_vector = true;
+    if (o.overlap_across_types) problem.overlap_across_types = true;
+    ctx.title = fmt::format("schedule of {}: {} operators", o.file, problem.tasks.size());
+  } else {
+    problem = model_problem(o, ctx);
+  }
+
+  // An operator without a finite estimate makes the layer infeasible on this design (layer-schedule.md 5).
+  const bool finite = std::all_of(problem.tasks.begin(), problem.tasks.end(), [](const schedule::Task& t) {
+    return std::isfinite(t.single_s) && std::isfinite(t.parallel_s);
+  });
+  Schedule result;
+  const std::unique_ptr<schedule::Solver> solver = schedule::make_solver(o.solver);
+  if (!solver) throw InputError(fmt::format("schedule: unknown solver '{}'", o.solver));
+  if (finite) {
+    const std::string reason = schedule::validate(problem);
+    if (!reason.empty()) throw std::runtime_error(fmt::format("invalid layer problem: {}", reason));
+    result = solver->solve(problem);
+    if (!result.feasible) throw std::runtime_error(fmt::format("the {} solver found no schedule", solver->name()));
+    const std::string violation = schedule::check_schedule(problem, result, tolerance(problem));
+    if (!violation.empty())
+      throw std::runtime_error(fmt::format("the {} solver's schedule is infeasible: {}", solver->name(), violation));
+    schedule::summarize(problem, result);
+  } else {
+    std::cerr << "phaze: no feasible schedule: an operator has no finite estimate on this design\n";
+  }
+
+  if (o.json) {
+    nlohmann::ordered_json out = ctx.json.is_null() ? nlohmann::ordered_json::object() : ctx.json;
+    const nlohmann::ordered_json result_json = io::schedule_output_json(problem, result, solver->name());
+    for (const auto& [key, value] : result_json.items()) out[key] = value;
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  print_text(ctx, problem, result, solver->name());
+}
+
+}  // namespace
+
+void add_schedule_command(CLI::App& app) {
+  auto o = std::make_shared<ScheduleOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "schedule", "Minimum-makespan operator schedule of one layer pass on the tensor and vector cores");
+  cmd->add_option("file", o->file, "Scheduling question JSON (see layer-schedule.md); or use --model");
+  cmd->add_option("--model", o->model, "Preset or Hugging Face config.json: schedule one of its layers");
+  cmd->add_option("--solver", o->solver, "exact (branch and bound), ilp (MILP on CBC) or list (heuristic)")
+      ->check(CLI::IsMember({"exact", "ilp", "list"}))
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print JSON");
+  const std::vector<std::string> model_only = {"--arch", "--seq",   "--mbs",   "--tp",
+                                               "--pass", "--layer", "--cache", "--no-cache"};
+  cmd->add_option("--arch", o->arch, "Architecture preset or JSON file (with --model)")->capture_default_str();
+  cmd->add_option("--seq", o->seq, "Sequence length (default: the model's)");
+  cmd->add_option("--mbs", o->mbs, "Micro-batch size")->capture_default_str();
+  cmd->add_option("--tp", o->tp, "Tensor-parallel width")->capture_default_str();
+  cmd->add_option("--pass", o->pass, "fwd or bwd")->check(CLI::IsMember({"fwd", "bwd"}))->capture_default_str();
+  cmd->add_option("--layer", o->layer, "embedding, transformer or head")
+      ->check(CLI::IsMember({"embedding", "transformer", "head"}))
+      ->capture_default_str();
+  cmd->add_option("--cache", o->cache, "Estimate cache file (default: $XDG_CACHE_HOME/phaze/estimates.sqlite)");
+  cmd->add_flag("--no-cache", o->no_cache, "Do not read or write the estimate cache");
+  cmd->add_flag("--comm-as-vector", o->comm_as_vector,
+                "Original rule: collectives run on a vector core and are blocked by parallel operators");
+  cmd->add_flag("--overlap-across-types", o->overlap_across_types,
+                "A parallel operator excludes only operators sharing a core type with it");
+  cmd->callback([o, cmd, model_only] {
+    o->seq_given = cmd->count("--seq") > 0;
+    o->model_only_given.clear();
+    for (const std::string& name : model_only)
+      if (cmd->count(name) > 0) o->model_only_given.push_back(name);
+    run_schedule(*o);
+  });
+}
+
+}  // namespace phaze::cli

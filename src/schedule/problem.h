@@ -1,0 +1,95 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace phaze::schedule {
+
+/// What an operator occupies (layer-schedule.md 1): a tensor core, a vector core, a tensor core with its
+/// paired vector core (fused GEMM + epilogue), the chip's link (a collective), or nothing (layout).
+enum class TaskKind { Tensor, Vector, Fused, Comm, None };
+
+/// One operator of the layer: its single-core and all-cores (intra-operator parallel) latency and energy.
+struct Task {
+  std::string id;
+  TaskKind kind = TaskKind::None;
+  double single_s = 0;    ///< ℓ, seconds on one core of its kind
+  double parallel_s = 0;  ///< ℓ', seconds on all cores of its kind (ignored for Comm and None)
+  double single_energy_j = 0;
+  double parallel_energy_j = 0;
+};
+
+/// A layer's scheduling problem: a DAG of tasks on n_TC tensor and n_VC vector cores; tensor core c and
+/// vector core c form pair c for c < min(n_TC, n_VC).
+struct Problem {
+  int64_t tensor_cores = 1;
+  int64_t vector_cores = 1;
+  std::vector<Task> tasks;
+  std::vector<std::pair<int, int>> edges;  ///< (from, to) task indices: `to` waits for `from`
+  /// Compatibility with the original: collectives are vector-core operators (blocked by parallel ones).
+  bool comm_as_vector = false;
+  /// Variant of constraint S7: a parallel operator excludes only operators sharing a core type with it.
+  bool overlap_across_types = false;
+
+  int64_t pairs() const { return tensor_cores < vector_cores ? tensor_cores : vector_cores; }
+};
+
+/// Where and when one task runs. Cores are -1 when unused or when the task runs on all of them.
+struct TaskSlot {
+  double start_s = 0;
+  double finish_s = 0;
+  bool parallel = false;
+  int64_t tensor_core = -1;
+  int64_t vector_core = -1;
+};
+
+struct Schedule {
+  bool feasible = false;  ///< false only when a latency is not finite
+  double makespan_s = 0;
+  std::vector<TaskSlot> tasks;  ///< one per task, in the problem's order
+  double energy_j = 0;
+  double tensor_utilisation = 0;  ///< busy tensor-core time / (n_TC · makespan)
+  double vector_utilisation = 0;
+  double tensor_peak = 0;  ///< most tensor cores busy at once / n_TC
+  double vector_peak = 0;
+  bool proven_optimal = false;
+};
+
+/// A scheduler: the exact branch and bound, the MILP of layer-schedule.md on CBC, or list scheduling.
+class Solver {
+ public:
+  virtual ~Solver() = default;
+  virtual Schedule solve(const Problem& problem) = 0;
+  virtual std::string_view name() const = 0;
+};
+
+/// "tensor", "vector", "fused", "comm" or "none".
+const char* to_string(TaskKind kind);
+
+/// "exact", "ilp" or "list"; nullptr for another name.
+std::unique_ptr<Solver> make_solver(std::string_view name);
+std::unique_ptr<Solver> make_exact_solver();
+std::unique_ptr<Solver> make_milp_solver();
+std::unique_ptr<Solver> make_list_solver();
+
+/// Checks a problem: indices in range, no self-loop or duplicate edge, acyclic, latencies finite and not
+/// negative. Returns "" or the reason (naming the task).
+std::string validate(const Problem& problem);
+
+/// An independent feasibility check of a schedule (precedence, durations, core capacity and indices,
+/// pairing of fused single-core tasks, exclusivity of parallel tasks, one collective at a time on the
+/// link, makespan). Returns "" or the first violation found.
+std::string check_schedule(const Problem& problem, const Schedule& schedule, double tolerance_s = 1e-12);
+
+/// Fills energy, utilisation and peaks of a schedule whose slots are set (layer-schedule.md 5).
+void summarize(const Problem& problem, Schedule& schedule);
+
+/// Gives cores to the tasks of a schedule whose times and modes are set, by the greedy interval rule of
+/// layer-schedule.md 5; false when the greedy rule cannot pair every fused single-core task.
+bool assign_cores(const Problem& problem, Schedule& schedule);
+
+}  // namespace phaze::schedule

@@ -1,0 +1,195 @@
+// End-to-end tests of `phaze schedule`: the worked examples of layer-schedule.md section 8 (fixtures in
+// tests/data/schedule) with the makespans of its quick-reference table, a real layer, and bad input.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "support/run_phaze.h"
+#include "support/temp_file.h"
+
+namespace {
+
+using nlohmann::json;
+using phaze_test::chomp;
+using phaze_test::expect_input_error;
+using phaze_test::expect_one_line;
+using phaze_test::quoted;
+using phaze_test::run_phaze;
+using phaze_test::RunResult;
+using phaze_test::TempFile;
+
+std::string data_path(const std::string& name) {
+  return std::string(PHAZE_TEST_DATA) + "/schedule/" + name;
+}
+
+json parse_json(const std::string& text) {
+  try {
+    return json::parse(text);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not JSON (" << e.what() << "): " << text.substr(0, 2000);
+    return json::object();
+  }
+}
+
+/// The final makespans of the quick-reference table (layer-schedule.md 8).
+struct Example {
+  const char* file;
+  double makespan;
+};
+
+const Example kExamples[] = {
+    {"a_chain.json", 6.5},
+    {"b_fork_join_forward.json", 11},
+    {"b_fork_join_backward.json", 20},
+    {"c_core_limit.json", 8},
+    {"c_core_limit_1_9.json", 7.6},
+    {"c_core_limit_2_0.json", 8},
+    {"d_fused_pairing.json", 8},
+    {"e_attention_forward.json", 15.5},
+    {"e_attention_forward_nop.json", 15.5},
+    {"e_attention_backward.json", 29},
+    {"f_collective.json", 11},
+    {"f_collective_original.json", 12},
+};
+
+json run_json(const std::string& file, const std::string& solver) {
+  const RunResult r = run_phaze("schedule " + quoted(data_path(file)) + " --solver " + solver + " --json");
+  EXPECT_EQ(r.status, 0) << file << " (" << solver << "): " << r.err;
+  return parse_json(r.out);
+}
+
+void expect_example(const Example& ex, const std::string& solver) {
+  SCOPED_TRACE(std::string(ex.file) + " with --solver " + solver);
+  const json j = run_json(ex.file, solver);
+  ASSERT_TRUE(j.contains("makespan_s") && j["makespan_s"].is_number()) << j.dump();
+  EXPECT_NEAR(j["makespan_s"].get<double>(), ex.makespan, 1e-9);
+  EXPECT_EQ(j["feasible"], true);
+  EXPECT_EQ(j["proven_optimal"], true);
+  // Every operator of the fixture is reported with a time.
+  for (const json& op : j["ops"]) {
+    EXPECT_TRUE(op["start_s"].is_number()) << op.dump();
+    EXPECT_LE(op["finish_s"].get<double>(), ex.makespan + 1e-9) << op.dump();
+  }
+}
+
+TEST(CliSchedule, WorkedExamplesWithTheIlpSolver) {
+  for (const Example& ex : kExamples) expect_example(ex, "ilp");
+}
+
+TEST(CliSchedule, WorkedExamplesWithTheExactSolver) {
+  for (const Example& ex : kExamples) expect_example(ex, "exact");
+}
+
+TEST(CliSchedule, ExactIsTheDefaultSolver) {
+  const RunResult r = run_phaze("schedule " + quoted(data_path("d_fused_pairing.json")) + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = parse_json(r.out);
+  EXPECT_EQ(j["solver"], "exact");
+  EXPECT_NEAR(j["makespan_s"].get<double>(), 8, 1e-9);
+}
+
+TEST(CliSchedule, ListSolverGivesAFeasibleScheduleNoBetterThanTheOptimum) {
+  for (const Example& ex : kExamples) {
+    SCOPED_TRACE(ex.file);
+    const json j = run_json(ex.file, "list");
+    ASSERT_TRUE(j.contains("makespan_s") && j["makespan_s"].is_number()) << j.dump();
+    EXPECT_GE(j["makespan_s"].get<double>(), ex.makespan - 1e-9);
+  }
+}
+
+TEST(CliSchedule, ExampleEOutputs) {
+  // layer-schedule.md 8, example E: TC utilisation 27 / (2 · 15.5), VC 3 / 15.5, both peaks 1.
+  const json j = run_json("e_attention_forward.json", "exact");
+  ASSERT_TRUE(j["makespan_s"].is_number()) << j.dump();
+  EXPECT_NEAR(j["tensor_utilisation"].get<double>(), 27.0 / 31, 1e-9);
+  EXPECT_NEAR(j["vector_utilisation"].get<double>(), 3.0 / 15.5, 1e-9);
+  EXPECT_NEAR(j["tensor_peak"].get<double>(), 1.0, 1e-12);
+  EXPECT_NEAR(j["vector_peak"].get<double>(), 1.0, 1e-12);
+  ASSERT_EQ(j["ops"].size(), 6u);
+  EXPECT_EQ(j["ops"][5]["id"], "P");
+  EXPECT_EQ(j["ops"][5]["parallel"], true);
+  EXPECT_NEAR(j["ops"][5]["start_s"].get<double>(), 13, 1e-9);
+}
+
+TEST(CliSchedule, TextOutputHasATableAndAGanttChart) {
+  const RunResult r = run_phaze("schedule " + quoted(data_path("f_collective.json")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* needle : {"D1", "W1", "AR", "LN", "parallel", "Gantt", "TC0", "TC1", "VC0", "link", "makespan 11"})
+    EXPECT_NE(r.out.find(needle), std::string::npos) << "lacks '" << needle << "':\n" << r.out;
+}
+
+TEST(CliSchedule, RealLayerBackwardPass) {
+  const RunResult r = run_phaze("schedule --model gpt3-175b --arch tpuv4-like --tp 8 --pass bwd --no-cache");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("makespan"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Gantt"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("utilisation"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("energy"), std::string::npos) << r.out;
+}
+
+TEST(CliSchedule, RealLayerJson) {
+  const RunResult r = run_phaze(
+      "schedule --model gpt3-175b --arch tpuv4-like --tp 8 --layer transformer --solver list --json --no-cache");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = parse_json(r.out);
+  EXPECT_EQ(j["pass"], "fwd");
+  EXPECT_EQ(j["tp"], 8);
+  EXPECT_EQ(j["solver"], "list");
+  EXPECT_EQ(j["ops"].size(), 18u);  // models.md 3.1 at t = 8
+  ASSERT_TRUE(j["makespan_s"].is_number()) << j.dump();
+  EXPECT_GT(j["makespan_s"].get<double>(), 0);
+  EXPECT_GT(j["energy_j"].get<double>(), 0);
+}
+
+TEST(CliSchedule, NeedsExactlyOneOfFileAndModel) {
+  expect_input_error(run_phaze("schedule"), "--model");
+  expect_input_error(run_phaze("schedule " + quoted(data_path("a_chain.json")) + " --model gpt3-175b"), "--model");
+  expect_input_error(run_phaze("schedule " + quoted(data_path("a_chain.json")) + " --arch tpuv4-like"), "--arch");
+  expect_input_error(run_phaze("schedule " + quoted(data_path("a_chain.json")) + " --pass bwd"), "--pass");
+}
+
+TEST(CliSchedule, BadOptionsExitTwo) {
+  expect_input_error(run_phaze("schedule " + quoted(data_path("a_chain.json")) + " --solver gurobi"));
+  expect_input_error(run_phaze("schedule --model gpt3-175b --pass sideways --no-cache"));
+  expect_input_error(run_phaze("schedule --model gpt3-175b --layer middle --no-cache"));
+  expect_input_error(run_phaze("schedule --model no-such-model --no-cache"));
+  expect_input_error(run_phaze("schedule " + quoted(data_path("no_such_file.json"))), "no_such_file.json");
+}
+
+TEST(CliSchedule, BadQuestionsExitTwoWithOneLine) {
+  const struct {
+    const char* text;
+    const char* needle;
+  } cases[] = {
+      {"{\"tensor_cores\": 2", "malformed"},
+      {R"({"vector_cores": 1, "ops": [{"id": "A", "unit": "tensor", "latency_s": 1, "parallel_latency_s": 1}]})",
+       "tensor_cores"},
+      {R"({"tensor_cores": 0, "vector_cores": 1, "ops": [{"id": "A", "unit": "tensor", "latency_s": 1,
+           "parallel_latency_s": 1}]})",
+       "tensor_cores"},
+      {R"({"tensor_cores": 1, "vector_cores": 1, "ops": [{"id": "A", "unit": "gpu", "latency_s": 1}]})", "unit"},
+      {R"({"tensor_cores": 1, "vector_cores": 1, "ops": [{"id": "A", "unit": "tensor", "latency_s": -1,
+           "parallel_latency_s": 1}]})",
+       "latency_s"},
+      {R"({"tensor_cores": 1, "vector_cores": 1, "ops": [{"id": "A", "unit": "none", "latency_s": 0},
+           {"id": "A", "unit": "none", "latency_s": 0}]})",
+       "duplicate"},
+      {R"({"tensor_cores": 1, "vector_cores": 1, "ops": [{"id": "A", "unit": "none", "latency_s": 0}],
+           "edges": [["A", "B"]]})",
+       "'B'"},
+      {R"({"tensor_cores": 1, "vector_cores": 1, "ops": [{"id": "A", "unit": "none", "latency_s": 0},
+           {"id": "B", "unit": "comm", "latency_s": 1}], "edges": [["A", "B"], ["B", "A"]]})",
+       "cycle"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    const TempFile file(c.text);
+    const RunResult r = run_phaze("schedule " + quoted(file.path()));
+    expect_input_error(r, c.needle);
+    EXPECT_NE(r.err.find(file.path()), std::string::npos) << "does not name the file: " << r.err;
+  }
+}
+
+}  // namespace

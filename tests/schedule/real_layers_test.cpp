@@ -1,0 +1,46 @@
+// Real transformer layers, costed by the accelerator model on the TPUv4-like design: the exact scheduler
+// and the MILP on CBC (two independent exact methods) find the same makespan.
+
+#include <gtest/gtest.h>
+
+#include "cost/operator_cost.h"
+#include "hw/presets.h"
+#include "model/layer_graph.h"
+#include "model/presets.h"
+#include "schedule/layer_problem.h"
+
+namespace {
+
+using namespace phaze;
+
+void expect_solvers_agree(const model::OperatorGraph& graph) {
+  const hw::Architecture arch = *hw::find_preset("tpuv4-like");
+  cost::Estimator estimator;
+  const schedule::Problem problem = schedule::layer_problem(graph, arch, estimator);
+  const schedule::Schedule exact = schedule::make_exact_solver()->solve(problem);
+  const schedule::Schedule milp = schedule::make_milp_solver()->solve(problem);
+  ASSERT_TRUE(exact.proven_optimal);
+  ASSERT_TRUE(milp.proven_optimal);
+  EXPECT_NEAR(exact.makespan_s, milp.makespan_s, 1e-9 * milp.makespan_s);
+  EXPECT_EQ(schedule::check_schedule(problem, exact, 1e-15), "");
+  EXPECT_EQ(schedule::check_schedule(problem, milp, 1e-12), "");
+}
+
+TEST(ScheduleRealLayers, ForwardLayersOfEverySeedModelAtWidthOneAndEight) {
+  for (const std::string& name : model::preset_names()) {
+    const model::ModelSpec spec = *model::find_preset(name);
+    for (int64_t t : {1, 8}) {
+      if (spec.heads % t != 0 || spec.kv_heads % t != 0 || spec.ffn % t != 0) continue;  // GPT-2 XL: 25 heads
+      SCOPED_TRACE(name + " t=" + std::to_string(t));
+      const model::Layer layer = model::build_transformer_layer(spec, {spec.default_seq, 1, t}, {});
+      expect_solvers_agree(layer.forward);
+    }
+  }
+}
+
+TEST(ScheduleRealLayers, BackwardLayerOfGpt3AtWidthEight) {
+  const model::ModelSpec spec = *model::find_preset("gpt3-175b");
+  expect_solvers_agree(model::build_transformer_layer(spec, {2048, 1, 8}, {}).backward);
+}
+
+}  // namespace

@@ -186,7 +186,9 @@ void print_text(const Context& ctx, const Problem& p, const Schedule& s, std::st
   }
   print_gantt(p, s, unit);
   fmt::print("\nmakespan {} {}{}\n", time_text(s.makespan_s, unit), unit.name,
-             s.proven_optimal ? " (proven optimal)" : "");
+             s.proven_optimal   ? " (proven optimal)"
+             : solver == "list" ? " (list scheduling, a heuristic)"
+                                : " (best found; optimality not proven within the search budget)");
   fmt::print("tensor cores: utilisation {:.1f} %, peak {:.1f} %\n", 100 * s.tensor_utilisation, 100 * s.tensor_peak);
   fmt::print("vector cores: utilisation {:.1f} %, peak {:.1f} %\n", 100 * s.vector_utilisation, 100 * s.vector_peak);
   fmt::print("energy {:.6g} J\n", s.energy_j);

@@ -31,6 +31,9 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+/// Search nodes before the exact solver returns its best schedule unproven (a few seconds).
+constexpr int64_t kNodeBudget = 4'000'000;
+
 enum Use : uint8_t { kNone = 0, kTc = 1, kVc = 2 };
 
 /// A set of identical cores: paired (tensor core c with vector core c) or unpaired of one type.
@@ -562,7 +565,7 @@ Schedule run(const Problem& problem, bool greedy, int64_t node_limit) {
 
 class ExactSolver : public Solver {
  public:
-  Schedule solve(const Problem& problem) override { return run(problem, false, 20'000'000); }
+  Schedule solve(const Problem& problem) override { return run(problem, false, kNodeBudget); }
   std::string_view name() const override { return "exact"; }
 };
 

@@ -10,6 +10,8 @@
 #include <CbcModel.hpp>
 #include <CglPreProcess.hpp>
 #include <CbcStrategy.hpp>
+#include <CglPreProcess.hpp>
+#include <CbcStrategy.hpp>
 #include <CbcSolver.hpp>
 #include <CglClique.hpp>
 #include <CglFlowCover.hpp>
@@ -496,6 +498,40 @@ PhaseSolution MilpBuilder::solve(const MilpOptions& options) const {
     for (auto& a : args) argv.push_back(a.c_str());
     CbcMain1(
         static_cast<int>(argv.size()), argv.data(), m2, [](CbcModel*, int) { return 0; }, data);
+  } else if (std::getenv("MILP_STRAT")) {
+    const int mode = std::atoi(std::getenv("MILP_STRAT"));
+    CbcStrategyDefault strategy(mode & 1 ? 1 : 0, 5, 5, 0);
+    strategy.setupPreProcessing(mode & 2 ? 1 : 0, 10);
+    model.setStrategy(strategy);
+    model.branchAndBound();
+  } else if (std::getenv("MILP_PRE")) {
+    CglPreProcess process;
+    process.messageHandler()->setLogLevel(0);
+    OsiSolverInterface* pre = process.preProcess(lp, false, 10);
+    if (!pre) { std::fprintf(stderr, "preprocess infeasible\n"); }
+    CbcModel m3(*pre);
+    m3.setLogLevel(0);
+    m3.messageHandler()->setLogLevel(0);
+    m3.solver()->messageHandler()->setLogLevel(0);
+    m3.setAllowableGap(0);
+    m3.setAllowableFractionGap(0);
+    m3.setAllowablePercentageGap(0);
+    m3.setIntegerTolerance(1e-9);
+    m3.addCutGenerator(&probing, -1, "Probing");
+    m3.addCutGenerator(&gomory, -1, "Gomory");
+    m3.addCutGenerator(&knapsack, -1, "Knapsack");
+    m3.addCutGenerator(&clique, -1, "Clique");
+    m3.addCutGenerator(&rounding_cuts, -1, "MIR2");
+    m3.addCutGenerator(&flow, -1, "FlowCover");
+    CbcRounding r3(m3);
+    m3.addHeuristic(&r3);
+    m3.branchAndBound();
+    process.postProcess(*m3.solver());
+    const double* b = process.originalModel()->getColSolution();
+    static std::vector<double> keep;
+    keep.assign(b, b + columns);
+    model.setBestSolution(keep.data(), columns, keep[col_makespan_], false);
+    std::fprintf(stderr, "pre: opt %d obj %g\n", m3.isProvenOptimal(), keep[col_makespan_]);
   } else
     model.branchAndBound();
 

@@ -142,6 +142,7 @@ class Search {
     finish_.assign(n_, 0);
     start_.assign(n_, 0);
     awaited_by_.assign(n_, 0);
+    overlaps_.assign(n_, 0);
     for (int s = 0; s < n_; ++s)
       for (int pr : q.preds[s]) awaited_by_[pr] |= uint64_t{1} << s;
     for (int s = 0; s < n_; ++s)
@@ -335,6 +336,18 @@ class Search {
     return false;
   }
 
+  // A single-core task that no other compute task overlaps is dominated by the same task run intra-operator
+  // parallel when that is no slower: nothing else ran beside it, so the parallel run starts at the same
+  // time, ends no later and frees every core sooner. Once every later task starts after it, no overlap can
+  // come any more.
+  bool lonely_single(double last_start) const {
+    if (greedy_) return false;
+    for (int k : open_singles_)
+      if (finish_[k] <= last_start && overlaps_[k] == 0 && q_.can_parallel[k] && q_.parallel[k] <= q_.single[k])
+        return true;
+    return false;
+  }
+
   void dive(uint64_t done, double last_start, int last_task, double last_task_start) {
     if (++nodes_ > node_limit_) return;
     if (done == (n_ == 64 ? ~uint64_t{0} : (uint64_t{1} << n_) - 1)) {
@@ -345,6 +358,7 @@ class Search {
       return;
     }
     if (lower_bound(done, last_start) >= best_) return;
+    if (lonely_single(last_start)) return;
     if (dominated(done, last_start)) return;
     std::vector<Choice> choices;
     options(done, last_start, last_task, last_task_start, choices);
@@ -410,6 +424,18 @@ class Search {
         }
       }
     }
+    // Which single-core compute tasks overlap another compute task.
+    if (q_.use[c.task] != kNone) {
+      for (int k : open_singles_) {
+        if (finish_[k] <= c.start) continue;
+        overlap_log_.push_back(k);
+        ++overlaps_[k];
+        overlap_log_.push_back(c.task);
+        ++overlaps_[c.task];
+      }
+      if (!c.parallel) open_singles_.push_back(c.task);
+    }
+    overlap_marks_.push_back(overlap_log_.size());
     last_ = c;
     path_.push_back(c);
     saved_.push_back(sv);
@@ -434,6 +460,13 @@ class Search {
     remaining_vc_ = sv.remaining_vc;
     remaining_link_ = sv.remaining_link;
     last_ = sv.last;
+    overlap_marks_.pop_back();
+    const size_t mark = overlap_marks_.empty() ? 0 : overlap_marks_.back();
+    while (overlap_log_.size() > mark) {
+      --overlaps_[overlap_log_.back()];
+      overlap_log_.pop_back();
+    }
+    if (!open_singles_.empty() && open_singles_.back() == c.task) open_singles_.pop_back();
   }
 
   const Problem& p_;
@@ -452,6 +485,10 @@ class Search {
   std::vector<Key> seen_;
   std::unordered_map<uint64_t, std::vector<Memo>> memo_;
   std::vector<uint64_t> awaited_by_;  // successors of each task (search indices)
+  std::vector<int> open_singles_;     // single-core compute tasks in sequence order
+  std::vector<int> overlaps_;         // compute tasks overlapping each task
+  std::vector<int> overlap_log_;      // increments of overlaps_, for undo
+  std::vector<size_t> overlap_marks_;
   mutable std::vector<double> est_;
   std::vector<Group> groups_;
   std::vector<std::vector<Group>> saved_groups_;

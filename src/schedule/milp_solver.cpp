@@ -4,33 +4,18 @@
 
 #include "schedule/milp_solver.h"
 
-#include <CbcHeuristic.hpp>
-#include <CbcHeuristicFPump.hpp>
-#include <CbcHeuristicLocal.hpp>
 #include <CbcModel.hpp>
-#include <CglPreProcess.hpp>
-#include <CbcStrategy.hpp>
-#include <CglPreProcess.hpp>
-#include <CbcStrategy.hpp>
 #include <CbcSolver.hpp>
-#include <CglClique.hpp>
-#include <CglFlowCover.hpp>
-#include <CglGomory.hpp>
-#include <CglKnapsackCover.hpp>
-#include <CglMixedIntegerRounding2.hpp>
-#include <CglProbing.hpp>
 #include <CoinMessageHandler.hpp>
 #include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <utility>
 
 namespace phaze::schedule {
@@ -40,6 +25,11 @@ namespace detail {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
+/// Stand-ins for column indices of variables fixed by the formulation (x of comparable pairs by S5, y of a
+/// collective): they are constants in the rows, not columns (Clp has aborted on models with many fixed
+/// columns and tiny coefficients).
+constexpr int kFixedZero = -1;
+constexpr int kFixedOne = -2;
 
 /// How an operator of V takes part in the model: Comm becomes Vector under Problem::comm_as_vector.
 enum class Kind { Tensor, Vector, Fused, Link };
@@ -86,6 +76,10 @@ struct Instance {
     return kind[a] == Kind::Fused ? n_p : n_vc;
   }
 };
+
+int no_callback(CbcModel* /*model*/, int /*where_from*/) {
+  return 0;
+}
 
 bool bad_latency(double v) {
   return !std::isfinite(v) || v < 0;
@@ -175,7 +169,6 @@ Instance prepare(const Problem& problem) {
 
 /// A solution of one MILP, rounded.
 struct PhaseSolution {
-  bool found = false;
   bool proven_optimal = false;
   double objective_s = 0;
   std::vector<char> y;
@@ -194,19 +187,17 @@ class MilpBuilder {
     const int n = in.n;
     col_t_.resize(n);
     col_y_.resize(n);
-    col_x_.assign(n, std::vector<int>(n, -1));
+    col_x_.assign(n, std::vector<int>(n, kFixedZero));
     col_ztc_.assign(n, {});
     col_zvc_.assign(n, {});
     col_makespan_ = add_column(0, kInfinity, 1, false);
     for (int a = 0; a < n; ++a) col_t_[a] = add_column(0, kInfinity, 0, false);
-    for (int a = 0; a < n; ++a) col_y_[a] = add_column(0, in.may_parallel[a] ? 1 : 0, 0, true);
+    for (int a = 0; a < n; ++a) col_y_[a] = in.may_parallel[a] ? add_column(0, 1, 0, true) : kFixedZero;
     for (int a = 0; a < n; ++a)
       for (int b = 0; b < n; ++b) {
         if (a == b) continue;
-        // S5: x_ab = 1, x_ba = 0 for b ∈ R(a), as bounds.
-        const double lo = in.reach[a][b] ? 1 : 0;
-        const double hi = in.reach[b][a] ? 0 : 1;
-        col_x_[a][b] = add_column(lo, hi, 0, true);
+        // S5: x_ab = 1, x_ba = 0 for b ∈ R(a).
+        col_x_[a][b] = in.reach[a][b] ? kFixedOne : in.reach[b][a] ? kFixedZero : add_column(0, 1, 0, true);
       }
     // S10 by omission: z^X_ac exists only when a uses X.
     for (int a = 0; a < n; ++a) {
@@ -229,16 +220,28 @@ class MilpBuilder {
     return static_cast<int>(col_lo_.size()) - 1;
   }
 
+  /// Adds lo ≤ Σ value·column ≤ hi; fixed variables move to the bounds, a row left without columns is
+  /// dropped (it holds: the fixed values come from a consistent order).
   void add_row(double lo, double hi, const std::vector<std::pair<int, double>>& terms) {
+    double constant = 0;
+    const size_t first = index_.size();
     for (const auto& [col, value] : terms) {
-      if (value == 0) continue;
+      if (value == 0 || col == kFixedZero) continue;
+      if (col == kFixedOne) {
+        constant += value;
+        continue;
+      }
       index_.push_back(col);
       value_.push_back(value);
     }
+    if (index_.size() == first) return;
     starts_.push_back(static_cast<CoinBigIndex>(index_.size()));
-    row_lo_.push_back(lo);
-    row_hi_.push_back(hi);
+    row_lo_.push_back(lo - constant);
+    row_hi_.push_back(hi - constant);
   }
+
+  /// The value of a column or fixed variable in a solution vector.
+  static double value_of(const double* sol, int col) { return col == kFixedOne ? 1 : col == kFixedZero ? 0 : sol[col]; }
 
   double length(int a) const { return in_.single[a] * in_.scale; }
   /// p_a = ℓ_a + (ℓ'_a − ℓ_a)·y_a (S2 substituted): the coefficient of y_a.
@@ -257,11 +260,11 @@ class MilpBuilder {
       for (int b = 0; b < n; ++b)
         if (a != b && in.reach[a][b])
           add_row(-kInfinity, -length(a), {{col_t_[a], 1}, {col_t_[b], -1}, {col_y_[a], stretch(a)}});
-    // S3: x_ab + x_ba ≤ 1 (for comparable pairs implied by the S5 bounds).
+    // S3: x_ab + x_ba ≤ 1 (for comparable pairs implied by the S5 values).
     for (int a = 0; a < n; ++a)
       for (int b = a + 1; b < n; ++b)
         if (!fixed(a, b)) add_row(-kInfinity, 1, {{col_x_[a][b], 1}, {col_x_[b][a], 1}});
-    // S4: x_ac ≥ x_ab + x_bc − 1; rows implied by the S5 bounds (x_ac fixed 1, x_ab or x_bc fixed 0) are
+    // S4: x_ac ≥ x_ab + x_bc − 1; rows implied by the S5 values (x_ac fixed 1, x_ab or x_bc fixed 0) are
     // left out.
     for (int a = 0; a < n; ++a)
       for (int b = 0; b < n; ++b) {
@@ -318,7 +321,7 @@ class MilpBuilder {
   }
 
   /// The serial schedule (topological order, each operator with its faster variant, on core 0): always
-  /// feasible, objective H; handed to CBC as the first incumbent.
+  /// feasible, objective H.
   std::vector<double> serial_solution() const {
     const Instance& in = in_;
     std::vector<double> sol(col_lo_.size(), 0);
@@ -337,14 +340,14 @@ class MilpBuilder {
     for (int a : order) {
       const bool par = in.may_parallel[a] && in.parallel[a] < in.single[a];
       sol[col_t_[a]] = now;
-      sol[col_y_[a]] = par ? 1 : 0;
+      if (col_y_[a] >= 0) sol[col_y_[a]] = par ? 1 : 0;
       now += in.duration(a, par) * in.scale;
       if (!col_ztc_[a].empty() && !par) sol[col_ztc_[a][0]] = 1;
       if (!col_zvc_[a].empty() && !par) sol[col_zvc_[a][0]] = 1;
     }
     for (int a = 0; a < in.n; ++a)
       for (int b = 0; b < in.n; ++b)
-        if (a != b) sol[col_x_[a][b]] = rank[a] < rank[b] ? 1 : 0;
+        if (a != b && col_x_[a][b] >= 0) sol[col_x_[a][b]] = rank[a] < rank[b] ? 1 : 0;
     sol[col_makespan_] = now;
     return sol;
   }
@@ -389,169 +392,77 @@ PhaseSolution MilpBuilder::solve(const MilpOptions& options) const {
   model.setLogLevel(0);
   model.messageHandler()->setLogLevel(0);
   model.solver()->messageHandler()->setLogLevel(0);
-  model.setAllowableGap(0);
-  model.setAllowableFractionGap(0);
-  model.setAllowablePercentageGap(0);
-  model.setIntegerTolerance(1e-9);
-  model.setNumberThreads(1);
-  model.setRandomSeed(1);
-  if (options.time_limit_s > 0) model.setMaximumSeconds(options.time_limit_s);
-
-  CglProbing probing;
-  probing.setUsingObjective(true);
-  probing.setMaxPass(1);
-  probing.setMaxPassRoot(5);
-  probing.setMaxProbe(10);
-  probing.setMaxProbeRoot(1000);
-  probing.setMaxLook(50);
-  probing.setMaxLookRoot(500);
-  probing.setMaxElements(200);
-  probing.setRowCuts(3);
-  CglGomory gomory;
-  gomory.setLimit(300);
-  CglKnapsackCover knapsack;
-  CglClique clique;
-  clique.setStarCliqueReport(false);
-  clique.setRowCliqueReport(false);
-  CglMixedIntegerRounding2 rounding_cuts;
-  CglFlowCover flow;
-  model.addCutGenerator(&probing, -1, "Probing");
-  model.addCutGenerator(&gomory, -1, "Gomory");
-  model.addCutGenerator(&knapsack, -1, "Knapsack");
-  model.addCutGenerator(&clique, -1, "Clique");
-  model.addCutGenerator(&rounding_cuts, -1, "MIR2");
-  model.addCutGenerator(&flow, -1, "FlowCover");
-  CbcRounding rounding(model);
-  model.addHeuristic(&rounding);
-  CbcHeuristicLocal local(model);
-  model.addHeuristic(&local);
-
-  std::vector<double> serial = serial_solution();
-  if (std::getenv("MILP_START")) {
-    const Instance& in = in_;
-    Schedule e = make_exact_solver()->solve(*in.problem);
-    std::vector<double> sol(col_lo_.size(), 0);
-    for (int a = 0; a < in.n; ++a) {
-      const TaskSlot& sa = e.tasks[in.task[a]];
-      sol[col_t_[a]] = sa.start_s * in.scale;
-      sol[col_y_[a]] = sa.parallel ? 1 : 0;
-      if (!col_ztc_[a].empty() && sa.tensor_core >= 0) sol[col_ztc_[a][sa.tensor_core]] = 1;
-      if (!col_zvc_[a].empty() && sa.vector_core >= 0) sol[col_zvc_[a][sa.vector_core]] = 1;
-      for (int b = 0; b < in.n; ++b) {
-        if (a == b) continue;
-        const TaskSlot& sb = e.tasks[in.task[b]];
-        bool key = std::make_tuple(sa.start_s, sa.finish_s, a) < std::make_tuple(sb.start_s, sb.finish_s, b);
-        sol[col_x_[a][b]] = (sa.finish_s <= sb.start_s && key) ? 1 : 0;
-      }
-    }
-    sol[col_makespan_] = e.makespan_s * in.scale;
-    serial = sol;
+  // CBC's stand-alone driver (its default cuts and heuristics) proves these models faster than a bare
+  // CbcModel::branchAndBound() (phase 1 of a 12-task DAG: 0.1 s instead of 3-10 s).
+  std::vector<std::string> args = {"phaze"};
+  const auto option = [&args](const char* name, const char* value) {
+    args.emplace_back(name);
+    args.emplace_back(value);
+  };
+  option("-log", "0");   // silent
+  option("-slog", "0");  // silent LP solver
+  option("-ratioGap", "0");
+  option("-allowableGap", "0");
+  // Accept any improvement: the default cutoff increment, 1e-5 internal units, is coarser than the smallest
+  // latencies after scaling.
+  option("-increment", "1e-10");
+  option("-integerTolerance", "1e-9");
+  // Latencies span five or more decades, so after scaling the shortest ones are ~1e-6 units. With Clp's
+  // default tolerances (1e-7) a root LP bound came out 8e-6 too high (a worse schedule was "proven"
+  // optimal), and on another model Clp aborted on an internal assertion; 1e-9 for both avoids both.
+  option("-primalTolerance", "1e-9");
+  option("-dualTolerance", "1e-9");
+  // CBC's integer preprocessing returned wrong "optimal" makespans on some of these models (e.g. the
+  // llama2-7b forward layer at t = 8: root cuts on the preprocessed model raised the bound above the
+  // optimum); without it every comparison with the exact solver agreed.
+  option("-preprocess", "off");
+  option("-threads", "0");  // no threads: deterministic
+  option("-randomCbcSeed", "1");
+  if (options.time_limit_s > 0) {
+    option("-timeMode", "elapsed");
+    option("-seconds", std::to_string(options.time_limit_s).c_str());
   }
-  model.setBestSolution(serial.data(), columns, serial[col_makespan_], true);
-
-  std::vector<int> prio;
-  if (const char* pr = std::getenv("MILP_PRIO")) {
-    const std::string order = pr;  // e.g. "yxz": first letter branched first
-    auto rank = [&](char c) { return static_cast<int>(order.find(c)) + 1; };
-    for (int c = 0; c < columns; ++c) {
-      if (!integer_[c]) continue;
-      char kind = 'z';
-      for (int a = 0; a < in_.n; ++a)
-        if (col_y_[a] == c) kind = 'y';
-      for (int a = 0; a < in_.n; ++a)
-        for (int b = 0; b < in_.n; ++b)
-          if (col_x_[a][b] == c) kind = 'x';
-      prio.push_back(rank(kind));
-    }
-  }
-  CbcModel m2(lp);
-  if (!prio.empty()) {
-    m2.findIntegers(true);
-    m2.passInPriorities(prio.data(), false);
-    model.findIntegers(true);
-    model.passInPriorities(prio.data(), false);
-  }
-  CbcModel* used = &model;
-  if (std::getenv("MILP_MAIN")) {
-    used = &m2;
-    m2.messageHandler()->setLogLevel(0);
-    m2.setBestSolution(serial.data(), columns, serial[col_makespan_], true);
-    std::fprintf(stderr, "start objective %g (serial/exact), accepted %g\n", serial[col_makespan_], m2.getObjValue());
+  args.push_back("-solve");
+  args.push_back("-quit");
+  std::vector<const char*> argv;
+  argv.reserve(args.size());
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  {
+    // CbcMain0/CbcMain1 keep parts of their state in globals of libCbcSolver: one solve at a time.
+    static std::mutex cbc_main;
+    const std::lock_guard<std::mutex> lock(cbc_main);
     CbcSolverUsefulData data;
     data.noPrinting_ = true;
     data.useSignalHandler_ = false;
-    CbcMain0(m2, data);
-    std::vector<std::string> args = {"phaze", "-log", "0", "-ratio", "0", "-allow", "0", "-integerT", "1e-9"};
-    if (const char* extra = std::getenv("MILP_ARGS")) {
-      std::string e = extra;
-      size_t pos = 0;
-      while (pos < e.size()) {
-        size_t q = e.find(' ', pos);
-        if (q == std::string::npos) q = e.size();
-        if (q > pos) args.push_back(e.substr(pos, q - pos));
-        pos = q + 1;
-      }
-    }
-    args.push_back("-solve");
-    args.push_back("-quit");
-    std::vector<const char*> argv;
-    for (auto& a : args) argv.push_back(a.c_str());
-    CbcMain1(
-        static_cast<int>(argv.size()), argv.data(), m2, [](CbcModel*, int) { return 0; }, data);
-  } else if (std::getenv("MILP_STRAT")) {
-    const int mode = std::atoi(std::getenv("MILP_STRAT"));
-    CbcStrategyDefault strategy(mode & 1 ? 1 : 0, 5, 5, 0);
-    strategy.setupPreProcessing(mode & 2 ? 1 : 0, 10);
-    model.setStrategy(strategy);
-    model.branchAndBound();
-  } else if (std::getenv("MILP_PRE")) {
-    CglPreProcess process;
-    process.messageHandler()->setLogLevel(0);
-    OsiSolverInterface* pre = process.preProcess(lp, false, 10);
-    if (!pre) { std::fprintf(stderr, "preprocess infeasible\n"); }
-    CbcModel m3(*pre);
-    m3.setLogLevel(0);
-    m3.messageHandler()->setLogLevel(0);
-    m3.solver()->messageHandler()->setLogLevel(0);
-    m3.setAllowableGap(0);
-    m3.setAllowableFractionGap(0);
-    m3.setAllowablePercentageGap(0);
-    m3.setIntegerTolerance(1e-9);
-    m3.addCutGenerator(&probing, -1, "Probing");
-    m3.addCutGenerator(&gomory, -1, "Gomory");
-    m3.addCutGenerator(&knapsack, -1, "Knapsack");
-    m3.addCutGenerator(&clique, -1, "Clique");
-    m3.addCutGenerator(&rounding_cuts, -1, "MIR2");
-    m3.addCutGenerator(&flow, -1, "FlowCover");
-    CbcRounding r3(m3);
-    m3.addHeuristic(&r3);
-    m3.branchAndBound();
-    process.postProcess(*m3.solver());
-    const double* b = process.originalModel()->getColSolution();
-    static std::vector<double> keep;
-    keep.assign(b, b + columns);
-    model.setBestSolution(keep.data(), columns, keep[col_makespan_], false);
-    std::fprintf(stderr, "pre: opt %d obj %g\n", m3.isProvenOptimal(), keep[col_makespan_]);
-  } else
-    model.branchAndBound();
+    CbcMain0(model, data);
+    CbcMain1(static_cast<int>(argv.size()), argv.data(), model, no_callback, data);
+  }
 
   PhaseSolution out;
   out.rows = rows;
   out.columns = columns;
-  const double* sol = used->bestSolution();
-  if (sol != nullptr) {
+  // Fall back to the serial schedule (objective H) when CBC has no solution (a time limit stopped it first)
+  // or one worse than the serial schedule, which no correct optimum is. The serial schedule is not handed
+  // to CBC as a first incumbent: CbcMain1 then prunes improvements smaller than its own tolerance.
+  std::vector<double> serial;
+  const double* sol = model.bestSolution();
+  const bool from_cbc = sol != nullptr && sol[col_makespan_] <= in_.big_m * in_.scale * (1 + 1e-9);
+  if (!from_cbc) {
+    serial = serial_solution();
+    sol = serial.data();
+  }
+  {
     const Instance& in = in_;
-    out.found = true;
-    out.proven_optimal = used->isProvenOptimal();
+    out.proven_optimal = from_cbc && model.isProvenOptimal();
     out.objective_s = sol[col_makespan_] / in.scale;
     out.y.resize(in.n);
     out.x.assign(in.n, std::vector<char>(in.n, 0));
     out.tensor_core.assign(in.n, -1);
     out.vector_core.assign(in.n, -1);
     for (int a = 0; a < in.n; ++a) {
-      out.y[a] = sol[col_y_[a]] > 0.5 ? 1 : 0;
+      out.y[a] = value_of(sol, col_y_[a]) > 0.5 ? 1 : 0;
       for (int b = 0; b < in.n; ++b)
-        if (a != b) out.x[a][b] = sol[col_x_[a][b]] > 0.5 ? 1 : 0;
+        if (a != b) out.x[a][b] = value_of(sol, col_x_[a][b]) > 0.5 ? 1 : 0;
       for (size_t c = 0; c < col_ztc_[a].size(); ++c)
         if (sol[col_ztc_[a][c]] > 0.5) out.tensor_core[a] = static_cast<int64_t>(c);
       for (size_t c = 0; c < col_zvc_[a].size(); ++c)
@@ -687,7 +598,6 @@ Schedule solve_milp(const Problem& problem, const MilpOptions& options, MilpRepo
   bool vc = false;
   for (int resolves = 0;; ++resolves) {
     const PhaseSolution s = MilpBuilder(in, tc, vc).solve(options);
-    if (!s.found) throw std::runtime_error("milp: CBC returned no solution");  // the serial one is always there
     const Replay r = replay(in, s.y, s.x);
     if (report != nullptr)
       report->phases.push_back(MilpPhase{tc, vc, s.objective_s, r.makespan, r.tc_peak, r.vc_peak, s.proven_optimal,

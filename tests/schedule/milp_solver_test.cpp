@@ -294,6 +294,33 @@ TEST(MilpSolver, SecondsScaleLatencies) {
   EXPECT_EQ(check_schedule(d, s), "");
 }
 
+TEST(MilpSolver, TinyDifferencesAgainstALargeLatency) {
+  // Example C in microseconds with ℓ' = 1.99 µs (all four parallel: 7.96 µs, 40 ns better than 8 µs), next to
+  // a task whose unused single-core variant takes 0.1 s, so the internal time unit is 0.1 s: the two
+  // candidate makespans differ by 4e-7 units, below CBC's default cutoff increment of 1e-5.
+  Problem p = example_c(1.99);
+  for (Task& t : p.tasks) {
+    t.single_s *= 1e-6;
+    t.parallel_s *= 1e-6;
+  }
+  p.tasks.push_back(task("X", TaskKind::Vector, 0.1, 1e-6));
+  p.edges.push_back({0, 4});
+  const Schedule s = make_milp_solver()->solve(p);
+  EXPECT_NEAR(s.makespan_s, 7.96e-6 + 1e-6, 1e-13);
+  EXPECT_EQ(check_schedule(p, s), "");
+}
+
+TEST(MilpSolver, ImprovementBelowDefaultCutoffIncrement) {
+  // Serially 0.1 s + 0.2 µs; both single-core side by side 0.1 s. The improvement, 2e-6 internal units, is
+  // below CBC's default cutoff increment (1e-5) and is lost when the serial schedule is handed to CbcMain1
+  // as a first incumbent.
+  Problem p = chip(2, 1);
+  p.tasks = {task("A", TaskKind::Tensor, 0.1, 0.1), task("B", TaskKind::Tensor, 2e-7, 3e-7)};
+  const Schedule s = make_milp_solver()->solve(p);
+  EXPECT_NEAR(s.makespan_s, 0.1, 1e-12);
+  EXPECT_EQ(check_schedule(p, s), "");
+}
+
 TEST(MilpSolver, NonFiniteOrNegativeLatencyIsInfeasible) {
   Problem p = example_e_forward();
   p.tasks[2].parallel_s = std::numeric_limits<double>::infinity();
@@ -398,6 +425,93 @@ TEST(MilpSolver, PairingCheckFailureResolvesWithBothTypes) {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// Regressions: instances on which a CBC setting returned a wrong "optimal" makespan.
+
+TEST(MilpRegression, Llama2ForwardLayerAtWidthEight) {
+  // The llama2-7b forward layer at t = 8 on the TPUv4-like chip (8 tensor, 2 vector cores). With CBC's
+  // integer preprocessing, root cuts raised the bound above the optimum and 0.0309902 s came back as
+  // optimal. The optimum is the serial schedule of fastest variants, H itself.
+  Problem p = chip(8, 2);
+  p.tasks = {task("F1", TaskKind::Vector, 0.00037525333333333335, 0.00018762666666666668),
+             task("F2", TaskKind::None, 0, 0),
+             task("F3q", TaskKind::Tensor, 0.00049956571428571434, 6.3390476190476185e-05),
+             task("F3k", TaskKind::Tensor, 0.00049956571428571434, 6.3390476190476185e-05),
+             task("F3v", TaskKind::Tensor, 0.00049956571428571434, 6.3390476190476185e-05),
+             task("F4q", TaskKind::Vector, 6.2415238095238097e-05, 3.1207619047619048e-05),
+             task("F4k", TaskKind::Vector, 6.2415238095238097e-05, 3.1207619047619048e-05),
+             task("F5", TaskKind::Fused, 0.00099888761904761911, 0.00049944380952380955),
+             task("F6", TaskKind::Vector, 0.0024978285714285712, 0.0012489142857142856),
+             task("F8", TaskKind::Tensor, 0.00049956571428571434, 0.00011883861333333333),
+             task("F9", TaskKind::None, 0, 0),
+             task("F10", TaskKind::Tensor, 0.00049956571428571434, 6.2659047619047619e-05),
+             task("F11", TaskKind::Comm, 0.013671875, 0.013671875),
+             task("F12", TaskKind::Vector, 0.00012483047619047619, 8.3886079999999995e-05),
+             task("F13", TaskKind::Vector, 0.00037525333333333335, 0.00018762666666666668),
+             task("F14", TaskKind::None, 0, 0),
+             task("F15g", TaskKind::Tensor, 0.0013733790476190477, 0.00017231238095238095),
+             task("F15u", TaskKind::Tensor, 0.0013733790476190477, 0.00017231238095238095),
+             task("F15s", TaskKind::Vector, 0.00012580571428571428, 6.2902857142857141e-05),
+             task("F16", TaskKind::Tensor, 0.0013733790476190477, 0.00017188571428571427),
+             task("F17", TaskKind::Comm, 0.013671875, 0.013671875),
+             task("F18", TaskKind::Vector, 0.00012483047619047619, 8.3886079999999995e-05)};
+  p.edges = {{0, 1},   {1, 2},   {1, 3},   {1, 4},   {2, 5},   {3, 6},   {5, 7},   {6, 7},   {7, 8},
+             {4, 9},   {8, 9},   {9, 10},  {10, 11}, {11, 12}, {12, 13}, {13, 14}, {14, 15}, {15, 16},
+             {15, 17}, {16, 18}, {17, 18}, {18, 19}, {19, 20}, {13, 21}, {20, 21}};
+  double serial = 0;
+  for (const Task& t : p.tasks)
+    if (t.kind != TaskKind::None) serial += t.kind == TaskKind::Comm ? t.single_s : std::min(t.single_s, t.parallel_s);
+  const Schedule s = make_milp_solver()->solve(p);
+  EXPECT_TRUE(s.proven_optimal);
+  EXPECT_NEAR(s.makespan_s, serial, 1e-12 * serial);
+  EXPECT_EQ(check_schedule(p, s, 1e-12), "");
+}
+
+TEST(MilpRegression, LatenciesOverFiveDecades) {
+  // Latencies from 0.8 µs to 0.097 s (3 tensor, 2 vector cores). With CBC's default dual tolerance (1e-7)
+  // the root LP bound came out 8e-6 internal units too high and a schedule 0.8 µs longer than the optimum
+  // (t1 single, t7 parallel, t8 parallel) was reported as optimal.
+  Problem p = chip(3, 2);
+  p.tasks = {task("t0", TaskKind::Tensor, 0.0035477359982782233, 0.0032920130453872841),
+             task("t1", TaskKind::Tensor, 0.090251434429989175, 0.097103719709596942),
+             task("t2", TaskKind::Tensor, 5.4578100043431904e-05, 4.3019625666483957e-05),
+             task("t3", TaskKind::Tensor, 0.059331981690086952, 0.042384704217866435),
+             task("t4", TaskKind::Vector, 0.0017774318692900346, 0.0017900961999748675),
+             task("t5", TaskKind::Vector, 0.00016602688579783038, 5.9864058664902873e-05),
+             task("t6", TaskKind::Tensor, 1.4099209386671903e-06, 7.7366395122031782e-07),
+             task("t7", TaskKind::Fused, 0.046550085572311231, 0.014012429154543413),
+             task("t8", TaskKind::Tensor, 2.3566870954551435e-06, 1.5510311298983149e-06)};
+  p.edges = {{0, 4}, {0, 6}, {0, 8}, {1, 7}, {1, 8}, {2, 3}, {3, 4}, {3, 8}, {4, 5}, {5, 6}, {7, 8}};
+  const double optimum = p.tasks[1].single_s + p.tasks[7].parallel_s + p.tasks[8].parallel_s;
+  const Schedule s = make_milp_solver()->solve(p);
+  EXPECT_TRUE(s.proven_optimal);
+  EXPECT_NEAR(s.makespan_s, optimum, 1e-15);
+  EXPECT_EQ(check_schedule(p, s, 1e-12), "");
+}
+
+TEST(MilpRegression, ClpAssertionWithDefaultTolerances) {
+  // Latencies from 0.3 µs to 43 ms: with Clp's default tolerances the LP solver aborted
+  // (ClpNonLinearCost::checkInfeasibilities: lowerValue <= upperValue). The optimum runs every compute
+  // operator parallel, one after another, with the collective on the link alongside the last one.
+  Problem p = chip(3, 1);
+  p.tasks = {task("t0", TaskKind::Vector, 0.00029369430855293304, 9.4935122205286335e-05),
+             task("t1", TaskKind::Tensor, 0.0025712656969337461, 0.00079151819284400677),
+             task("t2", TaskKind::Vector, 1.4582366839786657e-06, 2.9109703933490667e-07),
+             task("t3", TaskKind::Vector, 8.5765757560638789e-06, 3.2932849304163731e-06),
+             task("t4", TaskKind::Vector, 0.0015542060187185701, 0.00024389161771656885),
+             task("t5", TaskKind::Vector, 4.3967043918327086e-05, 2.9829187486623871e-05),
+             task("t6", TaskKind::Comm, 9.7294916832453263e-06, 9.7294916832453263e-06),
+             task("t7", TaskKind::Tensor, 0.042896509194133244, 0.0046600532716278408)};
+  p.edges = {{0, 3}, {0, 5}, {1, 2}, {2, 5}, {2, 6}, {4, 7}, {5, 6}, {5, 7}};
+  double optimum = 0;
+  for (const Task& t : p.tasks)
+    if (t.kind != TaskKind::Comm) optimum += t.parallel_s;
+  const Schedule s = make_milp_solver()->solve(p);
+  EXPECT_TRUE(s.proven_optimal);
+  EXPECT_NEAR(s.makespan_s, optimum, 1e-15);
+  EXPECT_EQ(check_schedule(p, s, 1e-12), "");
+}
+
+// ---------------------------------------------------------------------------------------------------
 // Random small instances against the enumeration of section 7.
 
 struct Enumeration {
@@ -497,7 +611,8 @@ struct Enumeration {
   }
 };
 
-Problem random_problem(std::mt19937& rng, int n) {
+/// Random DAG of n tasks; latencies small integers, or (in_seconds) log-uniform in [1e-6, 1e-1] seconds.
+Problem random_problem(std::mt19937& rng, int n, bool in_seconds = false) {
   static const int64_t kChips[][2] = {{1, 1}, {2, 1}, {2, 2}, {3, 2}, {1, 2}};
   std::uniform_int_distribution<int> pick_chip(0, 4), pick_kind(0, 9), latency(0, 9), percent(0, 99);
   const int c = pick_chip(rng);
@@ -516,6 +631,11 @@ Problem random_problem(std::mt19937& rng, int n) {
     if (kind != TaskKind::None && percent(rng) < 5) single = 0;
     double parallel = kind == TaskKind::Comm ? single : std::max(0.0, single - latency(rng) * 0.5);
     if (kind == TaskKind::None) parallel = 0;
+    if (in_seconds && kind != TaskKind::None) {
+      std::uniform_real_distribution<double> exponent(-6, -1), factor(0.2, 1.2);
+      single = std::pow(10.0, exponent(rng));
+      parallel = kind == TaskKind::Comm ? single : single * factor(rng);
+    }
     p.tasks.push_back(task(numbered("t", i), kind, single, parallel, single, parallel));
   }
   for (int i = 0; i < n; ++i)
@@ -539,6 +659,67 @@ TEST(MilpRandom, SmallInstancesMatchEnumeration) {
     EXPECT_EQ(check_schedule(p, s, 1e-9), "");
     EXPECT_LE(report.phases.size(), 3u);
   }
+}
+
+TEST(MilpRandom, SecondsScaleInstancesMatchEnumeration) {
+  std::mt19937 rng(77);
+  for (int instance = 0; instance < 40; ++instance) {
+    const int n = 3 + instance % 4;
+    const Problem p = random_problem(rng, n, true);
+    const double expected = Enumeration(p).run();
+    const Schedule s = make_milp_solver()->solve(p);
+    SCOPED_TRACE(numbered("instance ", instance));
+    ASSERT_TRUE(s.feasible);
+    EXPECT_TRUE(s.proven_optimal);
+    EXPECT_NEAR(s.makespan_s, expected, 1e-12 * expected);
+    EXPECT_EQ(check_schedule(p, s), "");
+  }
+}
+
+TEST(MilpRandom, Deterministic) {
+  std::mt19937 rng(5);
+  for (int instance = 0; instance < 5; ++instance) {
+    const Problem p = random_problem(rng, 7);
+    const Schedule a = make_milp_solver()->solve(p);
+    const Schedule b = make_milp_solver()->solve(p);
+    ASSERT_EQ(a.tasks.size(), b.tasks.size());
+    EXPECT_EQ(a.makespan_s, b.makespan_s);
+    for (size_t i = 0; i < a.tasks.size(); ++i) {
+      EXPECT_EQ(a.tasks[i].start_s, b.tasks[i].start_s);
+      EXPECT_EQ(a.tasks[i].parallel, b.tasks[i].parallel);
+      EXPECT_EQ(a.tasks[i].tensor_core, b.tasks[i].tensor_core);
+      EXPECT_EQ(a.tasks[i].vector_core, b.tasks[i].vector_core);
+    }
+  }
+}
+
+/// A 12-task instance (µs) whose final solve takes CBC tens of seconds to prove.
+Problem hard_twelve_tasks() {
+  Problem p = chip(2, 1);
+  p.tasks = {task("t0", TaskKind::Tensor, 5, 3.81),  task("t1", TaskKind::Tensor, 9, 7.938),
+             task("t2", TaskKind::Vector, 10, 10),   task("t3", TaskKind::Vector, 6, 6),
+             task("t4", TaskKind::Tensor, 9, 4.104), task("t5", TaskKind::Tensor, 10, 6.12),
+             task("t6", TaskKind::Vector, 18, 18),   task("t7", TaskKind::Tensor, 8, 2.688),
+             task("t8", TaskKind::Vector, 6, 4.212), task("t9", TaskKind::Vector, 5, 5),
+             task("t10", TaskKind::Comm, 19, 19),    task("t11", TaskKind::Tensor, 1, 0.75)};
+  for (Task& t : p.tasks) {
+    t.single_s *= 1e-6;
+    t.parallel_s *= 1e-6;
+  }
+  p.edges = {{0, 11}, {1, 10}, {3, 11}, {4, 6}};
+  return p;
+}
+
+TEST(MilpRandom, TimeLimitStillGivesAValidSchedule) {
+  const Problem p = hard_twelve_tasks();
+  phaze::schedule::detail::MilpOptions options;
+  options.time_limit_s = 0.3;
+  MilpReport report;
+  const Schedule s = solve_milp(p, options, &report);
+  ASSERT_TRUE(s.feasible);
+  EXPECT_FALSE(s.proven_optimal);
+  EXPECT_EQ(check_schedule(p, s), "");
+  EXPECT_LE(report.phases.size(), 3u);
 }
 
 TEST(MilpRandom, TwelveTaskDag) {

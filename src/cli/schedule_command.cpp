@@ -45,6 +45,7 @@ struct ScheduleOptions {
   bool json = false;
   bool comm_as_vector = false;
   bool overlap_across_types = false;
+  std::string question_out;                   ///< write the question here as JSON ("-": stdout) and stop
   std::vector<std::string> model_only_given;  ///< --model options given (an error with FILE)
   bool seq_given = false;
 };
@@ -222,6 +223,19 @@ Problem model_problem(const ScheduleOptions& o, Context& ctx) {
   return problem;
 }
 
+/// Writes the scheduling question (the input format of `phaze schedule FILE`), so that a real layer can be
+/// handed to another solver or kept as a test case.
+void write_question(const Problem& problem, const std::string& path) {
+  const std::string text = io::schedule_input_json(problem).dump(2) + "\n";
+  if (path == "-") {
+    std::cout << text;
+    return;
+  }
+  std::ofstream out(path);
+  out << text;
+  if (!out.good()) throw InputError(fmt::format("schedule: cannot write '{}'", path));
+}
+
 /// The absolute time tolerance of the schedule check: relative to the problem's time scale.
 double tolerance(const Problem& p) {
   double scale = 0;
@@ -244,6 +258,10 @@ void run_schedule(const ScheduleOptions& o) {
     ctx.title = fmt::format("schedule of {}: {} operators", o.file, problem.tasks.size());
   } else {
     problem = model_problem(o, ctx);
+  }
+  if (!o.question_out.empty()) {
+    write_question(problem, o.question_out);
+    return;
   }
 
   // An operator without a finite estimate makes the layer infeasible on this design (layer-schedule.md 5).
@@ -304,6 +322,8 @@ void add_schedule_command(CLI::App& app) {
                 "Original rule: collectives run on a vector core and are blocked by parallel operators");
   cmd->add_flag("--overlap-across-types", o->overlap_across_types,
                 "A parallel operator excludes only operators sharing a core type with it");
+  cmd->add_option("--write-question", o->question_out,
+                  "Write the scheduling question as JSON to this file ('-': standard output) instead of solving");
   cmd->callback([o, cmd, model_only] {
     o->seq_given = cmd->count("--seq") > 0;
     o->model_only_given.clear();

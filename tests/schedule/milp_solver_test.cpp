@@ -1,6 +1,6 @@
 // The MILP solver on CBC (layer-schedule.md 3-4): the worked examples A-F of section 8 with their phase-1
-// and final makespans, the outputs of example E, and small random instances against an independent
-// enumeration (section 7).
+// and final makespans, the outputs of example E, edge cases, instances on which a CBC setting went wrong,
+// and small random instances against an independent enumeration (section 7).
 
 #include "schedule/milp_solver.h"
 
@@ -13,6 +13,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

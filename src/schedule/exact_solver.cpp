@@ -11,8 +11,14 @@
 // vector core, and how many cores are in that state), and a task chooses among distinct groups only.
 // Adjacent tasks with equal starts that do not interact are taken in index order only.
 //
+// Dominance: a phase (a maximal run of overlapping single-core tasks) that its tasks could replace, run
+// parallel one after another, within its own span; a parallel task that nothing waits for placed before
+// a parallel task that was ready as early (the swapped order is no worse).
+//
 // Bounds: the latest start so far plus the longest remaining chain of fastest variants; per core type,
-// the remaining core-time on top of when each core becomes free; the remaining collectives on the link.
+// the remaining core-time on top of when each core becomes free; the remaining collectives on the link;
+// the time that parallel tasks (which run alone) and single-core work leave no way around, for all
+// remaining tasks and for the remaining ancestors of each collective followed by what comes after it.
 
 #include <algorithm>
 #include <cmath>
@@ -34,6 +40,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 /// Search nodes before the exact solver returns its best schedule unproven (a few seconds).
 constexpr int64_t kNodeBudget = 4'000'000;
 
+/// Task sets whose exclusive-time bound is kept (about 64 bytes each).
+constexpr size_t kExclusiveMemoLimit = 1 << 20;
+
 enum Use : uint8_t { kNone = 0, kTc = 1, kVc = 2 };
 
 /// A set of identical cores: paired (tensor core c with vector core c) or unpaired of one type.
@@ -52,6 +61,10 @@ struct Prepared {
   std::vector<std::vector<int>> preds;  // effective predecessors (through layout tasks)
   std::vector<double> tail;             // longest chain of fastest variants from the task to the end
   std::vector<uint64_t> pred_mask;
+  std::vector<char> feeds_comm;  // a collective waits for the task
+  std::vector<uint64_t> ancestors;    // every task that must finish before the task starts
+  std::vector<uint64_t> descendants;  // every task that starts after the task finishes
+  std::vector<int> link_tasks;      // collectives on the link
 };
 
 Prepared prepare(const Problem& p) {
@@ -111,6 +124,20 @@ Prepared prepare(const Problem& p) {
       }
     }
   }
+  q.ancestors.assign(n, 0);
+  for (int s = 0; s < n; ++s) {
+    q.ancestors[s] = q.pred_mask[s];
+    for (int pr : q.preds[s]) q.ancestors[s] |= q.ancestors[pr];
+    if (q.comm[s]) q.link_tasks.push_back(s);
+  }
+  q.descendants.assign(n, 0);
+  for (int s = 0; s < n; ++s)
+    for (int a = 0; a < n; ++a)
+      if (q.ancestors[s] >> a & 1) q.descendants[a] |= uint64_t{1} << s;
+  q.feeds_comm.assign(n, 0);
+  for (int s = 0; s < n; ++s)
+    if (q.comm[s])
+      for (int pr : q.preds[s]) q.feeds_comm[pr] = 1;
   // tail[s] = fastest[s] + the largest tail of a successor; search indices are topological.
   q.tail.assign(n, 0);
   std::vector<double> best_after(n, 0);
@@ -135,6 +162,7 @@ class Search {
  public:
   Search(const Problem& p, const Prepared& q, int64_t node_limit, bool greedy)
       : p_(p), q_(q), n_(static_cast<int>(q.task.size())), node_limit_(node_limit), greedy_(greedy) {
+    all_ = n_ == 64 ? ~uint64_t{0} : (uint64_t{1} << n_) - 1;
     const int64_t pairs = p.pairs();
     if (pairs > 0) groups_.push_back(Group{0, 0, pairs, kTc | kVc});
     if (p.tensor_cores > pairs) groups_.push_back(Group{0, 0, p.tensor_cores - pairs, kTc});
@@ -208,11 +236,137 @@ class Search {
       }
     }
     if (remaining_link_ > 0) bound = std::max(bound, std::max(link_end_, last_start) + remaining_link_);
+    if (!p_.overlap_across_types && bound < best_) {
+      const uint64_t rest = ~done & all_;
+      bound = std::max(bound, last_start + exclusive_bound(rest));
+      // A collective starts after all its remaining ancestors; what follows it is at least a chain, or the
+      // tasks up to a later collective, that collective and what follows it.
+      for (int c : q_.link_tasks)
+        if (rest >> c & 1)
+          bound = std::max(bound, last_start + exclusive_bound(rest & q_.ancestors[c]) + q_.single[c] + after_link_task(c, rest));
+    }
     return bound;
+  }
+
+  // A lower bound on the time any schedule needs for the compute tasks in `set` alone (layer-schedule.md:
+  // a parallel task runs alone). With y the tasks run single-core, that time is at least
+  //   Σ_{parallel} ℓ' + max(M, Σ_{single} c_i),  c_i = α·ℓ_i/n_TC [uses TC] + (1 − α)·ℓ_i/n_VC [uses VC],
+  // where M ≥ the longest single-core task (each runs in the time no parallel task does) and the sum is
+  // the single-core work spread over the cores, mixed by any α in [0, 1]. For each class "longest single
+  // task = m_k" the bound over y is the value of a fractional knapsack (capacity M before the max bites);
+  // the minimum over the classes, each at its best α, bounds every schedule.
+  double exclusive_bound(uint64_t set) const {
+    const auto known = exclusive_memo_.find(set);
+    if (known != exclusive_memo_.end()) return known->second;
+    const double value = compute_exclusive_bound(set);
+    if (exclusive_memo_.size() >= kExclusiveMemoLimit) exclusive_memo_.clear();  // bounded memory
+    exclusive_memo_.emplace(set, value);
+    return value;
+  }
+
+  double compute_exclusive_bound(uint64_t set) const {
+    items_.clear();
+    double all_parallel = 0, forced_work[4] = {0, 0, 0, 0}, forced_longest = 0;
+    bool forced = false;
+    for (int s = 0; s < n_; ++s) {
+      if (!(set >> s & 1) || q_.use[s] == kNone) continue;
+      if (!q_.can_parallel[s] || !std::isfinite(q_.parallel[s])) {
+        forced = true;
+        forced_longest = std::max(forced_longest, q_.single[s]);
+        forced_work[q_.use[s]] += q_.single[s];
+        continue;
+      }
+      all_parallel += q_.parallel[s];
+      items_.push_back(Item{q_.single[s], q_.parallel[s], q_.use[s], 0, s});
+    }
+    if (items_.empty() && !forced) return 0;
+    // A longest chain of the set (fastest variants): its single-core tasks run one after another, all in
+    // the time no parallel task runs, so that time is also at least their sum.
+    path_length_.assign(n_, 0);
+    path_prev_.assign(n_, -1);
+    int last = -1;
+    for (int s = 0; s < n_; ++s) {
+      if (!(set >> s & 1)) continue;
+      double before = 0;
+      for (int pr : q_.preds[s])
+        if ((set >> pr & 1) && path_length_[pr] > before) {
+          before = path_length_[pr];
+          path_prev_[s] = pr;
+        }
+      path_length_[s] = before + q_.fastest[s];
+      if (last < 0 || path_length_[s] > path_length_[last]) last = s;
+    }
+    uint64_t chain = 0;
+    for (int s = last; s >= 0; s = path_prev_[s]) chain |= uint64_t{1} << s;
+    std::sort(items_.begin(), items_.end(), [](const Item& a, const Item& b) { return a.single < b.single; });
+    const double n_tc = static_cast<double>(p_.tensor_cores), n_vc = static_cast<double>(p_.vector_cores);
+    double best = forced ? kInf : all_parallel;  // the class without single-core tasks
+    size_t eligible = 0;
+    for (size_t k = 0; k <= items_.size(); ++k) {
+      // Classes: the longest single-core task is forced_longest (k = 0, when some task cannot run
+      // parallel) or the k-th shortest parallelizable task (one class per distinct length).
+      double m;
+      if (k == 0) {
+        if (!forced) continue;
+        m = forced_longest;
+      } else {
+        m = items_[k - 1].single;
+        if (m < forced_longest || (k < items_.size() && items_[k].single == m)) continue;
+      }
+      if (m >= best) break;  // every later class costs at least its M
+      while (eligible < items_.size() && items_[eligible].single <= m) ++eligible;
+      double class_bound = 0;
+      // (α, γ): the work term mixes the core types by α; γ mixes it with the chain term.
+      for (const auto& [alpha, gamma] : {std::pair{0.0, 1.0}, {0.5, 1.0}, {1.0, 1.0}, {0.0, 0.5}, {0.5, 0.5}, {1.0, 0.5},
+                                        {0.5, 0.0}}) {
+        const double w_tc = gamma * alpha / n_tc, w_vc = gamma * (1 - alpha) / n_vc;
+        auto weight = [&](uint8_t use, double single) {
+          return single * (((use & kTc) ? w_tc : 0.0) + ((use & kVc) ? w_vc : 0.0));
+        };
+        double used = weight(kTc, forced_work[kTc]) + weight(kVc, forced_work[kVc]) +
+                      weight(kTc | kVc, forced_work[kTc | kVc]);
+        for (size_t i = 0; i < eligible; ++i)
+          items_[i].weight = weight(items_[i].use, items_[i].single) +
+                             ((chain >> items_[i].task & 1) ? (1 - gamma) * items_[i].single : 0.0);
+        order_.resize(eligible);
+        for (size_t i = 0; i < eligible; ++i) order_[i] = static_cast<int>(i);
+        std::sort(order_.begin(), order_.end(), [&](int a, int b) {
+          return items_[a].parallel * items_[b].weight > items_[b].parallel * items_[a].weight;
+        });
+        // The fractional knapsack: an item run single gains its ℓ' while the capacity M lasts, and
+        // ℓ' − c beyond it (taken only when positive).
+        double gain = 0;
+        for (int i : order_) {
+          const Item& it = items_[i];
+          const double room = std::max(m - used, 0.0);
+          const double part = it.weight <= room ? 1.0 : room / it.weight;
+          gain += part * it.parallel + (1 - part) * std::max(it.parallel - it.weight, 0.0);
+          used += it.weight;
+        }
+        const double forced_excess = std::max(weight(kTc, forced_work[kTc]) + weight(kVc, forced_work[kVc]) +
+                                                  weight(kTc | kVc, forced_work[kTc | kVc]) - m,
+                                              0.0);
+        class_bound = std::max(class_bound, all_parallel - gain + m + forced_excess);
+      }
+      best = std::min(best, class_bound);
+    }
+    return best;
+  }
+
+  double after_link_task(int c, uint64_t rest) const {
+    double after = q_.tail[c] - q_.fastest[c];
+    for (int d : q_.link_tasks)
+      if ((rest >> d & 1) && (q_.ancestors[d] >> c & 1))
+        after = std::max(after, exclusive_bound(rest & q_.ancestors[d] & q_.descendants[c]) + q_.single[d] +
+                                    after_link_task(d, rest));
+    return after;
   }
 
   void options(uint64_t done, double last_start, int last_task, double last_task_start, std::vector<Choice>& out) {
     out.clear();
+    const Choice* prev_compute = nullptr;  // the last compute task of the sequence
+    for (auto it = path_.rbegin(); it != path_.rend() && !prev_compute; ++it)
+      if (q_.use[it->task] != kNone) prev_compute = &*it;
     for (int s = 0; s < n_; ++s) {
       if ((done >> s & 1) || (q_.pred_mask[s] & ~done)) continue;
       double ready = 0;
@@ -223,6 +377,12 @@ class Search {
         // Equal starts, no interaction: keep one order of the two.
         if (last_task >= 0 && start == last_task_start && s < last_task && !(q_.pred_mask[s] >> last_task & 1) &&
             !interacts(s, parallel, group))
+          return;
+        // A parallel task that nothing waits for, followed by a parallel task that was ready when it
+        // started: the other order ends both no later and the second one sooner (between two such tasks,
+        // the one with the lower index goes first).
+        if (!greedy_ && parallel && prev_compute && prev_compute->parallel && awaited_by_[prev_compute->task] == 0 &&
+            ready <= prev_compute->start && (awaited_by_[s] != 0 || s < prev_compute->task))
           return;
         const double duration = parallel ? q_.parallel[s] : q_.single[s];
         out.push_back(Choice{s, parallel, group, kind, other, start, start + duration});
@@ -348,6 +508,25 @@ class Search {
     return false;
   }
 
+  // A closed phase [a, b) is dominated when its tasks, run intra-operator parallel one after another in
+  // their order (each no earlier than it started), all end by b: no compute task outside the phase ran in
+  // [a, b), every later compute task starts at b or later, and a collective waiting for a phase task must
+  // not be delayed (checked). Running them parallel is then no worse and frees the cores sooner.
+  bool closed_phase_dominated() const {
+    if (greedy_ || closed_begin_ < 0 || p_.overlap_across_types) return false;
+    double end = 0, replay = 0;
+    for (int k = closed_begin_; k < closed_end_; ++k)
+      if (q_.use[path_[k].task] != kNone) end = std::max(end, path_[k].finish);
+    for (int k = closed_begin_; k < closed_end_; ++k) {
+      const Choice& c = path_[k];
+      if (q_.use[c.task] == kNone) continue;
+      if (!q_.can_parallel[c.task] || !std::isfinite(q_.parallel[c.task])) return false;
+      replay = std::max(replay, c.start) + q_.parallel[c.task];
+      if (q_.feeds_comm[c.task] && replay > c.finish) return false;
+    }
+    return replay <= end;
+  }
+
   void dive(uint64_t done, double last_start, int last_task, double last_task_start) {
     if (++nodes_ > node_limit_) return;
     if (done == (n_ == 64 ? ~uint64_t{0} : (uint64_t{1} << n_) - 1)) {
@@ -359,6 +538,7 @@ class Search {
     }
     if (lower_bound(done, last_start) >= best_) return;
     if (lonely_single(last_start)) return;
+    if (closed_phase_dominated()) return;
     if (dominated(done, last_start)) return;
     std::vector<Choice> choices;
     options(done, last_start, last_task, last_task_start, choices);
@@ -375,13 +555,34 @@ class Search {
   struct Saved {
     double makespan, link_end, compute_end[4], parallel_end[4], remaining_tc, remaining_vc, remaining_link;
     Choice last;
+    int phase_begin, closed_begin, closed_end;
+    double phase_end;
     int new_group;
     Group old_group;
   };
   std::vector<Saved> saved_;
 
   void apply(const Choice& c) {
-    Saved sv{makespan_, link_end_, {}, {}, remaining_tc_, remaining_vc_, remaining_link_, last_, -1, {}};
+    Saved sv{makespan_, link_end_,     {},           {},          remaining_tc_, remaining_vc_, remaining_link_,
+             last_,     phase_begin_, closed_begin_, closed_end_, phase_end_,    -1,            {}};
+    closed_begin_ = closed_end_ = -1;
+    if (q_.use[c.task] != kNone) {
+      // A compute task starting at or after the end of the current phase closes it.
+      const int index = static_cast<int>(path_.size());
+      const bool closes = phase_begin_ >= 0 && c.start >= phase_end_;
+      if (closes) {
+        closed_begin_ = phase_begin_;
+        closed_end_ = index;
+      }
+      if (c.parallel) {
+        phase_begin_ = -1;
+      } else if (phase_begin_ < 0 || closes) {
+        phase_begin_ = index;
+        phase_end_ = c.finish;
+      } else {
+        phase_end_ = std::max(phase_end_, c.finish);
+      }
+    }
     std::copy(std::begin(compute_end_), std::end(compute_end_), sv.compute_end);
     std::copy(std::begin(parallel_end_), std::end(parallel_end_), sv.parallel_end);
     const int s = c.task;
@@ -460,6 +661,10 @@ class Search {
     remaining_vc_ = sv.remaining_vc;
     remaining_link_ = sv.remaining_link;
     last_ = sv.last;
+    phase_begin_ = sv.phase_begin;
+    closed_begin_ = sv.closed_begin;
+    closed_end_ = sv.closed_end;
+    phase_end_ = sv.phase_end;
     overlap_marks_.pop_back();
     const size_t mark = overlap_marks_.empty() ? 0 : overlap_marks_.back();
     while (overlap_log_.size() > mark) {
@@ -475,6 +680,18 @@ class Search {
   int64_t node_limit_;
   bool greedy_;
   int64_t nodes_ = 0;
+  uint64_t all_ = 0;
+  struct Item {
+    double single, parallel;
+    uint8_t use;
+    double weight;
+    int task;
+  };
+  mutable std::unordered_map<uint64_t, double> exclusive_memo_;  // by task set
+  mutable std::vector<double> path_length_;
+  mutable std::vector<int> path_prev_;
+  mutable std::vector<Item> items_;
+  mutable std::vector<int> order_;
   double best_ = kInf;
   std::vector<Choice> path_, best_path_;
   struct Key {
@@ -486,6 +703,11 @@ class Search {
   std::unordered_map<uint64_t, std::vector<Memo>> memo_;
   std::vector<uint64_t> awaited_by_;  // successors of each task (search indices)
   std::vector<int> open_singles_;     // single-core compute tasks in sequence order
+  // The current phase: a maximal run of overlapping single-core compute tasks (path_ indices from
+  // phase_begin_), ending at phase_end_; closed_begin_/closed_end_ name the phase the last task closed.
+  int phase_begin_ = -1;
+  double phase_end_ = 0;
+  int closed_begin_ = -1, closed_end_ = -1;
   std::vector<int> overlaps_;         // compute tasks overlapping each task
   std::vector<int> overlap_log_;      // increments of overlaps_, for undo
   std::vector<size_t> overlap_marks_;

@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "io/schedule_json.h"
 #include "schedule/problem.h"
 
 namespace {
@@ -83,6 +84,34 @@ TEST(ScheduleSolvers, ExactEqualsCbcOnRandomDagsFirstHalf) {
 }
 TEST(ScheduleSolvers, ExactEqualsCbcOnRandomDagsSecondHalf) {
   compare_on_random_dags(7);
+}
+
+}  // namespace
+
+namespace {
+
+// Instances on which a dominance rule of the exact solver once went wrong, with the optimum CBC proves.
+// The first: a collective running past a closed phase of single-core tasks must not count as part of
+// that phase's span (the phase {op0, op3} on [0, 6) is not dominated; the optimum runs it single-core).
+TEST(ScheduleSolvers, DominanceRegressions) {
+  const char* collective_past_phase = R"({"tensor_cores":2,"vector_cores":2,"ops":[
+    {"id":"op0","unit":"tensor","latency_s":6.0,"parallel_latency_s":4.5},
+    {"id":"op1","unit":"fused","latency_s":8.5,"parallel_latency_s":4.0},
+    {"id":"op2","unit":"vector","latency_s":2.0,"parallel_latency_s":0.5},
+    {"id":"op3","unit":"tensor","latency_s":4.5,"parallel_latency_s":3.5},
+    {"id":"op4","unit":"comm","latency_s":8.0},
+    {"id":"op5","unit":"none","latency_s":0.0},
+    {"id":"op6","unit":"fused","latency_s":3.0,"parallel_latency_s":0.5},
+    {"id":"op7","unit":"vector","latency_s":8.0,"parallel_latency_s":1.0},
+    {"id":"op8","unit":"none","latency_s":0.0}],
+    "edges":[["op0","op1"],["op0","op2"],["op0","op6"],["op0","op7"],["op2","op5"],["op3","op5"],["op4","op7"],
+             ["op5","op6"],["op5","op7"],["op6","op7"]]})";
+  const Problem p = phaze::io::parse_schedule_input(collective_past_phase, "regression");
+  const Schedule exact = make_exact_solver()->solve(p), milp = make_milp_solver()->solve(p);
+  EXPECT_DOUBLE_EQ(milp.makespan_s, 12.0);
+  EXPECT_DOUBLE_EQ(exact.makespan_s, 12.0);
+  EXPECT_TRUE(exact.proven_optimal);
+  EXPECT_EQ(check_schedule(p, exact), "");
 }
 
 }  // namespace

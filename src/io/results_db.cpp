@@ -1,0 +1,448 @@
+// Search results: one SQLite file (WAL journal, busy timeout) per search run. The file is marked as ours by
+// PRAGMA application_id, versioned by PRAGMA user_version and tied to one run by the identity in its meta
+// table; a foreign, corrupt or newer file, or another run's, throws InputError naming it and is left as it
+// was: nothing is written before every check has passed.
+
+#include "io/results_db.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "util/input_error.h"
+
+namespace phaze::io {
+
+namespace {
+
+/// 'PHZR': marks the file as a phaze results file.
+constexpr int32_t kApplicationId = 0x50485A52;
+/// 'PHZE': the estimate cache's mark, named in the error when one is opened as a results file by mistake.
+constexpr int32_t kEstimateCacheApplicationId = 0x50485A45;
+/// Schema version written to PRAGMA user_version.
+constexpr int32_t kSchemaVersion = 1;
+/// How long a connection waits for another process's lock before giving up.
+constexpr int kBusyTimeoutMs = 10000;
+
+// Records are a few hundred bytes or more, too large for a WITHOUT ROWID table to pay off; the primary key's
+// index keeps keys in order for all() and load_keys(), the throughput index serves best().
+constexpr const char* kCreateSchema =
+    "CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE points ("
+    "key TEXT PRIMARY KEY NOT NULL,"
+    "feasible INTEGER NOT NULL CHECK (feasible IN (0, 1)),"
+    "throughput_samples_per_s REAL NOT NULL CHECK (throughput_samples_per_s >= 0),"
+    "record TEXT NOT NULL);"
+    "CREATE INDEX points_by_throughput ON points (feasible, throughput_samples_per_s DESC)";
+
+constexpr const char* kPointColumns = "key, feasible, throughput_samples_per_s, record";
+
+/// Finalizes a statement when it goes out of scope (set-up queries).
+struct Statement {
+  sqlite3_stmt* stmt = nullptr;
+  Statement() = default;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement() { sqlite3_finalize(stmt); }
+};
+
+/// Resets a reused statement when it goes out of scope, whatever happened.
+struct ResetOnExit {
+  sqlite3_stmt* stmt;
+  ~ResetOnExit() { sqlite3_reset(stmt); }
+};
+
+bool is_busy(int rc) {
+  return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+}
+bool is_corrupt(int rc) {
+  return (rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT;
+}
+
+/// Calls `attempt` (returning an SQLite result code) again while it reports a lock held elsewhere: the busy
+/// timeout covers ordinary lock waits, this covers the few paths (journal-mode switch, WAL recovery by
+/// another process) that may report SQLITE_BUSY without consulting the busy handler.
+template <typename Attempt>
+int retry_while_busy(Attempt attempt) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (;;) {
+    const int rc = attempt();
+    if (!is_busy(rc) || std::chrono::steady_clock::now() >= deadline) return rc;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+/// Up to `radius` characters either side of `pos`, control and non-ASCII bytes escaped, so that any part of
+/// an identity fits in a one-line message.
+std::string excerpt(std::string_view text, size_t pos, size_t radius) {
+  const size_t begin = pos > radius ? pos - radius : 0;
+  const size_t end = std::min(text.size(), pos + radius);
+  std::string out = begin > 0 ? "..." : "";
+  for (size_t i = begin; i < end; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c >= 0x7f || c == '\'' || c == '\\') {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (end < text.size()) out += "...";
+  return out;
+}
+
+std::string_view column_text(sqlite3_stmt* stmt, int column) {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, column));
+  return text != nullptr ? std::string_view(text, static_cast<size_t>(sqlite3_column_bytes(stmt, column)))
+                         : std::string_view();
+}
+
+}  // namespace
+
+ResultsDb::ResultsDb(const std::string& path, const std::string& run_identity, OpenMode mode)
+    : path_(path), identity_(run_identity) {
+  if (identity_.empty()) throw std::invalid_argument(fmt::format("{}: results file: empty run identity", path_));
+  try {
+    open_and_check(mode);
+  } catch (...) {
+    // Closing the last connection checkpoints the WAL into the main file and removes the WAL; open_and_check
+    // turned that off so that a rejected file keeps its bytes. When the WAL is empty (most often one that
+    // opening the file created) the checkpoint writes nothing, and removing the WAL leaves no trace.
+    if (db_ != nullptr) {
+      std::error_code ec;
+      const char* wal = sqlite3_filename_wal(sqlite3_db_filename(db_, "main"));
+      const bool empty_wal =
+          wal == nullptr || !std::filesystem::exists(wal, ec) || std::filesystem::file_size(wal, ec) == 0;
+      if (empty_wal && !ec) sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, nullptr);
+    }
+    close();
+    throw;
+  }
+}
+
+ResultsDb::~ResultsDb() {
+  close();
+}
+
+void ResultsDb::close() noexcept {
+  for (sqlite3_stmt** stmt : {&find_stmt_, &insert_stmt_, &identity_stmt_, &count_stmt_}) {
+    sqlite3_finalize(*stmt);
+    *stmt = nullptr;
+  }
+  if (db_ != nullptr) sqlite3_close(db_);
+  db_ = nullptr;
+}
+
+void ResultsDb::fail(const char* what) const {
+  const int rc = db_ != nullptr ? sqlite3_extended_errcode(db_) : SQLITE_ERROR;
+  const char* message = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
+  if (is_corrupt(rc)) {
+    throw InputError(fmt::format("{}: corrupt or not an SQLite file ({}: {})", path_, what, message));
+  }
+  throw InputError(fmt::format("{}: results file: {} failed ({})", path_, what, message));
+}
+
+void ResultsDb::exec(const char* sql) {
+  if (retry_while_busy([&] { return sqlite3_exec(db_, sql, nullptr, nullptr, nullptr); }) != SQLITE_OK) fail(sql);
+}
+
+std::optional<std::string> ResultsDb::stored_identity() {
+  if (identity_stmt_ == nullptr) {
+    const char* sql = "SELECT value FROM meta WHERE name = 'run_identity'";
+    if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &identity_stmt_, nullptr) != SQLITE_OK) {
+      fail(sql);
+    }
+  }
+  ResetOnExit reset{identity_stmt_};
+  const int rc = retry_while_busy([&] {
+    sqlite3_reset(identity_stmt_);
+    return sqlite3_step(identity_stmt_);
+  });
+  if (rc == SQLITE_DONE) return std::nullopt;
+  if (rc != SQLITE_ROW) fail("reading the run identity");
+  return std::string(column_text(identity_stmt_, 0));
+}
+
+void ResultsDb::check_integrity() {
+  // quick_check reads every page once and checks the b-trees (not index contents against tables): a damaged
+  // file is reported when it is opened, not hours later when a resumed run reads its records.
+  Statement q;
+  const int rc = retry_while_busy([&] {
+    sqlite3_finalize(q.stmt);
+    q.stmt = nullptr;
+    const int prepared = sqlite3_prepare_v2(db_, "PRAGMA quick_check(1)", -1, &q.stmt, nullptr);
+    return prepared == SQLITE_OK ? sqlite3_step(q.stmt) : prepared;
+  });
+  if (rc != SQLITE_ROW) fail("integrity check");
+  const std::string_view verdict = column_text(q.stmt, 0);
+  if (verdict != "ok") {
+    throw InputError(fmt::format("{}: corrupt results file (integrity check: {})", path_, excerpt(verdict, 0, 200)));
+  }
+}
+
+// Empties the points and stores this run's identity (inside the caller's write transaction).
+void ResultsDb::start_over() {
+  exec("DELETE FROM points");
+  Statement set;
+  const char* sql = "INSERT OR REPLACE INTO meta (name, value) VALUES ('run_identity', ?1)";
+  if (sqlite3_prepare_v2(db_, sql, -1, &set.stmt, nullptr) != SQLITE_OK ||
+      sqlite3_bind_text(set.stmt, 1, identity_.data(), static_cast<int>(identity_.size()), SQLITE_STATIC) !=
+          SQLITE_OK ||
+      sqlite3_step(set.stmt) != SQLITE_DONE) {
+    fail("storing the run identity");
+  }
+}
+
+void ResultsDb::open_and_check(OpenMode mode) {
+  namespace fs = std::filesystem;
+  if (path_.empty()) throw InputError("results file: empty path");
+  const fs::path parent = fs::path(path_).parent_path();
+  if (!parent.empty()) {
+    std::error_code ec;
+    fs::create_directories(parent, ec);
+    if (ec) {
+      throw InputError(fmt::format("{}: cannot create directory '{}' ({})", path_, parent.string(), ec.message()));
+    }
+  }
+
+  const int open_rc = sqlite3_open_v2(
+      path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
+      nullptr);
+  if (open_rc != SQLITE_OK) {
+    if (is_corrupt(open_rc)) fail("open");
+    throw InputError(fmt::format("{}: cannot open results file ({})", path_,
+                                 db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(open_rc)));
+  }
+  sqlite3_extended_result_codes(db_, 1);
+  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+  // Closing the last connection to a WAL file normally checkpoints it into the main file: not for a file we
+  // reject, which must stay as it was. Switched back on below, once the file is known to be ours.
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+  if (sqlite3_db_readonly(db_, "main") == 1) {
+    throw InputError(fmt::format("{}: cannot open results file for writing (read-only file)", path_));
+  }
+
+  // Reads the header and the schema without writing anything. Returns true when the database is empty (a new
+  // file) and needs the schema.
+  auto inspect = [this]() -> bool {
+    Statement q;
+    const char* sql =
+        "SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version), "
+        "(SELECT count(*) FROM sqlite_master)";
+    const int rc = retry_while_busy([&] {
+      sqlite3_finalize(q.stmt);
+      q.stmt = nullptr;
+      const int prepared = sqlite3_prepare_v2(db_, sql, -1, &q.stmt, nullptr);
+      return prepared == SQLITE_OK ? sqlite3_step(q.stmt) : prepared;
+    });
+    if (rc != SQLITE_ROW) fail("reading the database header");
+    const int32_t application_id = sqlite3_column_int(q.stmt, 0);
+    const int32_t user_version = sqlite3_column_int(q.stmt, 1);
+    const int64_t objects = sqlite3_column_int64(q.stmt, 2);
+    if (application_id == 0 && user_version == 0 && objects == 0) return true;
+    if (application_id != kApplicationId) {
+      throw InputError(fmt::format(
+          "{}: not a phaze results file{} (SQLite application_id {:#010x}, expected {:#010x}; schema objects: {})",
+          path_, application_id == kEstimateCacheApplicationId ? " but a phaze estimate cache" : "",
+          static_cast<uint32_t>(application_id), static_cast<uint32_t>(kApplicationId), objects));
+    }
+    if (user_version > kSchemaVersion) {
+      throw InputError(fmt::format(
+          "{}: results file schema version {} is newer than the supported version {} (written by a newer phaze)", path_,
+          user_version, kSchemaVersion));
+    }
+    if (user_version != kSchemaVersion) {
+      throw InputError(fmt::format("{}: results file has unknown schema version {} (expected {})", path_, user_version,
+                                   kSchemaVersion));
+    }
+    return false;
+  };
+
+  // A different identity is an error in kResume mode; kStartOver accepts any.
+  auto check_identity = [this, mode]() {
+    const std::optional<std::string> stored = stored_identity();
+    if (!stored) throw InputError(fmt::format("{}: results file without a run identity", path_));
+    if (mode == OpenMode::kStartOver || *stored == identity_) return;
+    const size_t pos = static_cast<size_t>(
+        std::mismatch(stored->begin(), stored->end(), identity_.begin(), identity_.end()).first - stored->begin());
+    throw InputError(
+        fmt::format("{}: holds the results of another run (stored run identity '{}' differs from this run's '{}' at "
+                    "character {}); start over or choose another results file",
+                    path_, excerpt(*stored, pos, 30), excerpt(identity_, pos, 30), pos + 1));
+  };
+
+  const bool empty = inspect();
+  if (!empty) {
+    check_identity();
+    check_integrity();
+  }
+  exec("PRAGMA journal_mode=WAL");
+  exec("PRAGMA synchronous=NORMAL");
+  if (empty || mode == OpenMode::kStartOver) {
+    // Another process may be creating or starting over the same file: decide again under the write lock.
+    exec("BEGIN IMMEDIATE");
+    try {
+      if (inspect()) {
+        exec(kCreateSchema);
+        exec(fmt::format("PRAGMA application_id={}", kApplicationId).c_str());
+        exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
+        start_over();
+      } else {
+        check_identity();
+        if (mode == OpenMode::kStartOver) start_over();
+      }
+      exec("COMMIT");
+    } catch (...) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+  }
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, nullptr);
+
+  auto prepare = [this](const std::string& sql, sqlite3_stmt** stmt) {
+    if (sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, stmt, nullptr) != SQLITE_OK) {
+      fail(sql.c_str());
+    }
+  };
+  prepare(fmt::format("SELECT {} FROM points WHERE key = ?1", kPointColumns), &find_stmt_);
+  prepare(fmt::format("INSERT OR IGNORE INTO points ({}) VALUES (?1, ?2, ?3, ?4)", kPointColumns), &insert_stmt_);
+  prepare("SELECT count(*) FROM points", &count_stmt_);
+}
+
+PointResult ResultsDb::read_point(sqlite3_stmt* stmt) const {
+  PointResult point;
+  point.key = std::string(column_text(stmt, 0));
+  point.feasible = sqlite3_column_int(stmt, 1) != 0;
+  point.throughput_samples_per_s = sqlite3_column_double(stmt, 2);
+  point.record = nlohmann::json::parse(column_text(stmt, 3), nullptr, /*allow_exceptions=*/false);
+  if (point.record.is_discarded()) {
+    throw InputError(
+        fmt::format("{}: the stored record of point '{}' is not valid JSON", path_, excerpt(point.key, 0, 200)));
+  }
+  return point;
+}
+
+void ResultsDb::read_points(sqlite3_stmt* stmt, const std::function<void(PointResult&&)>& visit) {
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) visit(read_point(stmt));
+  if (rc != SQLITE_DONE) fail("reading points");
+}
+
+std::optional<PointResult> ResultsDb::find(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  ResetOnExit reset{find_stmt_};
+  if (sqlite3_bind_text(find_stmt_, 1, key.data(), static_cast<int>(key.size()), SQLITE_STATIC) != SQLITE_OK) {
+    fail("binding a key");
+  }
+  const int rc = sqlite3_step(find_stmt_);
+  if (rc == SQLITE_DONE) return std::nullopt;
+  if (rc != SQLITE_ROW) fail("lookup");
+  return read_point(find_stmt_);
+}
+
+int64_t ResultsDb::put_batch(const std::vector<PointResult>& points) {
+  // Validate and serialize first: a bad point throws before the transaction starts, and the write lock, which
+  // other processes wait for, is held only for the inserts.
+  std::vector<std::string> records;
+  records.reserve(points.size());
+  for (const PointResult& point : points) {
+    if (point.key.empty()) throw std::invalid_argument(fmt::format("{}: results file: empty point key", path_));
+    if (!std::isfinite(point.throughput_samples_per_s) || point.throughput_samples_per_s < 0) {
+      throw std::invalid_argument(fmt::format("{}: results file: throughput {} of point '{}' is not finite and >= 0",
+                                              path_, point.throughput_samples_per_s, point.key));
+    }
+    records.push_back(point.record.dump());
+  }
+
+  std::lock_guard lock(mutex_);
+  if (points.empty()) return 0;
+  int64_t added = 0;
+  exec("BEGIN IMMEDIATE");
+  try {
+    // A run that started the file over in the meantime owns it now: writing this run's points there would mix
+    // two runs' answers under one identity.
+    if (stored_identity() != identity_) {
+      throw InputError(
+          fmt::format("{}: another run started this results file over; its results are no longer "
+                      "this run's to extend",
+                      path_));
+    }
+    for (size_t i = 0; i < points.size(); ++i) {
+      const PointResult& point = points[i];
+      ResetOnExit reset{insert_stmt_};
+      if (sqlite3_bind_text(insert_stmt_, 1, point.key.data(), static_cast<int>(point.key.size()), SQLITE_STATIC) !=
+              SQLITE_OK ||
+          sqlite3_bind_int(insert_stmt_, 2, point.feasible ? 1 : 0) != SQLITE_OK ||
+          sqlite3_bind_double(insert_stmt_, 3, point.throughput_samples_per_s) != SQLITE_OK ||
+          sqlite3_bind_text(insert_stmt_, 4, records[i].data(), static_cast<int>(records[i].size()), SQLITE_STATIC) !=
+              SQLITE_OK) {
+        fail("binding a point");
+      }
+      if (sqlite3_step(insert_stmt_) != SQLITE_DONE) fail("store");
+      added += sqlite3_changes(db_);
+    }
+    exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  return added;
+}
+
+int64_t ResultsDb::count() {
+  std::lock_guard lock(mutex_);
+  ResetOnExit reset{count_stmt_};
+  if (sqlite3_step(count_stmt_) != SQLITE_ROW) fail("count");
+  return sqlite3_column_int64(count_stmt_, 0);
+}
+
+std::vector<PointResult> ResultsDb::all() {
+  std::vector<PointResult> points;
+  for_each([&points](PointResult&& point) { points.push_back(std::move(point)); });
+  return points;
+}
+
+void ResultsDb::for_each(const std::function<void(PointResult&&)>& visit) {
+  std::lock_guard lock(mutex_);
+  Statement q;
+  const std::string sql = fmt::format("SELECT {} FROM points ORDER BY key", kPointColumns);
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &q.stmt, nullptr) != SQLITE_OK) fail(sql.c_str());
+  read_points(q.stmt, visit);
+}
+
+std::vector<std::string> ResultsDb::load_keys() {
+  std::lock_guard lock(mutex_);
+  Statement q;
+  const char* sql = "SELECT key FROM points ORDER BY key";
+  if (sqlite3_prepare_v2(db_, sql, -1, &q.stmt, nullptr) != SQLITE_OK) fail(sql);
+  std::vector<std::string> keys;
+  int rc;
+  while ((rc = sqlite3_step(q.stmt)) == SQLITE_ROW) keys.emplace_back(column_text(q.stmt, 0));
+  if (rc != SQLITE_DONE) fail("reading keys");
+  return keys;
+}
+
+std::vector<PointResult> ResultsDb::best(int64_t limit) {
+  std::lock_guard lock(mutex_);
+  if (limit <= 0) return {};
+  Statement q;
+  const std::string sql = fmt::format(
+      "SELECT {} FROM points WHERE feasible = 1 ORDER BY throughput_samples_per_s DESC, key LIMIT ?1", kPointColumns);
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &q.stmt, nullptr) != SQLITE_OK ||
+      sqlite3_bind_int64(q.stmt, 1, limit) != SQLITE_OK) {
+    fail(sql.c_str());
+  }
+  std::vector<PointResult> points;
+  read_points(q.stmt, [&points](PointResult&& point) { points.push_back(std::move(point)); });
+  return points;
+}
+
+}  // namespace phaze::io

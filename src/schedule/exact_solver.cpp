@@ -21,8 +21,10 @@
 // remaining tasks and for the remaining ancestors of each collective followed by what comes after it.
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <tuple>
@@ -40,8 +42,27 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 /// Search nodes before the exact solver returns its best schedule unproven (a few seconds).
 constexpr int64_t kNodeBudget = 4'000'000;
 
+/// Relative slack for rounding when a bound is compared with the incumbent (far below the 1e-9 to which
+/// makespans are compared anywhere).
+constexpr double kBoundTolerance = 1e-12;
+
+/// Sets of at most this many tasks get the exclusive-time bound split at each of their tasks.
+constexpr int kSplitTasks = 16;
+
+/// ... and a task is split at only when at most this many tasks of the set are incomparable with it.
+constexpr int kSplitFreeTasks = 3;
+
 /// Task sets whose exclusive-time bound is kept (about 64 bytes each).
 constexpr size_t kExclusiveMemoLimit = 1 << 20;
+
+/// The mixes of the exclusive-time bound: α shares the single-core work between the core types, γ the work
+/// term with the chain term, and which flow weighs the chains (0: a longest chain, 1: even split).
+struct Mix {
+  double alpha, gamma;
+  int flow;
+};
+constexpr Mix kMixes[] = {{0.5, 0.0, 0}, {0.5, 0.0, 1}, {1.0, 1.0, 0}, {0.0, 1.0, 0},
+                          {1.0, 0.5, 1}, {0.0, 0.5, 1}, {0.5, 0.5, 1}};
 
 enum Use : uint8_t { kNone = 0, kTc = 1, kVc = 2 };
 
@@ -61,6 +82,7 @@ struct Prepared {
   std::vector<std::vector<int>> preds;  // effective predecessors (through layout tasks)
   std::vector<double> tail;             // longest chain of fastest variants from the task to the end
   std::vector<uint64_t> pred_mask;
+  std::vector<uint64_t> successor_mask;  // direct (effective) successors
   std::vector<char> feeds_comm;  // a collective waits for the task
   std::vector<uint64_t> ancestors;    // every task that must finish before the task starts
   std::vector<uint64_t> descendants;  // every task that starts after the task finishes
@@ -124,6 +146,9 @@ Prepared prepare(const Problem& p) {
       }
     }
   }
+  q.successor_mask.assign(n, 0);
+  for (int s = 0; s < n; ++s)
+    for (int pr : q.preds[s]) q.successor_mask[pr] |= uint64_t{1} << s;
   q.ancestors.assign(n, 0);
   for (int s = 0; s < n; ++s) {
     q.ancestors[s] = q.pred_mask[s];
@@ -182,6 +207,8 @@ class Search {
   }
 
   void set_incumbent(double makespan) { best_ = makespan; }
+  /// A dive that runs every task that can be intra-operator parallel that way.
+  void set_parallel_only() { parallel_only_ = true; }
   void run() { dive(0, 0.0, -1, 0.0); }
   bool complete() const { return nodes_ <= node_limit_; }
   double best() const { return best_; }
@@ -249,18 +276,56 @@ class Search {
   }
 
   // A lower bound on the time any schedule needs for the compute tasks in `set` alone (layer-schedule.md:
-  // a parallel task runs alone). With y the tasks run single-core, that time is at least
-  //   Σ_{parallel} ℓ' + max(M, Σ_{single} c_i),  c_i = α·ℓ_i/n_TC [uses TC] + (1 − α)·ℓ_i/n_VC [uses VC],
-  // where M ≥ the longest single-core task (each runs in the time no parallel task does) and the sum is
-  // the single-core work spread over the cores, mixed by any α in [0, 1]. For each class "longest single
-  // task = m_k" the bound over y is the value of a fractional knapsack (capacity M before the max bites);
-  // the minimum over the classes, each at its best α, bounds every schedule.
+  // a parallel task runs alone). With y the tasks run single-core, that time is the parallel tasks' time
+  // plus the time S when none runs, and S holds every single-core task:
+  //   T ≥ Σ_{parallel} ℓ' + max(M, Σ_{single} c_i),
+  //   c_i = γ·(α·ℓ_i/n_TC [uses TC] + (1 − α)·ℓ_i/n_VC [uses VC]) + (1 − γ)·f_i·ℓ_i,
+  // where M ≥ the longest single-core task, the α term is the single-core work spread over the cores and
+  // the f term a unit flow of chains (single-core tasks of a chain run one after another); any α, γ in
+  // [0, 1] keep it valid (kMixes). For each class "longest single task = m_k" the minimum over y is at least
+  // the value of a fractional knapsack (capacity M before the max bites); the minimum over the classes,
+  // each at its best mix, bounds every schedule. Then the set is split at its tasks (below).
   double exclusive_bound(uint64_t set) const {
     const auto known = exclusive_memo_.find(set);
     if (known != exclusive_memo_.end()) return known->second;
-    const double value = compute_exclusive_bound(set);
+    double value = compute_exclusive_bound(set);
+    // A compute task v splits the set in time: its ancestors end before v starts, its descendants start
+    // after v ends. Run single-core, v overlaps at most the tasks incomparable with it (left out); run
+    // parallel, it overlaps nothing, so each incomparable task is before or after it (every way is tried,
+    // for a few such tasks). Tried for sets small enough that splitting at every v is cheap.
+    if (std::popcount(set) <= kSplitTasks)
+      for (uint64_t m = set; m; m &= m - 1) {
+        const int v = std::countr_zero(m);
+        if (q_.use[v] == kNone) continue;
+        const uint64_t before = set & q_.ancestors[v], after = set & q_.descendants[v];
+        const uint64_t free = set & ~before & ~after & ~(uint64_t{1} << v);
+        const int n_free = std::popcount(free);
+        if (n_free > kSplitFreeTasks) continue;
+        double split = cached_base(before) + q_.single[v] + cached_base(after);
+        if (q_.can_parallel[v] && std::isfinite(q_.parallel[v])) {
+          double parallel_case = kInf;
+          // Every subset of the free tasks goes before v, the rest after it.
+          for (uint64_t sub = free;; sub = (sub - 1) & free) {
+            parallel_case =
+                std::min(parallel_case, cached_base(before | sub) + q_.parallel[v] + cached_base(after | (free & ~sub)));
+            if (sub == 0) break;
+          }
+          split = std::min(split, parallel_case);
+        }
+        value = std::max(value, split);
+      }
     if (exclusive_memo_.size() >= kExclusiveMemoLimit) exclusive_memo_.clear();  // bounded memory
     exclusive_memo_.emplace(set, value);
+    return value;
+  }
+
+  double cached_base(uint64_t set) const {
+    if (!set) return 0;
+    const auto known = base_memo_.find(set);
+    if (known != base_memo_.end()) return known->second;
+    const double value = compute_exclusive_bound(set);
+    if (base_memo_.size() >= kExclusiveMemoLimit) base_memo_.clear();
+    base_memo_.emplace(set, value);
     return value;
   }
 
@@ -277,7 +342,7 @@ class Search {
         continue;
       }
       all_parallel += q_.parallel[s];
-      items_.push_back(Item{q_.single[s], q_.parallel[s], q_.use[s], 0, s});
+      items_.push_back(Item{q_.single[s], q_.parallel[s], q_.use[s], s});
     }
     if (items_.empty() && !forced) return 0;
     // A longest chain of the set (fastest variants): its single-core tasks run one after another, all in
@@ -296,57 +361,81 @@ class Search {
       path_length_[s] = before + q_.fastest[s];
       if (last < 0 || path_length_[s] > path_length_[last]) last = s;
     }
-    uint64_t chain = 0;
-    for (int s = last; s >= 0; s = path_prev_[s]) chain |= uint64_t{1} << s;
+    // Two unit flows through the set (each a convex combination of its chains, so Σ flow·ℓ over the
+    // single-core tasks bounds the time without parallel tasks): a longest chain, and the flow that splits
+    // evenly at every branch (which also weighs the side branches).
+    flow_[0].assign(n_, 0.0);
+    for (int s = last; s >= 0; s = path_prev_[s]) flow_[0][s] = 1;
+    flow_[1].assign(n_, 0.0);
+    int sources = 0;
+    for (int s = 0; s < n_; ++s)
+      if ((set >> s & 1) && !(q_.pred_mask[s] & set)) ++sources;
+    for (int s = 0; s < n_; ++s) {
+      if (!(set >> s & 1)) continue;
+      if (!(q_.pred_mask[s] & set)) flow_[1][s] += 1.0 / sources;
+      const int outs = std::popcount(q_.successor_mask[s] & set);
+      if (outs == 0) continue;
+      for (uint64_t m = q_.successor_mask[s] & set; m; m &= m - 1) flow_[1][std::countr_zero(m)] += flow_[1][s] / outs;
+    }
     std::sort(items_.begin(), items_.end(), [](const Item& a, const Item& b) { return a.single < b.single; });
     const double n_tc = static_cast<double>(p_.tensor_cores), n_vc = static_cast<double>(p_.vector_cores);
-    double best = forced ? kInf : all_parallel;  // the class without single-core tasks
-    size_t eligible = 0;
-    for (size_t k = 0; k <= items_.size(); ++k) {
-      // Classes: the longest single-core task is forced_longest (k = 0, when some task cannot run
-      // parallel) or the k-th shortest parallelizable task (one class per distinct length).
-      double m;
-      if (k == 0) {
-        if (!forced) continue;
-        m = forced_longest;
-      } else {
-        m = items_[k - 1].single;
-        if (m < forced_longest || (k < items_.size() && items_[k].single == m)) continue;
+    const double no_single = forced ? kInf : all_parallel;  // the class without single-core tasks
+    // Classes: the longest single-core task is forced_longest (when some task cannot run parallel) or one
+    // of the distinct lengths of the others; a class costs at least its M, so only those below the
+    // all-parallel time matter.
+    classes_.clear();
+    if (forced && forced_longest < no_single) classes_.push_back(forced_longest);
+    for (size_t k = 0; k < items_.size(); ++k) {
+      const double m = items_[k].single;
+      if (m >= no_single) break;
+      if (m < forced_longest || (k + 1 < items_.size() && items_[k + 1].single == m)) continue;
+      classes_.push_back(m);
+    }
+    // Per mix (α, γ): α shares the work term between the core types, γ mixes it with the chain term. The
+    // items' weights and their order by ℓ'/weight are made once per mix, when a class first needs them.
+    constexpr size_t kMixCount = std::size(kMixes);
+    const size_t k = items_.size();
+    weights_.resize(kMixCount * k);
+    orders_.resize(kMixCount * k);
+    double forced_used[kMixCount];
+    bool ready[kMixCount] = {};
+    auto prepare_mix = [&](size_t x) {
+      const auto& [alpha, gamma, flow] = kMixes[x];
+      const double w_tc = gamma * alpha / n_tc, w_vc = gamma * (1 - alpha) / n_vc;
+      auto weight = [&](uint8_t use, double single) {
+        return single * (((use & kTc) ? w_tc : 0.0) + ((use & kVc) ? w_vc : 0.0));
+      };
+      forced_used[x] = weight(kTc, forced_work[kTc]) + weight(kVc, forced_work[kVc]) +
+                       weight(kTc | kVc, forced_work[kTc | kVc]);
+      double* w = &weights_[x * k];
+      int* order = &orders_[x * k];
+      for (size_t i = 0; i < k; ++i) {
+        w[i] = weight(items_[i].use, items_[i].single) + (1 - gamma) * flow_[flow][items_[i].task] * items_[i].single;
+        order[i] = static_cast<int>(i);
       }
+      std::sort(order, order + k, [&](int a, int b) { return items_[a].parallel * w[b] > items_[b].parallel * w[a]; });
+      ready[x] = true;
+    };
+    double best = no_single;
+    for (const double m : classes_) {
       if (m >= best) break;  // every later class costs at least its M
-      while (eligible < items_.size() && items_[eligible].single <= m) ++eligible;
       double class_bound = 0;
-      // (α, γ): the work term mixes the core types by α; γ mixes it with the chain term.
-      for (const auto& [alpha, gamma] : {std::pair{0.0, 1.0}, {0.5, 1.0}, {1.0, 1.0}, {0.0, 0.5}, {0.5, 0.5}, {1.0, 0.5},
-                                        {0.5, 0.0}}) {
-        const double w_tc = gamma * alpha / n_tc, w_vc = gamma * (1 - alpha) / n_vc;
-        auto weight = [&](uint8_t use, double single) {
-          return single * (((use & kTc) ? w_tc : 0.0) + ((use & kVc) ? w_vc : 0.0));
-        };
-        double used = weight(kTc, forced_work[kTc]) + weight(kVc, forced_work[kVc]) +
-                      weight(kTc | kVc, forced_work[kTc | kVc]);
-        for (size_t i = 0; i < eligible; ++i)
-          items_[i].weight = weight(items_[i].use, items_[i].single) +
-                             ((chain >> items_[i].task & 1) ? (1 - gamma) * items_[i].single : 0.0);
-        order_.resize(eligible);
-        for (size_t i = 0; i < eligible; ++i) order_[i] = static_cast<int>(i);
-        std::sort(order_.begin(), order_.end(), [&](int a, int b) {
-          return items_[a].parallel * items_[b].weight > items_[b].parallel * items_[a].weight;
-        });
-        // The fractional knapsack: an item run single gains its ℓ' while the capacity M lasts, and
-        // ℓ' − c beyond it (taken only when positive).
-        double gain = 0;
-        for (int i : order_) {
-          const Item& it = items_[i];
+      for (size_t x = 0; x < kMixCount && class_bound < best; ++x) {
+        if (!ready[x]) prepare_mix(x);
+        const double* w = &weights_[x * k];
+        const int* order = &orders_[x * k];
+        // The fractional knapsack over the items no longer than M: an item run single gains its ℓ' while
+        // the capacity M lasts, and ℓ' − c beyond it (taken only when positive).
+        double used = forced_used[x], gain = 0;
+        for (size_t j = 0; j < k; ++j) {
+          const int i = order[j];
+          if (items_[i].single > m) continue;
           const double room = std::max(m - used, 0.0);
-          const double part = it.weight <= room ? 1.0 : room / it.weight;
-          gain += part * it.parallel + (1 - part) * std::max(it.parallel - it.weight, 0.0);
-          used += it.weight;
+          const double part = w[i] <= room ? 1.0 : room / w[i];
+          gain += part * items_[i].parallel + (1 - part) * std::max(items_[i].parallel - w[i], 0.0);
+          used += w[i];
         }
-        const double forced_excess = std::max(weight(kTc, forced_work[kTc]) + weight(kVc, forced_work[kVc]) +
-                                                  weight(kTc | kVc, forced_work[kTc | kVc]) - m,
-                                              0.0);
-        class_bound = std::max(class_bound, all_parallel - gain + m + forced_excess);
+        class_bound = std::max(class_bound, all_parallel - gain + m + std::max(forced_used[x] - m, 0.0));
       }
       best = std::min(best, class_bound);
     }
@@ -375,7 +464,8 @@ class Search {
         other = other < 0 ? other : std::max(other, last_start);
         start = std::max(start, last_start);  // starts never decrease along the sequence
         // Equal starts, no interaction: keep one order of the two.
-        if (last_task >= 0 && start == last_task_start && s < last_task && !(q_.pred_mask[s] >> last_task & 1) &&
+        // (Not in a greedy dive, which never comes back to take the other order.)
+        if (!greedy_ && last_task >= 0 && start == last_task_start && s < last_task && !(q_.pred_mask[s] >> last_task & 1) &&
             !interacts(s, parallel, group))
           return;
         // A parallel task that nothing waits for, followed by a parallel task that was ready when it
@@ -396,6 +486,7 @@ class Search {
         const bool fits = !((use & kTc) && p_.tensor_cores < 1) && !((use & kVc) && p_.vector_cores < 1);
         if (fits) offer(true, -1, std::max(ready, conflict_floor(use, true)));
       }
+      if (parallel_only_ && q_.can_parallel[s] && std::isfinite(q_.parallel[s])) continue;
       const double floor = std::max(ready, conflict_floor(use, false));
       // Groups equivalent from this task's start on are offered once: same kind, same start, same free
       // time of a pair's unused side (clamped to the start, as every later task starts no earlier).
@@ -413,7 +504,16 @@ class Search {
         offer(false, g, start, group.kind, other);
       }
     }
-    // Promising choices first: earliest finish, then longest remaining chain.
+    // Promising choices first: earliest finish, then longest remaining chain (the parallel-only dive: the
+    // earliest start, then the longest remaining chain, as list scheduling by critical path does).
+    if (parallel_only_) {
+      std::sort(out.begin(), out.end(), [&](const Choice& a, const Choice& b) {
+        if (a.start != b.start) return a.start < b.start;
+        if (q_.tail[a.task] != q_.tail[b.task]) return q_.tail[a.task] > q_.tail[b.task];
+        return a.task < b.task;
+      });
+      return;
+    }
     std::sort(out.begin(), out.end(), [&](const Choice& a, const Choice& b) {
       if (a.finish != b.finish) return a.finish < b.finish;
       if (q_.tail[a.task] != q_.tail[b.task]) return q_.tail[a.task] > q_.tail[b.task];
@@ -536,7 +636,9 @@ class Search {
       }
       return;
     }
-    if (lower_bound(done, last_start) >= best_) return;
+    // Bounds sum the latencies in another order than the schedule does: a bound within rounding of the
+    // incumbent cannot lead to a schedule better by more than that.
+    if (lower_bound(done, last_start) >= best_ * (1 - kBoundTolerance)) return;
     if (lonely_single(last_start)) return;
     if (closed_phase_dominated()) return;
     if (dominated(done, last_start)) return;
@@ -679,15 +781,19 @@ class Search {
   int n_;
   int64_t node_limit_;
   bool greedy_;
+  bool parallel_only_ = false;
   int64_t nodes_ = 0;
   uint64_t all_ = 0;
   struct Item {
     double single, parallel;
     uint8_t use;
-    double weight;
     int task;
   };
   mutable std::unordered_map<uint64_t, double> exclusive_memo_;  // by task set
+  mutable std::unordered_map<uint64_t, double> base_memo_;       // the same without splitting
+  mutable std::vector<double> flow_[2];
+  mutable std::vector<double> classes_, weights_;
+  mutable std::vector<int> orders_;
   mutable std::vector<double> path_length_;
   mutable std::vector<int> path_prev_;
   mutable std::vector<Item> items_;
@@ -795,17 +901,23 @@ void place_layout_tasks(const Problem& p, Schedule& s) {
 Schedule run(const Problem& problem, bool greedy, int64_t node_limit) {
   if (!validate(problem).empty()) return Schedule{};
   const Prepared q = prepare(problem);
+  // Two greedy dives, the better one is the incumbent: free choice of modes, and all tasks parallel
+  // (often optimal when parallel runs are efficient and collectives leave room for the rest).
   Search dive_search(problem, q, node_limit, true);
   dive_search.run();
-  std::vector<Choice> path = dive_search.best_path();
+  Search parallel_dive(problem, q, node_limit, true);
+  parallel_dive.set_parallel_only();
+  parallel_dive.run();
+  const Search& better = parallel_dive.best() < dive_search.best() ? parallel_dive : dive_search;
+  std::vector<Choice> path = better.best_path();
   bool optimal = false;
   if (!greedy) {
     Search search(problem, q, node_limit, false);
     // Strictly better than the dive only: start from just above it so that the dive's schedule is kept
     // when nothing better exists.
-    search.set_incumbent(dive_search.best());
+    search.set_incumbent(better.best());
     search.run();
-    if (!search.best_path().empty() && search.best() < dive_search.best()) path = search.best_path();
+    if (!search.best_path().empty() && search.best() < better.best()) path = search.best_path();
     optimal = search.complete();
   }
   Schedule s = build(problem, q, path);

@@ -33,8 +33,13 @@ inline placement::Chain chain_from_model(const model::LayerGraph& graph) {
 inline io::PlacementInput gpt3_placement_input() {
   const model::ModelSpec spec = *model::find_preset("gpt3-175b");
   io::PlacementInput input;
-  input.cluster =
-      placement::Cluster{1024, 32.0 * (1ull << 30), 4.0 * (1ull << 30), 4096, true, placement::Optimizer::Sgd};
+  input.cluster = placement::Cluster{.devices = 1024,
+                                     .memory_bytes = 32.0 * (1ull << 30),
+                                     .bandwidth = 4.0 * (1ull << 30),
+                                     .micro_batches = 4096,
+                                     .recompute = true,
+                                     .optimizer = placement::Optimizer::Sgd,
+                                     .corrected = {}};
   for (int64_t t : {1, 2, 4, 8})
     input.chains.push_back(
         chain_from_model(model::build_layer_graph(spec, model::Shape{2048, 1, t}, model::Precision{}, "gpt3")));

@@ -175,6 +175,18 @@ PlacementInput parse_placement_input(const std::string& text, const std::string&
     j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: malformed JSON at byte {}", source, e.byte));
+  } catch (const json::out_of_range&) {
+    // A number beyond the double range (1e999): the only way JSON spells a non-finite value. Parse again
+    // noting keys, to name the field.
+    std::string key;
+    try {
+      const json ignored = json::parse(text, [&key](int, json::parse_event_t event, json& parsed) {
+        if (event == json::parse_event_t::key) key = parsed.get<std::string>();
+        return true;
+      });
+    } catch (const json::exception&) {
+    }
+    throw InputError(fmt::format("{}: '{}' holds a number that is not finite (beyond the double range)", source, key));
   }
   const Fields top(j, source, "");
   PlacementInput input;
@@ -244,6 +256,26 @@ PlacementInput parse_placement_input(const std::string& text, const std::string&
     input.chains.push_back(std::move(chain));
   }
 
+  if (top.has("correctedTerms")) {
+    const Fields f(top.get("correctedTerms"), source, "correctedTerms");
+    static const std::set<std::string> kKnown = {"ringLatency", "dataParallelBandwidth", "optimizerTimePerByte"};
+    for (const auto& [key, value] : top.get("correctedTerms").items())
+      if (!kKnown.count(key))
+        f.fail(
+            fmt::format("correctedTerms: unknown key '{}' (known: ringLatency, dataParallelBandwidth, "
+                        "optimizerTimePerByte)",
+                        key));
+    CorrectedTerms& terms = c.corrected;
+    terms.enabled = true;
+    if (f.has("ringLatency")) terms.ring_latency_s = f.non_negative("ringLatency");
+    if (f.has("dataParallelBandwidth")) {
+      terms.sync_bandwidth = f.number("dataParallelBandwidth");
+      if (!(terms.sync_bandwidth > 0))
+        f.fail(fmt::format("correctedTerms: 'dataParallelBandwidth' = {} must be positive", terms.sync_bandwidth));
+    }
+    if (f.has("optimizerTimePerByte")) terms.optimizer_seconds_per_byte = f.non_negative("optimizerTimePerByte");
+  }
+
   if (top.has("fixedPP") || top.has("fixedTMPC") || top.has("fixedDP") || top.has("numTransformerLayers")) {
     HandSetPlan hand;
     hand.pipeline = top.integer("fixedPP");
@@ -268,6 +300,12 @@ ordered_json placement_input_json(const PlacementInput& input) {
                    {"mbsInBatch", c.micro_batches},
                    {"activationRecomputation", c.recompute},
                    {"optimizerAlgorithm", c.optimizer == Optimizer::Adam ? "Adam" : "SGD"}};
+  if (c.corrected.enabled) {
+    ordered_json terms{{"ringLatency", c.corrected.ring_latency_s},
+                       {"optimizerTimePerByte", c.corrected.optimizer_seconds_per_byte}};
+    if (c.corrected.sync_bandwidth > 0) terms["dataParallelBandwidth"] = c.corrected.sync_bandwidth;
+    out["correctedTerms"] = terms;
+  }
   if (input.hand_set) {
     out["fixedPP"] = input.hand_set->pipeline;
     out["fixedTMPC"] = input.hand_set->width;
@@ -297,6 +335,17 @@ ordered_json placement_input_json(const PlacementInput& input) {
   return out;
 }
 
+namespace {
+
+ordered_json parts_json(const BatchTimeParts& parts) {
+  return ordered_json{{"pipelineSteadyState", parts.steady_state},
+                      {"pipelineFillDrain", parts.fill_drain},
+                      {"dataParallelSync", parts.data_parallel_sync},
+                      {"optimizerStep", parts.optimizer_step}};
+}
+
+}  // namespace
+
 ordered_json placement_output_json(const PlacementInput& input, const Plan& plan, const PlanCheck& hand_set) {
   ordered_json out;
   ordered_json stages = ordered_json::array();
@@ -313,6 +362,10 @@ ordered_json placement_output_json(const PlacementInput& input, const Plan& plan
   out["finalTimePerBatch"] = plan.feasible ? ordered_json(plan.time_per_batch) : ordered_json(nullptr);
   out["fixedStrategyTimePerBatch"] = hand_set.feasible ? ordered_json(hand_set.time_per_batch) : ordered_json(nullptr);
   if (!hand_set.feasible) out["fixedStrategyInfeasibleReason"] = hand_set.reason;
+  if (input.cluster.corrected.enabled) {  // only then: the reference output stays exactly placement.md's
+    out["timePerBatchParts"] = plan.feasible ? parts_json(plan.parts) : ordered_json(nullptr);
+    out["fixedStrategyTimePerBatchParts"] = hand_set.feasible ? parts_json(hand_set.parts) : ordered_json(nullptr);
+  }
   return out;
 }
 

@@ -33,6 +33,28 @@ struct Chain {
 
 enum class Optimizer { Sgd, Adam };
 
+/// The corrected time-per-batch terms of our own pipeline (method.md, defects D22 and D3). Off by default:
+/// the planner then follows placement.md to the bit, with the original's data-parallel term
+/// 4·(d − 1)·P_first / (d·bandwidth) and no optimizer step. On, the time per batch is
+///
+///     max stage load · (⌈N/d⌉ + p − 1) + sync(P_max, d) + P_max · optimizer_seconds_per_byte
+///
+/// where P_max is the largest per-device parameter bytes of any stage and sync is the ring all-reduce of
+/// accelerator.md 7 over the d replicas, 2·(d − 1)/d · P_max / BW + 2·(d − 1)·α. Every stage synchronises
+/// its own gradients at the same time on its own links, so the slowest (largest) stage sets both terms.
+struct CorrectedTerms {
+  bool enabled = false;
+  double ring_latency_s = 0;  ///< α: seconds per step of the ring (2·(d − 1) steps per all-reduce)
+  /// Bytes per second of the data-parallel links; 0 uses Cluster::bandwidth (the original's one scalar).
+  double sync_bandwidth = 0;
+  /// Seconds of the element-wise optimizer update per byte of parameters held by one device, once per
+  /// iteration after the gradient synchronisation. The caller derives it from the device, e.g. HBM bytes
+  /// moved per parameter byte over the HBM bytes per second (or the vector cores' rate when slower): SGD
+  /// reads weights and gradients and writes weights (3), Adam also reads and writes its state (5 with
+  /// state the size of the parameters, as the memory model assumes; 7 with two full-size moments).
+  double optimizer_seconds_per_byte = 0;
+};
+
 /// The cluster and training settings of one placement question.
 struct Cluster {
   int64_t devices = 1;        ///< K
@@ -41,6 +63,19 @@ struct Cluster {
   int64_t micro_batches = 1;  ///< N, micro-batches in one global batch
   bool recompute = false;     ///< recompute activations (true) or stash them
   Optimizer optimizer = Optimizer::Sgd;
+  CorrectedTerms corrected;  ///< off: placement.md's reference formula
+};
+
+/// The parts of a time per batch, in seconds (in the reference format: the unit of the input). Their sum
+/// is the time per batch up to rounding.
+struct BatchTimeParts {
+  double steady_state = 0;  ///< max stage load · ⌈N/d⌉: every micro-batch of a replica through the slowest stage
+  double fill_drain = 0;    ///< max stage load · (p − 1): filling and draining the pipeline
+  /// Gradient all-reduce across the d replicas: the ring term with corrected terms on, else the
+  /// reference's 4·(d − 1)·P_first / (d·bandwidth).
+  double data_parallel_sync = 0;
+  double optimizer_step = 0;  ///< 0 unless the corrected terms are on
+  double total() const { return steady_state + fill_drain + data_parallel_sync + optimizer_step; }
 };
 
 /// A contiguous range of chain positions [first, last) run on `devices` devices per pipeline replica.
@@ -57,6 +92,7 @@ struct Plan {
   int64_t data_parallel = 0;
   int64_t width = 0;
   double time_per_batch = 0;  ///< seconds (or the unit of the input)
+  BatchTimeParts parts;       ///< time_per_batch split into its terms
 };
 
 }  // namespace phaze::placement

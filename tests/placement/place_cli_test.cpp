@@ -253,4 +253,67 @@ TEST(PlacementCli, ValidationErrorExitsTwo) {
   expect_input_error(r);
 }
 
+// Corrected terms through the file (planner_examples_test.cpp): two nodes fw 1, bw 1, 8 parameter bytes,
+// K = 4, N = 8, bandwidth 2, data-parallel links 4 bytes/s, α = 0.25: one node per stage on d = 2,
+// 2*(4 + 1) + 2*(1/2)*8/4 + 2*1*0.25 = 12.5 with the parts 8, 2, 2.5 and no optimizer step. With 0.125 s per
+// parameter byte the optimizer step adds 8*0.125 = 1 to that plan, and nothing else comes close
+// (the one-stage plans gain 2).
+TEST(PlacementCli, CorrectedTerms) {
+  json j;
+  j["maxMemoryPerDevice"] = 1000;
+  j["maxDevices"] = 4;
+  j["bandwidth"] = 2;
+  j["mbsInBatch"] = 8;
+  j["activationRecomputation"] = false;
+  j["optimizerAlgorithm"] = "SGD";
+  j["nodes"]["1"] = json::array({node(0, 8, 0, 1, 1), node(1, 8, 0, 1, 1)});
+  j["edges"]["1"] = json::array({edge(0, 1, 0)});
+  j["correctedTerms"] = {{"ringLatency", 0.25}, {"dataParallelBandwidth", 4}};
+  TempDir dir;
+  {
+    const RunResult r = run_phaze("place " + quoted(dir.write("corrected.json", j.dump())));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json out = parse_json(r.out);
+    EXPECT_DOUBLE_EQ(out["finalTimePerBatch"].get<double>(), 12.5);
+    EXPECT_EQ(out["dataParallelDegree"], 2);
+    ASSERT_TRUE(out.contains("timePerBatchParts")) << r.out;
+    EXPECT_DOUBLE_EQ(out["timePerBatchParts"]["pipelineSteadyState"].get<double>(), 8.0);
+    EXPECT_DOUBLE_EQ(out["timePerBatchParts"]["pipelineFillDrain"].get<double>(), 2.0);
+    EXPECT_DOUBLE_EQ(out["timePerBatchParts"]["dataParallelSync"].get<double>(), 2.5);
+    EXPECT_DOUBLE_EQ(out["timePerBatchParts"]["optimizerStep"].get<double>(), 0.0);
+    EXPECT_TRUE(out["fixedStrategyTimePerBatchParts"].is_null());  // no hand-set strategy in the file
+  }
+  j["correctedTerms"]["optimizerTimePerByte"] = 0.125;
+  {
+    const RunResult r = run_phaze("place " + quoted(dir.write("optimizer.json", j.dump())));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json out = parse_json(r.out);
+    EXPECT_DOUBLE_EQ(out["finalTimePerBatch"].get<double>(), 13.5);
+    EXPECT_DOUBLE_EQ(out["timePerBatchParts"]["optimizerStep"].get<double>(), 1.0);
+  }
+}
+
+TEST(PlacementCli, CorrectedTermsValidationExitsTwo) {
+  json j = parse_json([] {
+    std::ifstream in(data_path("example.json"));
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }());
+  TempDir dir;
+  j["correctedTerms"] = {{"optimizerTimePerByte", -1e-12}};
+  const std::string negative = dir.write("negative.json", j.dump());
+  RunResult r = run_phaze("place " + quoted(negative));
+  expect_input_error(r, "optimizerTimePerByte");
+  EXPECT_NE(r.err.find(negative), std::string::npos) << r.err;
+
+  j["correctedTerms"] = {{"ringLatency", 12345}};
+  std::string text = j.dump();
+  text.replace(text.find("12345"), 5, "-1e999");
+  const std::string infinite = dir.write("infinite.json", text);
+  r = run_phaze("place " + quoted(infinite));
+  expect_input_error(r, "ringLatency");
+  EXPECT_NE(r.err.find(infinite), std::string::npos) << r.err;
+}
+
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -472,6 +473,127 @@ TEST(PlacementJson, OutputWhenNothingFits) {
   EXPECT_TRUE(out["finalTimePerBatch"].is_null());
   ASSERT_TRUE(out.contains("fixedStrategyTimePerBatch"));
   EXPECT_TRUE(out["fixedStrategyTimePerBatch"].is_null());
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Corrected terms (optional `correctedTerms` object)
+// ---------------------------------------------------------------------------------------------------------
+
+TEST(PlacementJson, CorrectedTermsAreOffUnlessGiven) {
+  EXPECT_FALSE(accepted(base_input()).cluster.corrected.enabled);
+  json j = base_input();
+  j["correctedTerms"] = nullptr;
+  EXPECT_FALSE(accepted(j).cluster.corrected.enabled);
+
+  j["correctedTerms"] = json::object();  // on, every field at its default
+  const PlacementInput empty = accepted(j);
+  EXPECT_TRUE(empty.cluster.corrected.enabled);
+  EXPECT_EQ(empty.cluster.corrected.ring_latency_s, 0.0);
+  EXPECT_EQ(empty.cluster.corrected.sync_bandwidth, 0.0);  // 0: the common bandwidth
+  EXPECT_EQ(empty.cluster.corrected.optimizer_seconds_per_byte, 0.0);
+
+  j["correctedTerms"] = {{"ringLatency", 5e-6}, {"dataParallelBandwidth", 4e9}, {"optimizerTimePerByte", 2.5e-12}};
+  const PlacementInput full = accepted(j);
+  EXPECT_TRUE(full.cluster.corrected.enabled);
+  EXPECT_EQ(full.cluster.corrected.ring_latency_s, 5e-6);
+  EXPECT_EQ(full.cluster.corrected.sync_bandwidth, 4e9);
+  EXPECT_EQ(full.cluster.corrected.optimizer_seconds_per_byte, 2.5e-12);
+
+  // Written back and read again, the settings survive.
+  const PlacementInput again = accepted(json::parse(phaze::io::placement_input_json(full).dump()));
+  EXPECT_TRUE(again.cluster.corrected.enabled);
+  EXPECT_EQ(again.cluster.corrected.ring_latency_s, 5e-6);
+  EXPECT_EQ(again.cluster.corrected.sync_bandwidth, 4e9);
+  EXPECT_EQ(again.cluster.corrected.optimizer_seconds_per_byte, 2.5e-12);
+  EXPECT_FALSE(json::parse(phaze::io::placement_input_json(accepted(base_input())).dump()).contains("correctedTerms"));
+}
+
+TEST(PlacementJson, CorrectedTermsValidation) {
+  auto with = [](const json& terms) {
+    json j = base_input();
+    j["correctedTerms"] = terms;
+    return j;
+  };
+  expect_rejected(with(json::array()), {"correctedTerms", "object"}, "not an object");
+  expect_rejected(with({{"ringLatency", -1e-6}}), {"correctedTerms", "ringLatency", "negative"}, "negative latency");
+  expect_rejected(with({{"ringLatency", "5us"}}), {"correctedTerms", "ringLatency", "number"}, "string latency");
+  expect_rejected(with({{"optimizerTimePerByte", -1}}), {"correctedTerms", "optimizerTimePerByte", "negative"},
+                  "negative optimizer cost");
+  expect_rejected(with({{"dataParallelBandwidth", 0}}), {"correctedTerms", "dataParallelBandwidth", "positive"},
+                  "zero bandwidth");
+  expect_rejected(with({{"dataParallelBandwidth", -4}}), {"correctedTerms", "dataParallelBandwidth", "positive"},
+                  "negative bandwidth");
+  expect_rejected(with({{"ringLatancy", 1}}), {"correctedTerms", "ringLatancy", "unknown"}, "misspelt key");
+
+  // JSON has no literal for infinity: a number beyond the double range is how a file spells one.
+  std::string text = with({{"ringLatency", 12345}}).dump();
+  text.replace(text.find("12345"), 5, "1e999");
+  try {
+    parse_placement_input(text, kSource);
+    ADD_FAILURE() << "accepted an infinite ringLatency";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(kSource), std::string::npos) << message;
+    EXPECT_NE(message.find("ringLatency"), std::string::npos) << message;
+    EXPECT_NE(message.find("finite"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+// The reference output has exactly placement.md's keys; the parts appear only with corrected terms.
+TEST(PlacementJson, ReferenceOutputHasNoParts) {
+  const PlacementInput in = accepted(base_input());
+  Planner planner;
+  const Plan plan = planner.solve(in.chains, in.cluster);
+  const PlanCheck hand = evaluate_hand_set(in.chains, in.cluster, *in.hand_set);
+  ASSERT_TRUE(hand.feasible);
+  const json out = json::parse(phaze::io::placement_output_json(in, plan, hand).dump());
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : out.items()) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  EXPECT_EQ(keys, (std::vector<std::string>{"dataParallelDegree", "finalTimePerBatch", "fixedStrategyTimePerBatch",
+                                            "stages", "tensorParallelDegree"}));
+}
+
+// Two nodes (fw 1, bw 1, 8 parameter bytes, no activations, a 0-byte edge), K = 4, N = 8, bandwidth 2,
+// α = 0.25, data-parallel links at 4 bytes/s: the best plan is one node per stage on d = 2,
+// 2*(4 + 1) + 2*(1/2)*8/4 + 2*1*0.25 = 8 + 2 + 2.5 = 12.5 (planner_examples_test.cpp enumerates the others);
+// the hand-set p = 2, t = 1, d = 2, L = 2 is the same plan.
+TEST(PlacementJson, OutputWithCorrectedTermsHasTheParts) {
+  json j = base_input();
+  j["nodes"].erase("2");
+  j["edges"].erase("2");
+  j["maxMemoryPerDevice"] = 1000;
+  j["bandwidth"] = 2;
+  j["nodes"]["1"] = json::array({make_node(10, 8, 0, 1, 1), make_node(11, 8, 0, 1, 1)});
+  j["edges"]["1"] = json::array({make_edge(10, 11, 0)});
+  j["correctedTerms"] = {{"ringLatency", 0.25}, {"dataParallelBandwidth", 4}};
+  const PlacementInput in = accepted(j);
+  Planner planner;
+  const Plan plan = planner.solve(in.chains, in.cluster);
+  const PlanCheck hand = evaluate_hand_set(in.chains, in.cluster, *in.hand_set);
+  const json out = json::parse(phaze::io::placement_output_json(in, plan, hand).dump());
+  EXPECT_DOUBLE_EQ(out["finalTimePerBatch"].get<double>(), 12.5);
+  EXPECT_EQ(out["dataParallelDegree"], 2);
+  for (const char* key : {"timePerBatchParts", "fixedStrategyTimePerBatchParts"}) {
+    SCOPED_TRACE(key);
+    ASSERT_TRUE(out.contains(key)) << out.dump();
+    const json& parts = out[key];
+    EXPECT_DOUBLE_EQ(parts["pipelineSteadyState"].get<double>(), 8.0);
+    EXPECT_DOUBLE_EQ(parts["pipelineFillDrain"].get<double>(), 2.0);
+    EXPECT_DOUBLE_EQ(parts["dataParallelSync"].get<double>(), 2.5);
+    EXPECT_DOUBLE_EQ(parts["optimizerStep"].get<double>(), 0.0);
+  }
+
+  // Nothing fits: both parts are null.
+  j["maxMemoryPerDevice"] = 1;
+  const PlacementInput tight = accepted(j);
+  const json none =
+      json::parse(phaze::io::placement_output_json(tight, planner.solve(tight.chains, tight.cluster),
+                                                   evaluate_hand_set(tight.chains, tight.cluster, *tight.hand_set))
+                      .dump());
+  EXPECT_TRUE(none["timePerBatchParts"].is_null());
+  EXPECT_TRUE(none["fixedStrategyTimePerBatchParts"].is_null());
 }
 
 }  // namespace

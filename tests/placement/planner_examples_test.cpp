@@ -7,6 +7,7 @@
 
 #include "placement/chain.h"
 #include "placement/planner.h"
+#include "placement/stage_costs.h"
 
 namespace {
 
@@ -19,6 +20,7 @@ using phaze::placement::Optimizer;
 using phaze::placement::Plan;
 using phaze::placement::PlanCheck;
 using phaze::placement::Planner;
+using phaze::placement::Stage;
 
 ChainNode node(double fw, double bw, double params, double acts, bool tp = false) {
   ChainNode v;
@@ -325,6 +327,123 @@ TEST(PlacementExamples, SkipEdgeAndAdam) {
   ASSERT_TRUE(tight.feasible);
   EXPECT_DOUBLE_EQ(tight.time_per_batch, 18.0);
   EXPECT_EQ(tight.stages.size(), 2u);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Corrected terms (method.md D22, D3): ring all-reduce per stage (the largest counts) and the optimizer
+// step on the largest stage, instead of the reference's 4·(d − 1)·P_first/(d·BW).
+// ---------------------------------------------------------------------------------------------------------
+
+Cluster with_corrected(Cluster c, double ring_latency, double sync_bandwidth, double optimizer_per_byte) {
+  c.corrected.enabled = true;
+  c.corrected.ring_latency_s = ring_latency;
+  c.corrected.sync_bandwidth = sync_bandwidth;
+  c.corrected.optimizer_seconds_per_byte = optimizer_per_byte;
+  return c;
+}
+
+// The reference plan's parts: example 1's best is one stage of load 9 on d = 4 (2 micro-batches each):
+// steady 9*2 = 18, no fill, synchronisation 4*3*30/(10*4) = 9, no optimizer step; 18 + 9 = 27.
+TEST(PlacementExamples, ReferencePlanParts) {
+  Planner planner;
+  const Plan plan = planner.solve(example1(), cluster(4, 8, 100, 10, false));
+  ASSERT_TRUE(plan.feasible);
+  EXPECT_DOUBLE_EQ(plan.parts.steady_state, 18.0);
+  EXPECT_DOUBLE_EQ(plan.parts.fill_drain, 0.0);
+  EXPECT_DOUBLE_EQ(plan.parts.data_parallel_sync, 9.0);
+  EXPECT_DOUBLE_EQ(plan.parts.optimizer_step, 0.0);
+}
+
+// Two nodes fw 1, bw 1, 8 parameter bytes each, no activations, a 0-byte edge; K = 4, N = 8, bandwidth 2,
+// data-parallel links 4 bytes/s, α = 0.25 per ring step, no optimizer cost.
+//   {0,1}: load 4, P = 16.  d = 1: 4*8 = 32.
+//          d = 2: 4*4 + 2*(1/2)*16/4 + 2*1*0.25 = 16 + 4 + 0.5 = 20.5.
+//          d = 3: 4*3 + 2*(2/3)*16/4 + 2*2*0.25 = 12 + 5.33 + 1 = 18.33.
+//          d = 4: 4*2 + 2*(3/4)*16/4 + 2*3*0.25 = 8 + 6 + 1.5 = 15.5.
+//   {0},{1}: load 2, largest P = 8, 2 devices so d <= 2.  d = 1: 2*9 = 18.
+//          d = 2: 2*(4 + 1) + 2*(1/2)*8/4 + 2*1*0.25 = 10 + 2 + 0.5 = 12.5.   <- best
+// With the data-parallel links at the common bandwidth 2: {0},{1} d = 2 gives 10 + 4 + 0.5 = 14.5, still best
+// ({0,1} d = 4: 8 + 12 + 1.5 = 21.5). The reference formula on the same chain (bandwidth 2): {0},{1} d = 2
+// gives 10 + 4*1*8/(2*2) = 18, tied with d = 1 (18), and the smaller d wins.
+std::vector<Chain> two_layers() {
+  return {simple_chain(1, {node(1, 1, 8, 0), node(1, 1, 8, 0)}, 0)};
+}
+
+TEST(PlacementExamples, CorrectedRingAllReduceWithLatency) {
+  Planner planner;
+  const Cluster base = cluster(4, 8, 1000, 2, false);
+  const Plan plan = planner.solve(two_layers(), with_corrected(base, 0.25, 4, 0));
+  ASSERT_TRUE(plan.feasible);
+  EXPECT_DOUBLE_EQ(plan.time_per_batch, 12.5);
+  EXPECT_EQ(plan.data_parallel, 2);
+  expect_stages(plan, {{0, 1}, {1, 2}}, {1, 1});
+  EXPECT_DOUBLE_EQ(plan.parts.steady_state, 8.0);
+  EXPECT_DOUBLE_EQ(plan.parts.fill_drain, 2.0);
+  EXPECT_DOUBLE_EQ(plan.parts.data_parallel_sync, 2.5);
+  EXPECT_DOUBLE_EQ(plan.parts.optimizer_step, 0.0);
+
+  const Plan common = planner.solve(two_layers(), with_corrected(base, 0.25, 0, 0));
+  ASSERT_TRUE(common.feasible);
+  EXPECT_DOUBLE_EQ(common.time_per_batch, 14.5);
+  EXPECT_DOUBLE_EQ(common.parts.data_parallel_sync, 4.5);
+
+  // The same hand-set plan (p = 2, t = 1, d = 2, L = 2 puts one node in each stage) costs the same.
+  const PlanCheck hand = evaluate_hand_set(two_layers(), with_corrected(base, 0.25, 4, 0), HandSetPlan{2, 1, 2, 2});
+  ASSERT_TRUE(hand.feasible) << hand.reason;
+  EXPECT_DOUBLE_EQ(hand.time_per_batch, 12.5);
+  EXPECT_DOUBLE_EQ(hand.parts.data_parallel_sync, 2.5);
+
+  const Plan reference = planner.solve(two_layers(), base);
+  ASSERT_TRUE(reference.feasible);
+  EXPECT_DOUBLE_EQ(reference.time_per_batch, 18.0);
+  EXPECT_EQ(reference.data_parallel, 1);
+  EXPECT_DOUBLE_EQ(reference.parts.steady_state, 16.0);
+  EXPECT_DOUBLE_EQ(reference.parts.fill_drain, 2.0);
+  EXPECT_DOUBLE_EQ(reference.parts.data_parallel_sync, 0.0);
+}
+
+// The optimizer step makes the planner give up the smallest load: nodes (fw, bw, P) = (1, 1, 20),
+// (1, 1, 20), (3, 3, 0), no activations, 0-byte edges, K = 2, N = 4, bandwidth 1, 1 s per parameter byte.
+//   {0,1,2}: load 10, P = 40.  d = 1: 10*4 + 40 = 80;  d = 2: 10*2 + 2*(1/2)*40/1 + 40 = 100.
+//   {0,1},{2}: loads 4, 6 -> 6, P = 40.  d = 1: 6*5 + 40 = 70.
+//   {0},{1,2}: loads 2, 8 -> 8, P = 20.  d = 1: 8*5 + 20 = 60.   <- best, though its load is not the smallest
+// The reference (no optimizer step, d = 1 has no synchronisation) picks {0,1},{2}: 6*5 = 30.
+TEST(PlacementExamples, CorrectedOptimizerStepTradesLoadForSmallerStages) {
+  const std::vector<Chain> chain = {simple_chain(1, {node(1, 1, 20, 0), node(1, 1, 20, 0), node(3, 3, 0, 0)}, 0)};
+  const Cluster base = cluster(2, 4, 1000, 1, false);
+  Planner planner;
+  const Plan plan = planner.solve(chain, with_corrected(base, 0, 0, 1.0));
+  ASSERT_TRUE(plan.feasible);
+  EXPECT_DOUBLE_EQ(plan.time_per_batch, 60.0);
+  EXPECT_EQ(plan.data_parallel, 1);
+  expect_stages(plan, {{0, 1}, {1, 3}}, {1, 1});
+  EXPECT_DOUBLE_EQ(plan.parts.steady_state, 32.0);
+  EXPECT_DOUBLE_EQ(plan.parts.fill_drain, 8.0);
+  EXPECT_DOUBLE_EQ(plan.parts.data_parallel_sync, 0.0);
+  EXPECT_DOUBLE_EQ(plan.parts.optimizer_step, 20.0);
+
+  const Plan reference = planner.solve(chain, base);
+  ASSERT_TRUE(reference.feasible);
+  EXPECT_DOUBLE_EQ(reference.time_per_batch, 30.0);
+  expect_stages(reference, {{0, 2}, {2, 3}}, {1, 1});
+}
+
+// The ring formula of accelerator.md 7 on its worked example: 50,331,648 bytes over 8 ranks at 4 GiB/s take
+// 2*7/8 * 50,331,648 / 4,294,967,296 = 0.0205078125 s. A one-layer stage of that many parameter bytes
+// per device, replicated 8 times, synchronises in exactly that time; α = 1 µs adds 2*7 µs.
+TEST(PlacementExamples, CorrectedSyncMatchesTheRingFormula) {
+  const std::vector<Chain> chain = {simple_chain(1, {node(0.5, 1, 50331648.0, 0)}, 0)};
+  phaze::placement::StageCosts costs;
+  Cluster c = with_corrected(cluster(8, 64, 1e12, 4294967296.0, false), 0, 0, 0);
+  costs.compute(chain.front(), c);
+  const PlanCheck check = evaluate_plan(costs, {Stage{0, 1, 1}}, 8, c);
+  ASSERT_TRUE(check.feasible) << check.reason;
+  EXPECT_DOUBLE_EQ(check.parts.data_parallel_sync, 0.0205078125);
+  EXPECT_DOUBLE_EQ(check.parts.steady_state, 1.5 * 8);
+  EXPECT_DOUBLE_EQ(check.time_per_batch, 12.0205078125);
+
+  c.corrected.ring_latency_s = 1e-6;
+  EXPECT_DOUBLE_EQ(evaluate_plan(costs, {Stage{0, 1, 1}}, 8, c).parts.data_parallel_sync, 0.0205078125 + 14e-6);
 }
 
 }  // namespace

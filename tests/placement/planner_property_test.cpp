@@ -2,7 +2,8 @@
 // planner must agree with an exhaustive search written here, independently of the engine, straight from
 // placement.md ("Stage load", "Dynamic program", "Hand-set strategy"). The reference below simulates the
 // forward, backward and recomputing backward passes node by node; it uses neither StageCosts nor
-// evaluate_plan.
+// evaluate_plan. With the corrected terms on (method.md D22 and D3) the exhaustive search charges the ring
+// all-reduce of accelerator.md 7 and the optimizer step on the largest stage, written out here again.
 
 #include <gtest/gtest.h>
 
@@ -19,6 +20,7 @@
 
 #include "placement/chain.h"
 #include "placement/planner.h"
+#include "placement/stage_costs.h"
 
 namespace {
 
@@ -26,6 +28,7 @@ using phaze::placement::Chain;
 using phaze::placement::ChainEdge;
 using phaze::placement::ChainNode;
 using phaze::placement::Cluster;
+using phaze::placement::CorrectedTerms;
 using phaze::placement::HandSetPlan;
 using phaze::placement::Optimizer;
 using phaze::placement::Plan;
@@ -128,11 +131,32 @@ double stage_load(const RefStage& st, int64_t s, const Cluster& cluster) {
   return cluster.recompute && s > 1 ? st.load_recompute : st.load_plain;
 }
 
+/// Time per batch from the largest stage load, the stage count p, d and the stages' parameter bytes:
+/// placement.md's formula, or with the corrected terms every stage's ring all-reduce over d ranks,
+/// 2·(d − 1)/d · P / BW + 2·(d − 1)·α, all at once (the largest counts), then the optimizer pass over
+/// the largest stage's parameters.
+double reference_time(double max_load, int64_t p, int64_t d, const std::vector<RefStage>& stages,
+                      const Cluster& cluster) {
+  const double pipeline = max_load * static_cast<double>(ceil_div(cluster.micro_batches, d) + p - 1);
+  const double dd = static_cast<double>(d);
+  if (!cluster.corrected.enabled) return pipeline + 4.0 * (dd - 1) * stages.front().params / (cluster.bandwidth * dd);
+  const CorrectedTerms& c = cluster.corrected;
+  const double bandwidth = c.sync_bandwidth > 0 ? c.sync_bandwidth : cluster.bandwidth;
+  double slowest = 0;
+  for (const RefStage& st : stages) {
+    const double sync = 2.0 * (dd - 1) / dd * st.params / bandwidth + 2.0 * (dd - 1) * c.ring_latency_s;
+    const double update = st.params * c.optimizer_seconds_per_byte;
+    slowest = std::max(slowest, sync + update);
+  }
+  return pipeline + slowest;
+}
+
 /// Time of a partition (given by cut points) under `d` replicas where every stage's devices are given;
 /// +inf when a stage does not fit in memory or the devices do not fit.
 struct RefEval {
   bool feasible = false;
   double time = kInf;
+  double max_load = kInf;
   std::string reason;
 };
 
@@ -164,19 +188,35 @@ RefEval reference_evaluate(const std::vector<RefStage>& stages, const std::vecto
     return out;
   }
   out.feasible = true;
-  out.time = max_load * static_cast<double>(ceil_div(cluster.micro_batches, d) + p - 1) +
-             4.0 * static_cast<double>(d - 1) * stages.front().params / (cluster.bandwidth * static_cast<double>(d));
+  out.max_load = max_load;
+  out.time = reference_time(max_load, p, d, stages, cluster);
   return out;
 }
 
 struct RefBest {
   bool feasible = false;
   double time = kInf;
+  // Whether the optimum needs more than the smallest largest load of its (width, p, d): a plan with a
+  // larger load but smaller stage parameters wins, so a search that only minimised the load would miss it.
+  bool load_not_minimal = false;
 };
 
 /// Exhaustive search: every composition of the chain, every d = 1..min(K, N), every width.
 RefBest reference_best(const std::vector<Chain>& chains, const Cluster& cluster) {
   RefBest best;
+  const int64_t replicas = std::min(cluster.devices, cluster.micro_batches);
+  struct Key {
+    int64_t width, p, d;
+  };
+  Key best_key{0, 0, 0};
+  double best_load = kInf;
+  std::vector<double> least_load;  // per (width index, p, d): the smallest largest load of a feasible plan
+  int64_t width_index = 0;
+  size_t longest = 0;
+  for (const Chain& chain : chains) longest = std::max(longest, chain.nodes.size());
+  const int64_t pdim = static_cast<int64_t>(longest) + 1;
+  auto at = [&](int64_t w, int64_t p, int64_t d) { return static_cast<size_t>((w * pdim + p) * (replicas + 1) + d); };
+  least_load.assign(chains.size() * static_cast<size_t>(pdim * (replicas + 1)), kInf);
   for (const Chain& chain : chains) {
     const int n = static_cast<int>(chain.nodes.size());
     std::vector<std::vector<RefStage>> table(n, std::vector<RefStage>(n + 1));
@@ -193,15 +233,22 @@ RefBest reference_best(const std::vector<Chain>& chains, const Cluster& cluster)
           first = k + 1;
         }
       }
-      for (int64_t d = 1; d <= std::min(cluster.devices, cluster.micro_batches); ++d) {
+      for (int64_t d = 1; d <= replicas; ++d) {
         const RefEval e = reference_evaluate(stages, devices, d, cluster);
-        if (e.feasible && e.time < best.time) {
+        if (!e.feasible) continue;
+        const int64_t p = static_cast<int64_t>(stages.size());
+        least_load[at(width_index, p, d)] = std::min(least_load[at(width_index, p, d)], e.max_load);
+        if (e.time < best.time) {
           best.feasible = true;
           best.time = e.time;
+          best_key = Key{width_index, p, d};
+          best_load = e.max_load;
         }
       }
     }
+    ++width_index;
   }
+  if (best.feasible) best.load_not_minimal = best_load > least_load[at(best_key.width, best_key.p, best_key.d)];
   return best;
 }
 
@@ -240,6 +287,22 @@ void check_plan_with_reference(const std::vector<Chain>& chains, const Cluster& 
   ASSERT_TRUE(e.feasible) << where << ": reference rejects the plan (" << e.reason << ")";
   EXPECT_TRUE(close(e.time, plan.time_per_batch))
       << where << ": reference time of the returned plan " << e.time << " vs engine " << plan.time_per_batch;
+
+  // The parts: the pipeline terms from the largest load, the rest is what the formula adds once per batch.
+  const int64_t p = static_cast<int64_t>(stages.size());
+  const double steady = e.max_load * static_cast<double>(ceil_div(cluster.micro_batches, plan.data_parallel));
+  EXPECT_TRUE(close(plan.parts.steady_state, steady)) << where << plan.parts.steady_state << " vs " << steady;
+  EXPECT_TRUE(close(plan.parts.fill_drain, e.max_load * static_cast<double>(p - 1))) << where;
+  const double once =
+      e.time - e.max_load * static_cast<double>(ceil_div(cluster.micro_batches, plan.data_parallel) + p - 1);
+  EXPECT_TRUE(close(plan.parts.data_parallel_sync + plan.parts.optimizer_step, once)) << where;
+  if (plan.data_parallel == 1) {
+    EXPECT_EQ(plan.parts.data_parallel_sync, 0.0) << where;
+  }
+  if (!cluster.corrected.enabled || cluster.corrected.optimizer_seconds_per_byte == 0) {
+    EXPECT_EQ(plan.parts.optimizer_step, 0.0) << where;
+  }
+  EXPECT_TRUE(close(plan.parts.total(), plan.time_per_batch)) << where;
 }
 
 /// placement.md "Hand-set strategy", written independently of evaluate_hand_set.
@@ -288,9 +351,7 @@ RefEval reference_hand_set(const std::vector<Chain>& chains, const Cluster& clus
     stages.push_back(st);
   }
   out.feasible = true;
-  out.time = max_load * static_cast<double>(ceil_div(cluster.micro_batches, h.data_parallel) + h.pipeline - 1) +
-             4.0 * static_cast<double>(h.data_parallel - 1) * stages.front().params /
-                 (cluster.bandwidth * static_cast<double>(h.data_parallel));
+  out.time = reference_time(max_load, h.pipeline, h.data_parallel, stages, cluster);
   return out;
 }
 
@@ -309,7 +370,11 @@ std::string Instance::describe() const {
   s.precision(17);
   s << "K=" << cluster.devices << " N=" << cluster.micro_batches << " M=" << cluster.memory_bytes
     << " bw=" << cluster.bandwidth << " recompute=" << cluster.recompute
-    << " opt=" << (cluster.optimizer == Optimizer::Adam ? "Adam" : "SGD") << "\n";
+    << " opt=" << (cluster.optimizer == Optimizer::Adam ? "Adam" : "SGD");
+  if (cluster.corrected.enabled)
+    s << " corrected: alpha=" << cluster.corrected.ring_latency_s << " sync_bw=" << cluster.corrected.sync_bandwidth
+      << " update/byte=" << cluster.corrected.optimizer_seconds_per_byte;
+  s << "\n";
   for (const Chain& c : chains) {
     s << " width " << c.width << ": nodes";
     for (const ChainNode& v : c.nodes)
@@ -327,7 +392,8 @@ struct Options {
   bool force_recompute = false;
   bool recompute_value = false;
   bool multi_width = true;
-  bool mixed_tp = false;  // widths > 1 only, some layers split and some not
+  bool mixed_tp = false;   // widths > 1 only, some layers split and some not
+  bool corrected = false;  // corrected terms on, with random ring latency, link and optimizer cost
 };
 
 Instance random_instance(std::mt19937& rng, const Options& opt = {}) {
@@ -361,6 +427,9 @@ Instance random_instance(std::mt19937& rng, const Options& opt = {}) {
   };
   auto bytes = [&](int hi) -> double { return coin(0.15) ? 0.0 : uniform_int(1, hi); };
 
+  // With the corrected terms, half the chains put the parameters on the layers that compute little, so
+  // balancing the load and balancing the parameters pull apart.
+  const bool opposed = opt.corrected && coin(0.5);
   double heaviest = 0;  // the largest whole-chain footprint over widths, to scale the memory limit
   for (int64_t t : widths) {
     Chain c;
@@ -371,6 +440,8 @@ Instance random_instance(std::mt19937& rng, const Options& opt = {}) {
       node.forward_time = time();
       node.backward_time = time();
       node.parameter_bytes = bytes(100);
+      if (opposed)
+        node.parameter_bytes = std::max(0.0, 100.0 - 5.0 * (node.forward_time + node.backward_time)) + bytes(10);
       node.activation_bytes = bytes(100);
       node.tensor_parallel = t > 1 && coin(tp_share);
       total += 3 * node.parameter_bytes + node.activation_bytes;
@@ -392,6 +463,15 @@ Instance random_instance(std::mt19937& rng, const Options& opt = {}) {
   static const std::vector<double> kScales = {0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 5.0, 20.0, 1e6};
   const double scale = kScales[static_cast<size_t>(uniform_int(0, static_cast<int>(kScales.size()) - 1))];
   cl.memory_bytes = std::max(1.0, std::floor(scale * heaviest));
+  if (opt.corrected) {
+    // From negligible to dominant next to loads of up to ~20 per micro-batch and up to 13 micro-batches.
+    CorrectedTerms& c = cl.corrected;
+    c.enabled = true;
+    c.ring_latency_s = std::vector<double>{0.0, 0.0, 0.1, 1.0, 5.0}[static_cast<size_t>(uniform_int(0, 4))];
+    c.sync_bandwidth = std::vector<double>{0.0, 0.0, 0.05, 0.25, 1.0, 20.0}[static_cast<size_t>(uniform_int(0, 5))];
+    c.optimizer_seconds_per_byte =
+        std::vector<double>{0.0, 0.0, 0.01, 0.1, 1.0, 5.0}[static_cast<size_t>(uniform_int(0, 5))];
+  }
   return inst;
 }
 
@@ -400,7 +480,8 @@ struct Tally {
   int infeasible = 0;
   int multi_stage = 0;
   int replicated = 0;
-  int mixed_devices = 0;  // plans whose stages use different device counts (1 and t)
+  int mixed_devices = 0;     // plans whose stages use different device counts (1 and t)
+  int load_not_minimal = 0;  // optima that are not a smallest-largest-load plan of their (t, p, d)
   int failures = 0;
 };
 
@@ -419,6 +500,7 @@ void check_instance(Planner& planner, const Instance& inst, const std::string& t
     ++tally.feasible;
     if (plan.stages.size() > 1) ++tally.multi_stage;
     if (plan.data_parallel > 1) ++tally.replicated;
+    if (ref.load_not_minimal) ++tally.load_not_minimal;
     for (const Stage& st : plan.stages)
       if (st.devices != plan.stages.front().devices) {
         ++tally.mixed_devices;
@@ -480,6 +562,48 @@ TEST(PlacementPlannerProperty, MatchesBruteForceSingleWidth) {
   run_random(99u, 300, opt, "width1");
 }
 
+// Corrected terms (method.md D22, D3): the same exhaustive search, charging the ring all-reduce and the
+// optimizer step on the largest stage. The optimum is then often not a smallest-largest-load plan of its
+// (t, p, d), so a search on the load alone would miss it: the tally makes sure such cases are covered.
+TEST(PlacementPlannerProperty, CorrectedTermsMatchBruteForce) {
+  Options opt;
+  opt.corrected = true;
+  const Tally tally = run_random(2718u, 1000, opt, "corrected");
+  EXPECT_GT(tally.load_not_minimal, 30) << "too few optima that trade load for smaller stages";
+  std::printf("[ info     ] %d feasible (%d multi-stage, %d replicated, %d trade load for parameters), %d infeasible\n",
+              tally.feasible, tally.multi_stage, tally.replicated, tally.load_not_minimal, tally.infeasible);
+}
+
+TEST(PlacementPlannerProperty, CorrectedTermsMatchBruteForceMixedDeviceStages) {
+  Options opt;
+  opt.corrected = true;
+  opt.mixed_tp = true;
+  const Tally tally = run_random(31415u, 600, opt, "corrected-mixed-tp");
+  EXPECT_GT(tally.mixed_devices, 10) << "too few plans mixed 1-device and t-device stages";
+  EXPECT_GT(tally.load_not_minimal, 10);
+}
+
+TEST(PlacementPlannerProperty, CorrectedTermsMoreSeeds) {
+  const char* env = std::getenv("PHAZE_PLACEMENT_STRESS");
+  const int count = env != nullptr ? std::max(1, std::atoi(env)) : 150;
+  Options base;
+  base.corrected = true;
+  Options recompute = base, stash = base, small = base, large = base, mixed_tp = base;
+  recompute.force_recompute = true;
+  recompute.recompute_value = true;
+  stash.force_recompute = true;
+  small.max_nodes = 4;
+  large.max_nodes = 12;
+  mixed_tp.mixed_tp = true;
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    run_random(seed * 2000003u, count, recompute, "corrected-recompute");
+    run_random(seed * 2000029u, count, stash, "corrected-stash");
+    run_random(seed * 2000039u, count, small, "corrected-small");
+    run_random(seed * 2000081u, count, mixed_tp, "corrected-mixed-tp");
+    run_random(seed * 2000083u, std::max(count / 5, 30), large, "corrected-large");
+  }
+}
+
 // More seeds, including chains of up to 12 nodes. PHAZE_PLACEMENT_STRESS=<instances per configuration> runs a
 // longer search (the default, 150, gives about 2,000 instances; 20,000 gives about 260,000 and takes ~10 s).
 TEST(PlacementPlannerProperty, MoreSeeds) {
@@ -538,6 +662,58 @@ TEST(PlacementPlannerProperty, ReusedPlannerMatchesFreshPlanner) {
   EXPECT_GT(compared, 50);
 }
 
+// The planner stops growing a first stage once it no longer fits: a longer stage holds more parameters,
+// activations and incoming bytes, so it allows at most as many stages after it.
+TEST(PlacementPlannerProperty, LongerStagesNeverFitMoreStagesAfterThem) {
+  std::mt19937 rng(1618u);
+  int checked = 0;
+  for (int k = 0; k < 300; ++k) {
+    const Instance inst = random_instance(rng);
+    for (const Chain& chain : inst.chains) {
+      phaze::placement::StageCosts costs;
+      costs.compute(chain, inst.cluster);
+      const int n = costs.size();
+      for (int i = 0; i < n; ++i)
+        for (int j = i + 1; j < n; ++j) {
+          ASSERT_LE(costs.max_stages(i, j + 1), costs.max_stages(i, j)) << i << ", " << j << "\n" << inst.describe();
+          ASSERT_GE(costs.parameter_bytes(i, j + 1), costs.parameter_bytes(i, j)) << i << ", " << j;
+          ++checked;
+        }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+}
+
+TEST(PlacementPlannerProperty, ReusedPlannerAcrossModesMatchesFreshPlanner) {
+  // The co-search switches between the reference and the corrected terms on one planner: buffers of either
+  // mode must not leak into the other.
+  std::mt19937 rng(4711u);
+  Planner reused;
+  int compared = 0;
+  for (int k = 0; k < 300; ++k) {
+    Options opt;
+    opt.max_nodes = (k % 3 == 0) ? 10 : 4;
+    opt.corrected = k % 2 == 0;
+    opt.mixed_tp = k % 5 == 0;
+    const Instance inst = random_instance(rng, opt);
+    Planner fresh;
+    const Plan a = reused.solve(inst.chains, inst.cluster);
+    const Plan b = fresh.solve(inst.chains, inst.cluster);
+    ASSERT_EQ(a.feasible, b.feasible) << "instance " << k << "\n" << inst.describe();
+    if (!a.feasible) continue;
+    ++compared;
+    ASSERT_EQ(a.time_per_batch, b.time_per_batch) << "instance " << k << "\n" << inst.describe();
+    ASSERT_EQ(a.data_parallel, b.data_parallel) << "instance " << k;
+    ASSERT_EQ(a.width, b.width) << "instance " << k;
+    ASSERT_EQ(a.stages.size(), b.stages.size()) << "instance " << k;
+    for (size_t q = 0; q < a.stages.size(); ++q) {
+      EXPECT_EQ(a.stages[q].first, b.stages[q].first) << "instance " << k << " stage " << q;
+      EXPECT_EQ(a.stages[q].last, b.stages[q].last) << "instance " << k << " stage " << q;
+    }
+  }
+  EXPECT_GT(compared, 50);
+}
+
 TEST(PlacementPlannerProperty, SingleWidthSolveMatchesBruteForce) {
   // The per-width overload: the best plan for one chain equals the brute force over that chain alone.
   std::mt19937 rng(31337u);
@@ -561,11 +737,11 @@ TEST(PlacementPlannerProperty, SingleWidthSolveMatchesBruteForce) {
   }
 }
 
-TEST(PlacementPlannerProperty, HandSetMatchesReference) {
-  std::mt19937 rng(555u);
+void check_hand_sets(uint32_t seed, const Options& opt) {
+  std::mt19937 rng(seed);
   int feasible = 0, infeasible = 0, failures = 0;
   for (int k = 0; k < 1000 && failures == 0; ++k) {
-    const Instance inst = random_instance(rng);
+    const Instance inst = random_instance(rng, opt);
     const int n = static_cast<int>(inst.chains.front().nodes.size());
     HandSetPlan h;
     h.pipeline = std::uniform_int_distribution<int>(1, 4)(rng);
@@ -579,7 +755,7 @@ TEST(PlacementPlannerProperty, HandSetMatchesReference) {
     h.transformer_layers = std::uniform_int_distribution<int>(0, n + 2)(rng);
     const PlanCheck got = phaze::placement::evaluate_hand_set(inst.chains, inst.cluster, h);
     const RefEval want = reference_hand_set(inst.chains, inst.cluster, h);
-    const bool had = HasFailure();
+    const bool had = ::testing::Test::HasFailure();
     const std::string where = "instance " + std::to_string(k) + " p=" + std::to_string(h.pipeline) +
                               " t=" + std::to_string(h.width) + " d=" + std::to_string(h.data_parallel) +
                               " L=" + std::to_string(h.transformer_layers) + "\n" + inst.describe();
@@ -594,10 +770,20 @@ TEST(PlacementPlannerProperty, HandSetMatchesReference) {
       }
       ++infeasible;
     }
-    if (!had && HasFailure()) ++failures;
+    if (!had && ::testing::Test::HasFailure()) ++failures;
   }
   EXPECT_GT(feasible, 100);
   EXPECT_GT(infeasible, 100);
+}
+
+TEST(PlacementPlannerProperty, HandSetMatchesReference) {
+  check_hand_sets(555u, Options{});
+}
+
+TEST(PlacementPlannerProperty, HandSetWithCorrectedTermsMatchesReference) {
+  Options opt;
+  opt.corrected = true;
+  check_hand_sets(556u, opt);
 }
 
 // The reference itself, on the worked example of planner_examples_test.cpp (3 nodes fw 1 bw 2, 10-byte

@@ -186,10 +186,13 @@ void print_text(const Context& ctx, const Problem& p, const Schedule& s, std::st
                time_text(slot.start_s, unit), time_text(slot.finish_s, unit), cores_text(p, i, slot));
   }
   print_gantt(p, s, unit);
-  fmt::print("\nmakespan {} {}{}\n", time_text(s.makespan_s, unit), unit.name,
-             s.proven_optimal   ? " (proven optimal)"
-             : solver == "list" ? " (list scheduling, a heuristic)"
-                                : " (best found; optimality not proven within the search budget)");
+  std::string note = s.proven_optimal   ? " (proven optimal)"
+                     : solver == "list" ? " (list scheduling, a heuristic)"
+                                        : " (best found; optimality not proven within the search budget)";
+  if (!s.proven_optimal && s.lower_bound_s > 0)
+    note += fmt::format("\nlower bound {} {}: the makespan is at most {:.2f} % above the optimum",
+                        time_text(s.lower_bound_s, unit), unit.name, 100 * (s.makespan_s / s.lower_bound_s - 1));
+  fmt::print("\nmakespan {} {}{}\n", time_text(s.makespan_s, unit), unit.name, note);
   fmt::print("tensor cores: utilisation {:.1f} %, peak {:.1f} %\n", 100 * s.tensor_utilisation, 100 * s.tensor_peak);
   fmt::print("vector cores: utilisation {:.1f} %, peak {:.1f} %\n", 100 * s.vector_utilisation, 100 * s.vector_peak);
   fmt::print("energy {:.6g} J\n", s.energy_j);

@@ -197,6 +197,8 @@ ordered_json schedule_output_json(const Problem& problem, const Schedule& schedu
   out["solver"] = std::string(solver);
   out["feasible"] = schedule.feasible;
   out["proven_optimal"] = schedule.feasible && schedule.proven_optimal;
+  out["lower_bound_s"] = schedule.feasible && schedule.lower_bound_s > 0 ? nlohmann::ordered_json(schedule.lower_bound_s)
+                                                                         : nlohmann::ordered_json(nullptr);
   out["tensor_cores"] = problem.tensor_cores;
   out["vector_cores"] = problem.vector_cores;
   out["makespan_s"] = number(schedule.makespan_s);

@@ -207,6 +207,8 @@ class Search {
   }
 
   void set_incumbent(double makespan) { best_ = makespan; }
+  /// The bound of the empty schedule: no schedule is shorter (call before run).
+  double root_bound() const { return lower_bound(0, 0.0); }
   /// A dive that runs every task that can be intra-operator parallel that way.
   void set_parallel_only() { parallel_only_ = true; }
   void run() { dive(0, 0.0, -1, 0.0); }
@@ -911,10 +913,12 @@ Schedule run(const Problem& problem, bool greedy, int64_t node_limit) {
   const Search& better = parallel_dive.best() < dive_search.best() ? parallel_dive : dive_search;
   std::vector<Choice> path = better.best_path();
   bool optimal = false;
+  double root_bound = 0;
   if (!greedy) {
     Search search(problem, q, node_limit, false);
     // Strictly better than the dive only: start from just above it so that the dive's schedule is kept
     // when nothing better exists.
+    root_bound = search.root_bound();
     search.set_incumbent(better.best());
     search.run();
     if (!search.best_path().empty() && search.best() < better.best()) path = search.best_path();
@@ -930,6 +934,7 @@ Schedule run(const Problem& problem, bool greedy, int64_t node_limit) {
   }
   place_layout_tasks(problem, s);
   s.proven_optimal = optimal;
+  s.lower_bound_s = optimal ? s.makespan_s : std::min(root_bound, s.makespan_s);
   summarize(problem, s);
   return s;
 }
@@ -951,6 +956,12 @@ class ListSolver : public Solver {
 std::unique_ptr<Solver> make_exact_solver() {
   return std::make_unique<ExactSolver>();
 }
+double exact_lower_bound(const Problem& problem) {
+  if (!validate(problem).empty()) return 0;
+  const Prepared q = prepare(problem);
+  return Search(problem, q, 0, false).root_bound();
+}
+
 std::unique_ptr<Solver> make_list_solver() {
   return std::make_unique<ListSolver>();
 }

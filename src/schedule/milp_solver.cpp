@@ -569,6 +569,7 @@ Schedule trivial_schedule(const Instance& in) {
   }
   out.feasible = true;
   out.proven_optimal = true;
+  out.lower_bound_s = out.makespan_s;
   return out;
 }
 
@@ -634,6 +635,7 @@ Schedule solve_milp(const Problem& problem, const MilpOptions& options, MilpRepo
     out.feasible = true;
     out.proven_optimal = s.proven_optimal;
     summarize(problem, out);
+    if (out.proven_optimal) out.lower_bound_s = out.makespan_s;
     return out;
   }
 }

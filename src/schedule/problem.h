@@ -57,6 +57,9 @@ struct Schedule {
   double tensor_peak = 0;  ///< most tensor cores busy at once / n_TC
   double vector_peak = 0;
   bool proven_optimal = false;
+  /// A proven lower bound on the optimal makespan, seconds: the makespan when proven optimal, the exact
+  /// solver's root bound otherwise; 0 when the solver gives none.
+  double lower_bound_s = 0;
 };
 
 /// A scheduler: the exact branch and bound, the MILP of layer-schedule.md on CBC, or list scheduling.
@@ -75,6 +78,10 @@ std::unique_ptr<Solver> make_solver(std::string_view name);
 std::unique_ptr<Solver> make_exact_solver();
 std::unique_ptr<Solver> make_milp_solver();
 std::unique_ptr<Solver> make_list_solver();
+
+/// The exact solver's lower bound on the optimal makespan before any search (its bounds at the empty
+/// schedule), seconds; 0 for a problem that fails validate(). For tests and reports.
+double exact_lower_bound(const Problem& problem);
 
 /// Checks a problem: indices in range, no self-loop or duplicate edge, acyclic, latencies finite and not
 /// negative. Returns "" or the reason (naming the task).

@@ -22,6 +22,7 @@ void expect_solvers_agree(const model::OperatorGraph& graph) {
   ASSERT_TRUE(exact.proven_optimal);
   ASSERT_TRUE(milp.proven_optimal);
   EXPECT_NEAR(exact.makespan_s, milp.makespan_s, 1e-9 * milp.makespan_s);
+  EXPECT_LE(schedule::exact_lower_bound(problem), milp.makespan_s * (1 + 1e-9));
   EXPECT_EQ(schedule::check_schedule(problem, exact, 1e-15), "");
   EXPECT_EQ(schedule::check_schedule(problem, milp, 1e-12), "");
 }

@@ -65,6 +65,12 @@ void compare_on_random_dags(unsigned seed) {
     EXPECT_TRUE(a.proven_optimal);
     EXPECT_NEAR(a.makespan_s, b.makespan_s, 1e-9 * std::max(1.0, b.makespan_s));
     EXPECT_GE(h.makespan_s, a.makespan_s - 1e-9 * std::max(1.0, a.makespan_s));
+    // The exact solver's bounds never exceed the optimum CBC proves.
+    EXPECT_LE(exact_lower_bound(p), b.makespan_s + 1e-9 * std::max(1.0, b.makespan_s));
+    EXPECT_LE(a.lower_bound_s, a.makespan_s);
+    if (a.proven_optimal) {
+      EXPECT_EQ(a.lower_bound_s, a.makespan_s);
+    }
     EXPECT_EQ(check_schedule(p, a), "");
     EXPECT_EQ(check_schedule(p, b), "");
     EXPECT_EQ(check_schedule(p, h), "");

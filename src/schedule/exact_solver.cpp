@@ -119,7 +119,10 @@ Prepared prepare(const Problem& p) {
                                                                                                        : kNone;
     q.use.push_back(use);
     q.comm.push_back(comm);
-    const bool parallel_ok = t.kind == TaskKind::Tensor || t.kind == TaskKind::Vector || t.kind == TaskKind::Fused;
+    // A parallel run no faster than the single-core one is dominated: it takes every core of its kind and
+    // excludes everything else for at least as long, where one core would do (they are all free then).
+    const bool parallel_ok = (t.kind == TaskKind::Tensor || t.kind == TaskKind::Vector || t.kind == TaskKind::Fused) &&
+                             t.parallel_s < t.single_s;
     q.can_parallel.push_back(parallel_ok);
     q.single.push_back(t.single_s);
     q.parallel.push_back(parallel_ok ? t.parallel_s : kInf);
@@ -295,27 +298,38 @@ class Search {
     // after v ends. Run single-core, v overlaps at most the tasks incomparable with it (left out); run
     // parallel, it overlaps nothing, so each incomparable task is before or after it (every way is tried,
     // for a few such tasks). Tried for sets small enough that splitting at every v is cheap.
-    if (std::popcount(set) <= kSplitTasks)
+    // Small sets are split at every task; larger ones only at their longest task (fastest variant).
+    uint64_t split_at = set;
+    if (std::popcount(set) > kSplitTasks) {
+      int longest = -1;
       for (uint64_t m = set; m; m &= m - 1) {
         const int v = std::countr_zero(m);
-        if (q_.use[v] == kNone) continue;
-        const uint64_t before = set & q_.ancestors[v], after = set & q_.descendants[v];
-        const uint64_t free = set & ~before & ~after & ~(uint64_t{1} << v);
-        const int n_free = std::popcount(free);
-        if (n_free > kSplitFreeTasks) continue;
-        double split = cached_base(before) + q_.single[v] + cached_base(after);
-        if (q_.can_parallel[v] && std::isfinite(q_.parallel[v])) {
-          double parallel_case = kInf;
+        if (q_.use[v] != kNone && (longest < 0 || q_.fastest[v] > q_.fastest[longest])) longest = v;
+      }
+      split_at = longest < 0 ? 0 : uint64_t{1} << longest;
+    }
+    for (uint64_t m = split_at; m; m &= m - 1) {
+      const int v = std::countr_zero(m);
+      if (q_.use[v] == kNone) continue;
+      const uint64_t before = set & q_.ancestors[v], after = set & q_.descendants[v];
+      const uint64_t free = set & ~before & ~after & ~(uint64_t{1} << v);
+      double split = cached_base(before) + q_.single[v] + cached_base(after);
+      if (q_.can_parallel[v] && std::isfinite(q_.parallel[v])) {
+        double parallel_case = kInf;
+        if (std::popcount(free) <= kSplitFreeTasks) {
           // Every subset of the free tasks goes before v, the rest after it.
           for (uint64_t sub = free;; sub = (sub - 1) & free) {
             parallel_case =
                 std::min(parallel_case, cached_base(before | sub) + q_.parallel[v] + cached_base(after | (free & ~sub)));
             if (sub == 0) break;
           }
-          split = std::min(split, parallel_case);
+        } else {
+          parallel_case = cached_base(before) + q_.parallel[v] + cached_base(after);  // the free tasks left out
         }
-        value = std::max(value, split);
+        split = std::min(split, parallel_case);
       }
+      value = std::max(value, split);
+    }
     if (exclusive_memo_.size() >= kExclusiveMemoLimit) exclusive_memo_.clear();  // bounded memory
     exclusive_memo_.emplace(set, value);
     return value;

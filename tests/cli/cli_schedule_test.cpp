@@ -143,6 +143,25 @@ TEST(CliSchedule, RealLayerJson) {
   EXPECT_GT(j["energy_j"].get<double>(), 0);
 }
 
+TEST(CliSchedule, WrittenQuestionOfARealLayerSchedulesTheSame) {
+  // The question written for a real layer, read back as a file, is the same problem: same operators,
+  // same optimum.
+  TempFile question("");  // overwritten by the command
+  const std::string layer = "--model llama2-7b --arch tpuv4-like --tp 8 --pass bwd --no-cache";
+  const RunResult w = run_phaze("schedule " + layer + " --write-question " + quoted(question.path()));
+  ASSERT_EQ(w.status, 0) << w.err;
+  EXPECT_EQ(w.out, "");
+  const RunResult direct = run_phaze("schedule " + layer + " --json");
+  const RunResult from_file = run_phaze("schedule " + quoted(question.path()) + " --json");
+  ASSERT_EQ(direct.status, 0) << direct.err;
+  ASSERT_EQ(from_file.status, 0) << from_file.err;
+  const json a = parse_json(direct.out), b = parse_json(from_file.out);
+  EXPECT_EQ(a["ops"].size(), b["ops"].size());
+  EXPECT_EQ(a["makespan_s"], b["makespan_s"]);
+  EXPECT_EQ(b["proven_optimal"], true);
+  expect_input_error(run_phaze("schedule " + layer + " --write-question /no/such/dir/q.json"), "/no/such/dir/q.json");
+}
+
 TEST(CliSchedule, NeedsExactlyOneOfFileAndModel) {
   expect_input_error(run_phaze("schedule"), "--model");
   expect_input_error(run_phaze("schedule " + quoted(data_path("a_chain.json")) + " --model gpt3-175b"), "--model");

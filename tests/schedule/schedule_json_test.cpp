@@ -283,7 +283,7 @@ TEST(ScheduleJson, OutputHasTheDocumentedKeys) {
              TaskSlot{9, 11, false, -1, 0}, TaskSlot{11, 11, false, -1, -1}};
   const json out = json::parse(schedule_output_json(p, s, "exact").dump());
   for (const char* key : {"makespan_s", "ops", "energy_j", "tensor_utilisation", "vector_utilisation", "tensor_peak",
-                          "vector_peak", "solver", "proven_optimal"})
+                          "vector_peak", "solver", "proven_optimal", "lower_bound_s"})
     EXPECT_TRUE(out.contains(key)) << key;
   EXPECT_EQ(out["makespan_s"], 11.0);
   EXPECT_EQ(out["solver"], "exact");

@@ -39,7 +39,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// Search nodes before the exact solver returns its best schedule unproven (a few seconds).
+/// Search nodes before the exact solver returns its best schedule unproven (a few seconds), by default.
 constexpr int64_t kNodeBudget = 4'000'000;
 
 /// Relative slack for rounding when a bound is compared with the incumbent (far below the 1e-9 to which
@@ -919,9 +919,11 @@ Schedule run(const Problem& problem, bool greedy, int64_t node_limit) {
   const Prepared q = prepare(problem);
   // Two greedy dives, the better one is the incumbent: free choice of modes, and all tasks parallel
   // (often optimal when parallel runs are efficient and collectives leave room for the rest).
-  Search dive_search(problem, q, node_limit, true);
+  // The dives go straight down (a node per task), so the budget is for the search below.
+  constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
+  Search dive_search(problem, q, kUnlimited, true);
   dive_search.run();
-  Search parallel_dive(problem, q, node_limit, true);
+  Search parallel_dive(problem, q, kUnlimited, true);
   parallel_dive.set_parallel_only();
   parallel_dive.run();
   const Search& better = parallel_dive.best() < dive_search.best() ? parallel_dive : dive_search;
@@ -955,8 +957,12 @@ Schedule run(const Problem& problem, bool greedy, int64_t node_limit) {
 
 class ExactSolver : public Solver {
  public:
-  Schedule solve(const Problem& problem) override { return run(problem, false, kNodeBudget); }
+  explicit ExactSolver(int64_t node_budget) : node_budget_(node_budget) {}
+  Schedule solve(const Problem& problem) override { return run(problem, false, node_budget_); }
   std::string_view name() const override { return "exact"; }
+
+ private:
+  int64_t node_budget_;
 };
 
 class ListSolver : public Solver {
@@ -968,7 +974,10 @@ class ListSolver : public Solver {
 }  // namespace
 
 std::unique_ptr<Solver> make_exact_solver() {
-  return std::make_unique<ExactSolver>();
+  return std::make_unique<ExactSolver>(kNodeBudget);
+}
+std::unique_ptr<Solver> make_exact_solver(int64_t node_budget) {
+  return std::make_unique<ExactSolver>(std::max<int64_t>(node_budget, 1));
 }
 double exact_lower_bound(const Problem& problem) {
   if (!validate(problem).empty()) return 0;

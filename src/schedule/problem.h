@@ -76,6 +76,9 @@ const char* to_string(TaskKind kind);
 /// "exact", "ilp" or "list"; nullptr for another name.
 std::unique_ptr<Solver> make_solver(std::string_view name);
 std::unique_ptr<Solver> make_exact_solver();
+/// The exact solver with its own budget of search nodes (at least 1): beyond it, the best schedule found is
+/// returned unproven, with the root lower bound. The default budget takes a few seconds at most.
+std::unique_ptr<Solver> make_exact_solver(int64_t node_budget);
 std::unique_ptr<Solver> make_milp_solver();
 std::unique_ptr<Solver> make_list_solver();
 

@@ -121,3 +121,30 @@ TEST(ScheduleSolvers, DominanceRegressions) {
 }
 
 }  // namespace
+
+namespace {
+
+// With a tiny node budget the exact solver still returns a feasible schedule, never better than the
+// optimum, and a lower bound never above it; when it says proven, it has the optimum.
+TEST(ScheduleSolvers, NodeBudgetGivesFeasibleSchedulesAndValidBounds) {
+  std::mt19937 rng(99);
+  auto full = make_exact_solver(), tiny = make_exact_solver(3);
+  int unproven = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const Problem p = random_problem(rng, 6 + trial % 7, 0.2);
+    const Schedule a = full->solve(p), b = tiny->solve(p);
+    ASSERT_TRUE(a.proven_optimal);
+    ASSERT_TRUE(b.feasible);
+    EXPECT_EQ(check_schedule(p, b), "");
+    EXPECT_GE(b.makespan_s, a.makespan_s - 1e-9 * a.makespan_s);
+    EXPECT_LE(b.lower_bound_s, a.makespan_s + 1e-9 * a.makespan_s);
+    if (b.proven_optimal) {
+      EXPECT_NEAR(b.makespan_s, a.makespan_s, 1e-9 * a.makespan_s);
+    } else {
+      ++unproven;
+    }
+  }
+  EXPECT_GT(unproven, 10);  // the budget does bind on this sample
+}
+
+}  // namespace

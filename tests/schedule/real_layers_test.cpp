@@ -44,4 +44,14 @@ TEST(ScheduleRealLayers, BackwardLayerOfGpt3AtWidthEight) {
   expect_solvers_agree(model::build_transformer_layer(spec, {2048, 1, 8}, {}).backward);
 }
 
+// Backward layers on which CBC also finishes in a few seconds (BERT-large, OPT-350M and Llama-2-7B take
+// CBC minutes; they were compared once, outside the suite).
+TEST(ScheduleRealLayers, BackwardLayersOfMegatronModelsAtWidthEight) {
+  for (const char* name : {"megatron-bert", "megatron-gpt2-72"}) {
+    SCOPED_TRACE(name);
+    const model::ModelSpec spec = *model::find_preset(name);
+    expect_solvers_agree(model::build_transformer_layer(spec, {spec.default_seq, 1, 8}, {}).backward);
+  }
+}
+
 }  // namespace

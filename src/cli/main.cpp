@@ -11,6 +11,7 @@
 #include "cli/model_command.h"
 #include "cli/place_command.h"
 #include "cli/schedule_command.h"
+#include "cli/search_command.h"
 #include "util/input_error.h"
 
 namespace {
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   phaze::cli::add_arch_command(app);
   phaze::cli::add_estimate_command(app);
   phaze::cli::add_schedule_command(app);
+  phaze::cli::add_search_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -76,6 +76,7 @@ struct BatchTimeParts {
   double data_parallel_sync = 0;
   double optimizer_step = 0;  ///< 0 unless the corrected terms are on
   double total() const { return steady_state + fill_drain + data_parallel_sync + optimizer_step; }
+  bool operator==(const BatchTimeParts&) const = default;
 };
 
 /// A contiguous range of chain positions [first, last) run on `devices` devices per pipeline replica.
@@ -83,6 +84,7 @@ struct Stage {
   int first = 0;
   int last = 0;
   int64_t devices = 1;
+  bool operator==(const Stage&) const = default;
 };
 
 /// A placement: stages (first stage first), data-parallel degree and width, and the time per batch.

@@ -1,0 +1,213 @@
+#include "cli/search_command.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "hw/architecture_json.h"
+#include "hw/area.h"
+#include "model/hf_config.h"
+#include "search/driver.h"
+#include "search/report.h"
+#include "util/input_error.h"
+
+namespace phaze::cli {
+
+namespace {
+
+using search::kGiB;
+
+struct SearchOptions {
+  std::vector<std::string> models;
+  std::string seq, mbs = "1,2,4,8", hbm = "32,64,80", tp;
+  std::string tc, vc, width, depth, glb_mib;
+  int64_t devices = 1024;
+  int64_t global_batch = 4096;
+  std::string recompute = "both";
+  std::string optimizer = "sgd";
+  std::string budget;
+  double budget_um2 = 0;
+  double lower_fraction = 0.3;
+  bool no_exemption = false;
+  double link_gib_s = 4;
+  bool exhaustive = false;
+  int threads = 0;
+  std::string db, output, csv;
+  int64_t top = 5;
+  bool json = false;
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    out.push_back(text.substr(start, comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+/// A comma-separated list of positive integers ("" gives an empty list).
+std::vector<int64_t> integers(const std::string& text, const char* option) {
+  std::vector<int64_t> out;
+  if (text.empty()) return out;
+  for (const std::string& item : split(text)) {
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size() || v <= 0)
+      throw InputError(fmt::format("{} '{}': '{}' is not a positive integer", option, text, item));
+    out.push_back(v);
+  }
+  return out;
+}
+
+/// A comma-separated list of positive sizes in GiB, as bytes.
+std::vector<int64_t> gibibytes(const std::string& text, const char* option) {
+  std::vector<int64_t> out;
+  for (const std::string& item : split(text)) {
+    double v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size() || !(std::isfinite(v) && v > 0) || v * kGiB > 9e18)
+      throw InputError(fmt::format("{} '{}': '{}' is not a positive size in GiB", option, text, item));
+    out.push_back(static_cast<int64_t>(std::llround(v * kGiB)));
+  }
+  return out;
+}
+
+search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, bool budget_um2_given) {
+  search::SearchQuestion q;
+  const std::vector<int64_t> seqs = integers(o.seq, "--seq");
+  if (!seqs.empty() && seqs.size() != 1 && seqs.size() != o.models.size())
+    throw InputError(
+        fmt::format("--seq '{}': give one length for all models or one per model ({})", o.seq, o.models.size()));
+  const std::vector<int64_t> widths = integers(o.tp, "--tp");
+  for (size_t i = 0; i < o.models.size(); ++i) {
+    search::ModelCase m;
+    m.source = o.models[i];
+    m.spec = model::load_model(o.models[i]);
+    m.seq = seqs.empty() ? m.spec.default_seq : seqs[seqs.size() == 1 ? 0 : i];
+    m.widths = widths.empty() ? search::default_widths(m.spec) : widths;
+    std::sort(m.widths.begin(), m.widths.end());
+    q.models.push_back(std::move(m));
+  }
+  q.devices = o.devices;
+  q.global_batch = o.global_batch;
+  q.micro_batches = integers(o.mbs, "--mbs");
+  q.hbm_bytes = gibibytes(o.hbm, "--hbm");
+  q.recompute = o.recompute == "on"    ? search::RecomputeChoice::On
+                : o.recompute == "off" ? search::RecomputeChoice::Off
+                                       : search::RecomputeChoice::Both;
+  q.optimizer = o.optimizer == "adam" ? placement::Optimizer::Adam : placement::Optimizer::Sgd;
+  if (!(std::isfinite(o.link_gib_s) && o.link_gib_s > 0))
+    throw InputError(fmt::format("--link-bandwidth {}: must be a positive finite number of GiB/s", o.link_gib_s));
+  q.link_bandwidth = o.link_gib_s * kGiB;
+  if (budget_given) q.space.budget_um2 = hw::area_um2(hw::load_architecture(o.budget));
+  if (budget_um2_given) q.space.budget_um2 = o.budget_um2;
+  q.space.lower_fraction = o.lower_fraction;
+  q.space.single_core_exemption = !o.no_exemption;
+  q.filter.num_tc = integers(o.tc, "--tc");
+  q.filter.num_vc = integers(o.vc, "--vc");
+  q.filter.width = integers(o.width, "--width");
+  q.filter.depth = integers(o.depth, "--depth");
+  for (int64_t mib : integers(o.glb_mib, "--glb-mib")) q.filter.glb_bytes.push_back(mib << 20);
+  q.exhaustive = true;  // the area-bucket search is a later increment
+  return q;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out || !(out << text) || !out.flush()) throw InputError(fmt::format("{}: cannot write file", path));
+}
+
+void run(const SearchOptions& o, bool budget_given, bool budget_um2_given) {
+  if (o.threads < 0) throw InputError(fmt::format("--threads {}: must be a positive integer", o.threads));
+  if (o.top < 0) throw InputError(fmt::format("--top {}: must be 0 or more", o.top));
+  const search::SearchQuestion q = question_from(o, budget_given, budget_um2_given);
+  search::RunSettings settings;
+  settings.threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  settings.db_path = o.db;
+  settings.top = o.top;
+  settings.keep_all = !o.csv.empty();
+  settings.progress = stderr_progress_output();
+  search::RunStats stats;
+  const search::SearchAnswer answer = search::run_search(q, settings, &stats);
+
+  const std::string json = search::answer_json(q, answer).dump(2) + "\n";
+  if (!o.output.empty()) write_file(o.output, json);
+  if (!o.csv.empty()) write_file(o.csv, search::points_csv(q, answer));
+  if (o.json) {
+    std::cout << json;
+  } else {
+    std::cout << search::answer_text(q, answer);
+    std::cout << fmt::format(
+        "\n{} points evaluated, {} resumed from the results file, in {:.3g} s on {} thread{}; {} layer passes "
+        "scheduled, {} reused{}\n",
+        stats.points_evaluated, stats.points_resumed, stats.elapsed_s, settings.threads,
+        settings.threads == 1 ? "" : "s", stats.schedule_misses, stats.schedule_hits,
+        stats.unproven_passes > 0
+            ? fmt::format("; {} passes not proven optimal within the node budget", stats.unproven_passes)
+            : "");
+  }
+  if (!answer.best) std::cerr << "phaze: no feasible design in the searched space\n";
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app) {
+  auto o = std::make_shared<SearchOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "search",
+      "Co-search the accelerator design and the training plan (t, pipeline stages, d, micro-batch, "
+      "recomputation) for the highest training throughput. Every search is exhaustive for now: --exhaustive is "
+      "the default until the area-bucket search with its stopping rule is implemented");
+  cmd->add_option("--model", o->models, "Preset or Hugging Face config.json; repeat (or comma-separate) for a set")
+      ->required()
+      ->delimiter(',');
+  cmd->add_option("--devices", o->devices, "Accelerators in the cluster")->capture_default_str();
+  cmd->add_option("--global-batch", o->global_batch, "Sequences per iteration")->capture_default_str();
+  cmd->add_option("--seq", o->seq, "Sequence length: one for all models or one per model (default: the model's)");
+  cmd->add_option("--mbs", o->mbs, "Micro-batch sizes, comma-separated")->capture_default_str();
+  cmd->add_option("--hbm", o->hbm, "HBM capacities in GiB, comma-separated")->capture_default_str();
+  cmd->add_option("--recompute", o->recompute, "Activation recomputation: both, on or off")
+      ->check(CLI::IsMember({"both", "on", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--tp", o->tp,
+                  "Tensor-parallel widths allowed, comma-separated (default: every power of two up to 8 dividing "
+                  "the heads)");
+  CLI::Option* budget =
+      cmd->add_option("--budget", o->budget, "Area budget = area of this preset or architecture file (default tpuv4)");
+  CLI::Option* budget_um2 = cmd->add_option("--budget-um2", o->budget_um2, "Area budget in µm²");
+  budget->excludes(budget_um2);
+  budget_um2->excludes(budget);
+  cmd->add_option("--lower-fraction", o->lower_fraction,
+                  "Keep designs with area ≥ this fraction of the budget (not applied when num_tc = 1 or num_vc = 1)")
+      ->capture_default_str();
+  cmd->add_flag("--no-single-core-exemption", o->no_exemption,
+                "Apply the lower bound to num_tc = 1 and num_vc = 1 designs too");
+  cmd->add_option("--tc", o->tc, "Only these tensor-core counts (comma-separated powers of two)");
+  cmd->add_option("--vc", o->vc, "Only these vector-core counts");
+  cmd->add_option("--width", o->width, "Only these systolic-array widths (= vector-core lanes)");
+  cmd->add_option("--depth", o->depth, "Only these systolic-array depths");
+  cmd->add_option("--glb-mib", o->glb_mib, "Only these global-buffer sizes in MiB");
+  cmd->add_option("--link-bandwidth", o->link_gib_s, "Inter-chip link bandwidth in GiB/s (TP, pipeline, data-parallel)")
+      ->capture_default_str();
+  cmd->add_option("--optimizer", o->optimizer, "sgd or adam (memory and optimizer-step time)")
+      ->check(CLI::IsMember({"sgd", "adam"}))
+      ->capture_default_str();
+  cmd->add_flag("--exhaustive", o->exhaustive, "Evaluate every design (currently also the default)");
+  cmd->add_option("--threads", o->threads, "Worker threads (default: one per CPU); the answer does not depend on it");
+  cmd->add_option("--db", o->db,
+                  "SQLite results file: every point is stored; a killed search run again with it resumes");
+  cmd->add_option("-o,--output", o->output, "Write the answer as JSON to this file");
+  cmd->add_option("--csv", o->csv, "Write every point as CSV to this file");
+  cmd->add_option("--top", o->top, "Points listed in the top list")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print the answer as JSON instead of text");
+  cmd->callback([o, budget, budget_um2] { run(*o, budget->count() > 0, budget_um2->count() > 0); });
+}
+
+}  // namespace phaze::cli

@@ -1,0 +1,88 @@
+#pragma once
+
+// Evaluation of search points: layer schedules on a design, the placement chain, the training plan and
+// the figures reported for it.
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cost/operator_cost.h"
+#include "hw/enumerate.h"
+#include "model/layer_graph.h"
+#include "placement/planner.h"
+#include "schedule/problem.h"
+#include "search/point.h"
+#include "search/question.h"
+#include "search/schedule_cache.h"
+
+namespace phaze::search {
+
+/// The layer graphs of the workload, built once: per model, per micro-batch size (the question's order) and
+/// per width (the model's order).
+struct Workload {
+  const SearchQuestion* question = nullptr;
+  std::vector<std::vector<std::vector<model::LayerGraph>>> graphs;  ///< [model][micro-batch][width]
+};
+Workload prepare_workload(const SearchQuestion& question);
+
+/// Forward and backward schedules of the three distinct layers of one (model, width, micro-batch) on one
+/// design: embedding, transformer layer (one for all L), head.
+struct LayerSchedules {
+  struct Passes {
+    PassSummary forward, backward;
+  };
+  std::array<Passes, 3> layers;
+  bool feasible() const;
+  bool proven() const;
+  /// The schedules of chain position `index` of a chain of `size` positions.
+  const Passes& node(int64_t index, int64_t size) const;
+};
+
+/// Schedules every distinct layer pass of `graph` on `design` (exact solver, through the cache).
+LayerSchedules schedule_layers(const model::LayerGraph& graph, const hw::Architecture& design,
+                               cost::Estimator& estimator, schedule::Solver& solver, ScheduleCache& cache);
+
+/// The placement chain of one width: per position the schedules' makespans, the layer's parameter and
+/// activation bytes; an edge per consecutive pair with the boundary tensor's bytes.
+placement::Chain make_chain(const model::LayerGraph& graph, const LayerSchedules& schedules);
+
+/// Seconds of the optimizer step per byte of parameters on one device: the HBM bytes the update moves per
+/// parameter byte over the HBM bandwidth. SGD reads weights and gradients and writes weights (3 bytes per
+/// parameter byte); Adam also reads and writes its state, which the memory model sizes as one more copy of
+/// the parameters (5). The element-wise update is bandwidth-bound on every design of the template.
+double optimizer_seconds_per_byte(placement::Optimizer optimizer, double hbm_bandwidth);
+
+/// The cluster of one point: K devices with the HBM size as memory limit, the link bandwidth, N = global
+/// batch / micro-batch, and our corrected terms (ring all-reduce of the largest stage, optimizer step).
+placement::Cluster make_cluster(const SearchQuestion& question, const hw::Architecture& design, int64_t micro_batch,
+                                int64_t hbm_bytes, bool recompute, double ring_latency_s);
+
+/// The figures of one model's plan at one point (`graph` and `schedules` of the plan's width).
+ModelOutcome model_outcome(const model::LayerGraph& graph, const LayerSchedules& schedules, const placement::Plan& plan,
+                           const placement::Cluster& cluster, const hw::Architecture& design, int64_t global_batch);
+
+/// Evaluates designs on one thread; keeps its estimator, solver and planner across designs.
+class Evaluator {
+ public:
+  Evaluator(const Workload& workload, ScheduleCache& cache);
+
+  /// The points of `design` that `wanted` accepts (by point key), in canonical order. Layer schedules are
+  /// computed once per (micro-batch, model, width) and shared by every HBM size and recomputation setting.
+  std::vector<PointOutcome> evaluate(const hw::Design& design, const std::function<bool(const std::string&)>& wanted);
+
+  int64_t unproven_passes() const { return unproven_; }
+
+ private:
+  const Workload& workload_;
+  ScheduleCache& cache_;
+  std::unique_ptr<cost::Estimator> estimator_;
+  std::unique_ptr<schedule::Solver> solver_;
+  placement::Planner planner_;
+  int64_t designs_since_reset_ = 0;
+  int64_t unproven_ = 0;
+};
+
+}  // namespace phaze::search

@@ -1,0 +1,131 @@
+#include "search/point.h"
+
+#include <tuple>
+
+namespace phaze::search {
+
+namespace {
+
+using nlohmann::json;
+
+json parts_json(const placement::BatchTimeParts& p) {
+  return json::array({p.steady_state, p.fill_drain, p.data_parallel_sync, p.optimizer_step});
+}
+
+placement::BatchTimeParts parts_from(const json& j) {
+  return {j.at(0).get<double>(), j.at(1).get<double>(), j.at(2).get<double>(), j.at(3).get<double>()};
+}
+
+json model_json(const ModelOutcome& m) {
+  if (!m.feasible) return json{{"feasible", false}, {"reason", m.reason}};
+  json stages = json::array();
+  for (const placement::Stage& s : m.stages) stages.push_back(json::array({s.first, s.last, s.devices}));
+  json layers = json::array();
+  for (const LayerFigures& l : m.layers)
+    layers.push_back(json::array({l.forward_s, l.backward_s, l.forward_j, l.backward_j}));
+  return json{{"feasible", true},
+              {"t", m.width},
+              {"d", m.data_parallel},
+              {"stages", stages},
+              {"time", m.time_per_batch_s},
+              {"parts", parts_json(m.parts)},
+              {"samples_per_s", m.samples_per_s},
+              {"tokens_per_s", m.tokens_per_s},
+              {"energy_j", m.energy_per_batch_j},
+              {"tc_util", m.tensor_utilisation},
+              {"vc_util", m.vector_utilisation},
+              {"mfu", m.flops_utilisation},
+              {"proven", m.schedules_proven},
+              {"layers", layers}};
+}
+
+ModelOutcome model_from(const json& j) {
+  ModelOutcome m;
+  m.feasible = j.at("feasible").get<bool>();
+  if (!m.feasible) {
+    m.reason = j.at("reason").get<std::string>();
+    return m;
+  }
+  m.width = j.at("t").get<int64_t>();
+  m.data_parallel = j.at("d").get<int64_t>();
+  for (const json& s : j.at("stages"))
+    m.stages.push_back({s.at(0).get<int>(), s.at(1).get<int>(), s.at(2).get<int64_t>()});
+  m.time_per_batch_s = j.at("time").get<double>();
+  m.parts = parts_from(j.at("parts"));
+  m.samples_per_s = j.at("samples_per_s").get<double>();
+  m.tokens_per_s = j.at("tokens_per_s").get<double>();
+  m.energy_per_batch_j = j.at("energy_j").get<double>();
+  m.tensor_utilisation = j.at("tc_util").get<double>();
+  m.vector_utilisation = j.at("vc_util").get<double>();
+  m.flops_utilisation = j.at("mfu").get<double>();
+  m.schedules_proven = j.at("proven").get<bool>();
+  const json& layers = j.at("layers");
+  for (size_t i = 0; i < m.layers.size(); ++i)
+    m.layers[i] = {layers.at(i).at(0).get<double>(), layers.at(i).at(1).get<double>(), layers.at(i).at(2).get<double>(),
+                   layers.at(i).at(3).get<double>()};
+  return m;
+}
+
+/// Canonical order as a tuple compared lexicographically (design dimensions negated: largest first).
+auto order_key(const PointOutcome& p) {
+  const hw::Architecture& a = p.design;
+  return std::make_tuple(-a.num_tc, -a.num_vc, -a.tc_width, -a.vc_width, -a.tc_depth, -a.glb_bytes, a.hbm_bytes,
+                         p.micro_batch, p.recompute);
+}
+
+}  // namespace
+
+json to_record(const PointOutcome& p) {
+  const hw::Architecture& a = p.design;
+  json models = json::array();
+  for (const ModelOutcome& m : p.models) models.push_back(model_json(m));
+  return json{{"design", json::array({a.num_tc, a.tc_width, a.tc_depth, a.num_vc, a.vc_width, a.glb_bytes})},
+              {"area_um2", p.area_um2},
+              {"hbm_bytes", a.hbm_bytes},
+              {"mbs", p.micro_batch},
+              {"recompute", p.recompute},
+              {"feasible", p.feasible},
+              {"score", p.score},
+              {"models", models}};
+}
+
+PointOutcome from_record(const std::string& key, const json& r) {
+  PointOutcome p;
+  p.key = key;
+  const json& d = r.at("design");
+  hw::Architecture& a = p.design;
+  a.num_tc = d.at(0).get<int64_t>();
+  a.tc_width = d.at(1).get<int64_t>();
+  a.tc_depth = d.at(2).get<int64_t>();
+  a.num_vc = d.at(3).get<int64_t>();
+  a.vc_width = d.at(4).get<int64_t>();
+  a.glb_bytes = d.at(5).get<int64_t>();
+  a.hbm_bytes = r.at("hbm_bytes").get<int64_t>();
+  p.area_um2 = r.at("area_um2").get<double>();
+  p.micro_batch = r.at("mbs").get<int64_t>();
+  p.recompute = r.at("recompute").get<bool>();
+  p.feasible = r.at("feasible").get<bool>();
+  p.score = r.at("score").get<double>();
+  for (const json& m : r.at("models")) p.models.push_back(model_from(m));
+  return p;
+}
+
+bool before(const PointOutcome& a, const PointOutcome& b) {
+  return order_key(a) < order_key(b);
+}
+
+bool better(const PointOutcome& a, const PointOutcome& b) {
+  if (a.feasible != b.feasible) return a.feasible;
+  if (a.score != b.score) return a.score > b.score;
+  return before(a, b);
+}
+
+bool better_for_model(const PointOutcome& a, const PointOutcome& b, size_t m) {
+  const bool fa = m < a.models.size() && a.models[m].feasible, fb = m < b.models.size() && b.models[m].feasible;
+  if (fa != fb) return fa;
+  if (fa && a.models[m].samples_per_s != b.models[m].samples_per_s)
+    return a.models[m].samples_per_s > b.models[m].samples_per_s;
+  return before(a, b);
+}
+
+}  // namespace phaze::search

@@ -1,0 +1,77 @@
+#pragma once
+
+// The result of evaluating one point of the search, and its record in the results file.
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "hw/architecture.h"
+#include "placement/chain.h"
+
+namespace phaze::search {
+
+/// Forward and backward latency (seconds) and energy (joules) of one distinct layer's schedules.
+struct LayerFigures {
+  double forward_s = 0;
+  double backward_s = 0;
+  double forward_j = 0;
+  double backward_j = 0;
+  bool operator==(const LayerFigures&) const = default;
+};
+
+/// One model at one point: its best training plan over the widths, or why there is none.
+struct ModelOutcome {
+  bool feasible = false;
+  std::string reason;  ///< when infeasible
+  int64_t width = 0;   ///< t
+  int64_t data_parallel = 0;
+  std::vector<placement::Stage> stages;  ///< chain positions [first, last), devices per replica
+  double time_per_batch_s = 0;
+  placement::BatchTimeParts parts;  ///< seconds
+  double samples_per_s = 0;         ///< global batch / time per batch
+  double tokens_per_s = 0;          ///< samples/s · sequence length
+  /// Joules per batch: the layer schedules' energies (every operator of every micro-batch on every
+  /// tensor-parallel rank, with the re-forward of recomputation); link and optimizer energy not included.
+  double energy_per_batch_j = 0;
+  double tensor_utilisation = 0;  ///< busy tensor-core time / (cores · time) over the layer passes of a micro-batch
+  double vector_utilisation = 0;
+  /// Model FLOP utilisation: the training GEMM FLOPs of a batch (no re-forward) over the peak tensor-core
+  /// FLOP/s of the devices in use times the time per batch.
+  double flops_utilisation = 0;
+  bool schedules_proven = true;          ///< every layer schedule of the chosen width is proven optimal
+  std::array<LayerFigures, 3> layers{};  ///< embedding, transformer layer, head at the chosen width
+  bool operator==(const ModelOutcome&) const = default;
+};
+
+/// One point: a design with an HBM size, a micro-batch size and a recomputation setting, all models.
+struct PointOutcome {
+  std::string key;
+  hw::Architecture design;  ///< cores, array, lanes, GLB (per-core SRAMs derived) and the HBM size
+  double area_um2 = 0;
+  int64_t micro_batch = 0;
+  bool recompute = false;
+  bool feasible = false;  ///< every model has a plan
+  double score = 0;       ///< average samples/s over the models; 0 when infeasible
+  std::vector<ModelOutcome> models;
+  bool operator==(const PointOutcome&) const = default;
+};
+
+/// The record stored in the results file (everything but the key) and back. Doubles survive the text
+/// round trip bit for bit, so an answer built from stored records equals one built from fresh ones.
+nlohmann::json to_record(const PointOutcome& point);
+PointOutcome from_record(const std::string& key, const nlohmann::json& record);
+
+/// The total order of the answer: higher score first; among equal scores the earlier design in canonical
+/// enumeration order (hw/enumerate.h: num_tc, num_vc, width, vc_width, depth, GLB, each from the largest
+/// down), then the smaller HBM, the smaller micro-batch, recomputation off before on.
+bool better(const PointOutcome& a, const PointOutcome& b);
+/// The same order on one model's throughput (model index `m`); a point where that model has no plan is
+/// never better.
+bool better_for_model(const PointOutcome& a, const PointOutcome& b, size_t m);
+/// Canonical order alone (no score): the order of points in listings.
+bool before(const PointOutcome& a, const PointOutcome& b);
+
+}  // namespace phaze::search

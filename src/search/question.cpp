@@ -1,0 +1,176 @@
+#include "search/question.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <set>
+
+#include "cost/cost_params.h"
+#include "io/model_json.h"
+#include "util/input_error.h"
+
+namespace phaze::search {
+
+namespace {
+
+/// Version of the search's point records and evaluation rules: part of the run identity, so a results
+/// file written by an older evaluation is never mixed with newer points.
+constexpr int kSearchVersion = 1;
+
+bool is_power_of_two(int64_t v) {
+  return v > 0 && std::has_single_bit(static_cast<uint64_t>(v));
+}
+
+template <typename T>
+void require_distinct(const std::vector<T>& values, const char* option) {
+  std::set<T> seen;
+  for (const T& v : values)
+    if (!seen.insert(v).second) throw InputError(fmt::format("{} {}: value given twice", option, v));
+}
+
+void check_filter(const std::vector<int64_t>& values, const char* option, int64_t lowest, int64_t highest,
+                  int64_t unit = 1) {
+  for (int64_t v : values)
+    if (!is_power_of_two(v) || v < lowest || v > highest)
+      throw InputError(
+          fmt::format("{} {}: must be a power of two from {} to {}", option, v / unit, lowest / unit, highest / unit));
+  require_distinct(values, option);
+}
+
+/// The range spanned by a filter's values, or the given range when the filter is empty.
+hw::PowerOfTwoRange narrowed(const std::vector<int64_t>& values, const hw::PowerOfTwoRange& range) {
+  if (values.empty()) return range;
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  return {std::max(*lo, range.min), std::min(*hi, range.max)};
+}
+
+bool admits(const std::vector<int64_t>& values, int64_t v) {
+  return values.empty() || std::find(values.begin(), values.end(), v) != values.end();
+}
+
+std::string join(const std::vector<int64_t>& values) {
+  return fmt::format("{}", fmt::join(values, ","));
+}
+
+}  // namespace
+
+std::vector<bool> recompute_values(RecomputeChoice choice) {
+  switch (choice) {
+    case RecomputeChoice::On: return {true};
+    case RecomputeChoice::Off: return {false};
+    case RecomputeChoice::Both: break;
+  }
+  return {false, true};
+}
+
+std::vector<int64_t> default_widths(const model::ModelSpec& spec) {
+  std::vector<int64_t> out;
+  for (int64_t t = 1; t <= 8; t *= 2)
+    if (spec.heads % t == 0 && spec.kv_heads % t == 0 && spec.ffn % t == 0) out.push_back(t);
+  return out;
+}
+
+void validate(const SearchQuestion& q) {
+  if (q.models.empty()) throw InputError("--model: give at least one model");
+  if (q.devices <= 0) throw InputError(fmt::format("--devices {}: must be a positive integer", q.devices));
+  if (q.global_batch <= 0)
+    throw InputError(fmt::format("--global-batch {}: must be a positive integer", q.global_batch));
+  for (const ModelCase& m : q.models) {
+    if (m.seq <= 0) throw InputError(fmt::format("--seq {}: must be a positive integer ({})", m.seq, m.source));
+    if (m.widths.empty()) throw InputError(fmt::format("--tp: no tensor-parallel width for {}", m.source));
+    require_distinct(m.widths, "--tp");
+    for (int64_t t : m.widths) {
+      if (t <= 0) throw InputError(fmt::format("--tp {}: must be a positive integer", t));
+      if (t > q.devices)
+        throw InputError(fmt::format("--tp {}: wider than the {} devices of the cluster", t, q.devices));
+      // Names the model, the field and the value when t does not divide the heads or the FFN size, or the
+      // sequence is longer than the learned positions.
+      model::validate(m.spec, model::Shape{m.seq, 1, t}, m.source);
+    }
+  }
+  if (q.micro_batches.empty()) throw InputError("--mbs: give at least one micro-batch size");
+  require_distinct(q.micro_batches, "--mbs");
+  for (int64_t b : q.micro_batches) {
+    if (b <= 0) throw InputError(fmt::format("--mbs {}: must be a positive integer", b));
+    if (q.global_batch % b != 0)
+      throw InputError(fmt::format("--mbs {}: does not divide the global batch of {}", b, q.global_batch));
+  }
+  if (q.hbm_bytes.empty()) throw InputError("--hbm: give at least one HBM size");
+  require_distinct(q.hbm_bytes, "--hbm");
+  for (int64_t bytes : q.hbm_bytes)
+    if (bytes <= 0) throw InputError(fmt::format("--hbm {:g}: must be a positive size in GiB", bytes / kGiB));
+  if (!(std::isfinite(q.link_bandwidth) && q.link_bandwidth > 0))
+    throw InputError(
+        fmt::format("--link-bandwidth {:g}: must be a positive finite number of GiB/s", q.link_bandwidth / kGiB));
+  check_filter(q.filter.num_tc, "--tc", 1, 4096);
+  check_filter(q.filter.num_vc, "--vc", 1, 4096);
+  check_filter(q.filter.width, "--width", 2, 256);
+  check_filter(q.filter.depth, "--depth", 2, 256);
+  check_filter(q.filter.glb_bytes, "--glb-mib", 2ll << 20, 128ll << 20, 1ll << 20);
+  if (q.space.budget_um2 && !(std::isfinite(*q.space.budget_um2) && *q.space.budget_um2 >= 0))
+    throw InputError(fmt::format("--budget-um2 {}: must be a finite number ≥ 0", *q.space.budget_um2));
+  if (!(q.space.lower_fraction >= 0 && q.space.lower_fraction <= 1))
+    throw InputError(fmt::format("--lower-fraction {}: must lie in [0, 1]", q.space.lower_fraction));
+  hw::validate(enumeration_options(q));
+}
+
+hw::EnumerationOptions enumeration_options(const SearchQuestion& q) {
+  hw::EnumerationOptions o = q.space;
+  o.num_tc = narrowed(q.filter.num_tc, o.num_tc);
+  o.num_vc = narrowed(q.filter.num_vc, o.num_vc);
+  o.width = narrowed(q.filter.width, o.width);
+  o.depth = narrowed(q.filter.depth, o.depth);
+  o.glb_bytes = narrowed(q.filter.glb_bytes, o.glb_bytes);
+  o.base.link_bandwidth = q.link_bandwidth;
+  return o;
+}
+
+std::vector<hw::Design> search_designs(const SearchQuestion& q) {
+  std::vector<hw::Design> designs = hw::enumerate_designs(enumeration_options(q));
+  const DesignFilter& f = q.filter;
+  std::erase_if(designs, [&](const hw::Design& d) {
+    const hw::Architecture& a = d.arch;
+    return !(admits(f.num_tc, a.num_tc) && admits(f.num_vc, a.num_vc) && admits(f.width, a.tc_width) &&
+             admits(f.depth, a.tc_depth) && admits(f.glb_bytes, a.glb_bytes));
+  });
+  if (designs.empty())
+    throw InputError(
+        "design space: no design of the template lies within the area budget and the --tc/--vc/--width/--depth/"
+        "--glb-mib restrictions");
+  return designs;
+}
+
+std::string run_identity(const SearchQuestion& q) {
+  const hw::EnumerationOptions o = enumeration_options(q);
+  const double budget = o.budget_um2 ? *o.budget_um2 : hw::default_area_budget_um2();
+  std::string id = fmt::format("phaze search v{}; cost model v{}", kSearchVersion, cost::kCostModelVersion);
+  for (const ModelCase& m : q.models)
+    id += fmt::format("; model {} seq={} tp={} {}", m.source, m.seq, join(m.widths),
+                      io::hyperparameters_json(m.spec).dump());
+  id += fmt::format("; devices={} global_batch={} mbs={} hbm_bytes={} recompute={} link_bandwidth={:.17g} optimizer={}",
+                    q.devices, q.global_batch, join(q.micro_batches), join(q.hbm_bytes),
+                    q.recompute == RecomputeChoice::Both ? "both"
+                    : q.recompute == RecomputeChoice::On ? "on"
+                                                         : "off",
+                    q.link_bandwidth, q.optimizer == placement::Optimizer::Adam ? "adam" : "sgd");
+  const hw::Architecture& b = o.base;
+  id += fmt::format(
+      "; budget_um2={:.17g} lower_fraction={:.17g} exemption={} untie={} hbm_bandwidth={:.17g} clock_hz={:.17g}",
+      budget, o.lower_fraction, o.single_core_exemption, o.untie_vector_width, b.hbm_bandwidth, b.clock_hz);
+  id += fmt::format("; tc={} vc={} width={} depth={} glb_bytes={}", join(q.filter.num_tc), join(q.filter.num_vc),
+                    join(q.filter.width), join(q.filter.depth), join(q.filter.glb_bytes));
+  id += fmt::format("; ranges tc={}..{} vc={}..{} width={}..{} depth={}..{} glb={}..{}", o.num_tc.min, o.num_tc.max,
+                    o.num_vc.min, o.num_vc.max, o.width.min, o.width.max, o.depth.min, o.depth.max, o.glb_bytes.min,
+                    o.glb_bytes.max);
+  id += fmt::format("; strategy={}", q.exhaustive ? "exhaustive" : "buckets");
+  return id;
+}
+
+std::string point_key(const hw::Architecture& a, int64_t micro_batch, int64_t hbm_bytes, bool recompute) {
+  return fmt::format("tc{}x{}x{} vc{}x{} glb{} hbm{} mbs{} rc{}", a.num_tc, a.tc_width, a.tc_depth, a.num_vc,
+                     a.vc_width, a.glb_bytes, hbm_bytes, micro_batch, recompute ? 1 : 0);
+}
+
+}  // namespace phaze::search

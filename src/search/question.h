@@ -1,0 +1,79 @@
+#pragma once
+
+// What a search answers: the models, the cluster and training settings, and the design space. Everything
+// here determines the answer; how the search runs (threads, files, progress) is elsewhere (driver.h).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/enumerate.h"
+#include "model/model_spec.h"
+#include "placement/chain.h"
+
+namespace phaze::search {
+
+/// One model of the workload set.
+struct ModelCase {
+  std::string source;  ///< preset name or config.json path as given
+  model::ModelSpec spec;
+  int64_t seq = 0;              ///< tokens per sequence
+  std::vector<int64_t> widths;  ///< tensor-parallel widths t tried, ascending
+};
+
+/// Optional lists restricting the enumerated designs to these values (empty: no restriction). Sizes in
+/// cores, PEs / lanes and bytes.
+struct DesignFilter {
+  std::vector<int64_t> num_tc, num_vc, width, depth, glb_bytes;
+};
+
+enum class RecomputeChoice { Both, On, Off };
+
+inline constexpr double kGiB = 1073741824.0;
+
+/// The search question. Defaults are those of the original evaluation (method.md 4), with micro-batches
+/// 1, 2, 4, 8.
+struct SearchQuestion {
+  std::vector<ModelCase> models;
+  int64_t devices = 1024;       ///< K, accelerators in the cluster
+  int64_t global_batch = 4096;  ///< sequences per iteration
+  std::vector<int64_t> micro_batches{1, 2, 4, 8};
+  std::vector<int64_t> hbm_bytes{32ll << 30, 64ll << 30, 80ll << 30};  ///< HBM capacities tried
+  RecomputeChoice recompute = RecomputeChoice::Both;
+  double link_bandwidth = 4 * kGiB;  ///< bytes/s of every inter-chip link (TP, pipeline and data-parallel traffic)
+  placement::Optimizer optimizer = placement::Optimizer::Sgd;
+  hw::EnumerationOptions space;  ///< area budget, lower fraction, ranges; `base` is set from the settings above
+  DesignFilter filter;
+  /// Visit every design. The area-bucket search with the original's stopping rule (method.md 7) is not
+  /// implemented yet, so every search is exhaustive for now.
+  bool exhaustive = true;
+};
+
+/// The recomputation settings tried, off before on.
+std::vector<bool> recompute_values(RecomputeChoice choice);
+
+/// Default tensor-parallel widths of a model: every power of two up to 8 that divides the attention heads,
+/// the key/value heads and the FFN size.
+std::vector<int64_t> default_widths(const model::ModelSpec& spec);
+
+/// Checks the question (InputError naming the option and the value): models and their widths and sequence
+/// lengths, positive counts, micro-batches dividing the global batch, positive finite sizes and bandwidths,
+/// filter values that are powers of two inside the template, no duplicates.
+void validate(const SearchQuestion& question);
+
+/// The designs searched, in canonical order (hw/enumerate.h), filtered; the HBM size of each is set per
+/// point. Throws InputError when the space is empty.
+std::vector<hw::Design> search_designs(const SearchQuestion& question);
+
+/// The enumeration options actually used: the question's, with the ranges narrowed to the filters and the
+/// design's link bandwidth set.
+hw::EnumerationOptions enumeration_options(const SearchQuestion& question);
+
+/// A canonical string of everything that determines the answer (models with their hyper-parameters, sequence
+/// lengths and widths; cluster, training and space options; model versions), for the results file.
+std::string run_identity(const SearchQuestion& question);
+
+/// One evaluated point: a design with an HBM size, a micro-batch size and a recomputation setting.
+std::string point_key(const hw::Architecture& design, int64_t micro_batch, int64_t hbm_bytes, bool recompute);
+
+}  // namespace phaze::search

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "schedule/problem.h"
+
+namespace phaze::search {
+
+/// What the search keeps of a layer pass's schedule: its makespan and the figures reported with it.
+struct PassSummary {
+  bool feasible = false;  ///< false when an operator has no finite estimate on the design
+  double makespan_s = 0;
+  double energy_j = 0;
+  double tensor_utilisation = 0;  ///< busy tensor-core time / (n_TC · makespan)
+  double vector_utilisation = 0;
+  bool proven_optimal = false;
+  double lower_bound_s = 0;
+  bool operator==(const PassSummary&) const = default;
+};
+
+/// Schedules layer passes once per distinct scheduling problem. The key is the problem's content: core
+/// counts, scheduling rules, every task's kind, latencies and energies (bit for bit), and the edges; task ids
+/// do not count, as they change nothing in the schedule. Equal problems arise for the L identical transformer
+/// layers, for models that share a layer shape, and for designs whose differences do not reach a layer's
+/// estimates (e.g. a GLB larger than any tile). A hash selects a bucket, a full comparison decides.
+///
+/// Any number of threads may call solve() at once: the solver runs outside the lock, so two threads may
+/// solve the same problem at the same time; both get the same answer (the solvers are deterministic), the
+/// first stored stays. The cache holds at most `capacity` problems and forgets all of them when full, which
+/// bounds its memory without changing any answer.
+class ScheduleCache {
+ public:
+  explicit ScheduleCache(size_t capacity = 8192) : capacity_(capacity) {}
+
+  /// The summary of the optimal (or best found) schedule of `problem`, solved by `solver` when not cached.
+  PassSummary solve(const schedule::Problem& problem, schedule::Solver& solver);
+
+  int64_t hits() const { return hits_.load(std::memory_order_relaxed); }
+  int64_t misses() const { return misses_.load(std::memory_order_relaxed); }
+
+ private:
+  size_t capacity_;
+  size_t size_ = 0;
+  std::mutex mutex_;
+  std::unordered_map<uint64_t, std::vector<std::pair<schedule::Problem, PassSummary>>> buckets_;
+  std::atomic<int64_t> hits_{0}, misses_{0};
+};
+
+/// Hash of a problem's content (everything ScheduleCache compares).
+uint64_t problem_hash(const schedule::Problem& problem);
+/// Whether two problems have the same content (ids ignored, doubles compared bit for bit).
+bool same_problem(const schedule::Problem& a, const schedule::Problem& b);
+/// Schedules one problem: infeasible when a latency is not finite, else the solver's schedule, summarised.
+PassSummary solve_pass(const schedule::Problem& problem, schedule::Solver& solver);
+
+}  // namespace phaze::search

@@ -1,0 +1,211 @@
+// Pieces of the search: the schedule cache (content key, ids ignored, answers equal to a direct solve), the
+// point record round trip, the total order, the optimizer-step rate, the run identity and point keys.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "search/evaluate.h"
+#include "search/point.h"
+#include "search/question.h"
+#include "search/schedule_cache.h"
+
+namespace {
+
+using namespace phaze;
+using schedule::Problem;
+using schedule::Task;
+using schedule::TaskKind;
+
+/// A fork-join layer: two GEMMs on tensor cores after a vector op, joined by a vector op (layer-schedule.md
+/// style). On 2 tensor cores the GEMMs run side by side on one core each (3 s) rather than one after the
+/// other on both (2 + 2 s): makespan 1 + 3 + 1 = 5 s.
+Problem fork_join() {
+  Problem p;
+  p.tensor_cores = 2;
+  p.vector_cores = 1;
+  p.tasks = {Task{"a", TaskKind::Vector, 1, 1, 1, 1}, Task{"b", TaskKind::Tensor, 3, 2, 2, 2},
+             Task{"c", TaskKind::Tensor, 3, 2, 2, 2}, Task{"d", TaskKind::Vector, 1, 1, 1, 1}};
+  p.edges = {{0, 1}, {0, 2}, {1, 3}, {2, 3}};
+  return p;
+}
+
+TEST(ScheduleCache, SolvesOncePerContentAndIgnoresIds) {
+  auto solver = schedule::make_exact_solver();
+  search::ScheduleCache cache;
+  const Problem p = fork_join();
+  const search::PassSummary first = cache.solve(p, *solver);
+  EXPECT_TRUE(first.feasible);
+  EXPECT_DOUBLE_EQ(first.makespan_s, 5.0);
+  EXPECT_TRUE(first.proven_optimal);
+  EXPECT_DOUBLE_EQ(first.energy_j, 1 + 2 + 2 + 1);  // each task once, single-core energies
+  Problem renamed = p;
+  for (Task& t : renamed.tasks) t.id += "_other";
+  EXPECT_EQ(cache.solve(renamed, *solver), first);
+  EXPECT_EQ(cache.hits(), 1);
+  EXPECT_EQ(cache.misses(), 1);
+  EXPECT_EQ(search::problem_hash(p), search::problem_hash(renamed));
+  EXPECT_TRUE(search::same_problem(p, renamed));
+}
+
+TEST(ScheduleCache, AnyDifferenceInContentIsAnotherProblem) {
+  auto solver = schedule::make_exact_solver();
+  const Problem p = fork_join();
+  std::vector<Problem> variants(6, p);
+  variants[0].tasks[1].single_s = std::nextafter(3.0, 4.0);
+  variants[1].tensor_cores = 1;
+  variants[2].tasks[2].kind = TaskKind::Fused;
+  variants[3].edges.pop_back();
+  variants[4].tasks[0].single_energy_j = 7;
+  variants[5].overlap_across_types = true;
+  search::ScheduleCache cache;
+  cache.solve(p, *solver);
+  for (const Problem& v : variants) {
+    EXPECT_FALSE(search::same_problem(p, v));
+    EXPECT_EQ(cache.solve(v, *solver), search::solve_pass(v, *solver));
+  }
+  EXPECT_EQ(cache.hits(), 0);
+  // On one tensor core the GEMMs run one after the other: 1 + 2 + 2 + 1 (parallel mode, alone) = 6 s.
+  EXPECT_DOUBLE_EQ(cache.solve(variants[1], *solver).makespan_s, 6.0);
+}
+
+TEST(ScheduleCache, ForgettingWhenFullChangesNoAnswer) {
+  auto solver = schedule::make_exact_solver();
+  search::ScheduleCache cache(2);
+  for (int round = 0; round < 3; ++round)
+    for (int k = 0; k < 5; ++k) {
+      Problem p = fork_join();
+      p.tasks[0].single_s = 1 + k;
+      p.tasks[0].parallel_s = 1 + k;
+      EXPECT_DOUBLE_EQ(cache.solve(p, *solver).makespan_s, 5.0 + k);
+    }
+}
+
+TEST(ScheduleCache, InfiniteLatencyIsInfeasible) {
+  auto solver = schedule::make_exact_solver();
+  Problem p = fork_join();
+  p.tasks[1].single_s = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(search::solve_pass(p, *solver).feasible);
+}
+
+TEST(SearchEvaluate, OptimizerStepMovesThreeOrFiveBytesPerParameterByte) {
+  EXPECT_DOUBLE_EQ(search::optimizer_seconds_per_byte(placement::Optimizer::Sgd, 1.2e12), 2.5e-12);
+  EXPECT_DOUBLE_EQ(search::optimizer_seconds_per_byte(placement::Optimizer::Adam, 1e12), 5e-12);
+}
+
+TEST(SearchEvaluate, ClusterOfAPoint) {
+  search::SearchQuestion q;
+  q.devices = 64;
+  q.global_batch = 512;
+  q.link_bandwidth = 2 * search::kGiB;
+  hw::Architecture a;
+  a.hbm_bandwidth = 1.5e12;
+  const placement::Cluster c = search::make_cluster(q, a, 4, 80ll << 30, true, 0);
+  EXPECT_EQ(c.devices, 64);
+  EXPECT_EQ(c.micro_batches, 128);
+  EXPECT_DOUBLE_EQ(c.memory_bytes, 80.0 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(c.bandwidth, 2147483648.0);
+  EXPECT_TRUE(c.recompute);
+  EXPECT_TRUE(c.corrected.enabled);
+  EXPECT_DOUBLE_EQ(c.corrected.optimizer_seconds_per_byte, 2e-12);
+}
+
+search::PointOutcome sample_point() {
+  search::PointOutcome p;
+  p.design.num_tc = 8;
+  p.design.tc_width = 128;
+  p.design.tc_depth = 64;
+  p.design.num_vc = 2;
+  p.design.vc_width = 128;
+  p.design.glb_bytes = 64ll << 20;
+  p.design.hbm_bytes = 32ll << 30;
+  p.key = search::point_key(p.design, 2, p.design.hbm_bytes, true);
+  p.area_um2 = 0.1 + 0.2;  // not exactly representable: the round trip must keep every bit
+  p.micro_batch = 2;
+  p.recompute = true;
+  p.feasible = false;
+  search::ModelOutcome m;
+  m.feasible = true;
+  m.width = 4;
+  m.data_parallel = 3;
+  m.stages = {{0, 5, 4}, {5, 9, 4}};
+  m.time_per_batch_s = 1.0 / 3.0;
+  m.parts = {0.1, 0.2, 1e-300, 3.3e-7};
+  m.samples_per_s = 4096 * 3.0;
+  m.tokens_per_s = m.samples_per_s * 2048;
+  m.energy_per_batch_j = 12345.678901234567;
+  m.tensor_utilisation = 0.7;
+  m.vector_utilisation = 0.1;
+  m.flops_utilisation = 0.33;
+  m.schedules_proven = false;
+  m.layers[1] = {1e-3, 2e-3, 0.5, 0.25};
+  search::ModelOutcome none;
+  none.reason = "no plan fits";
+  p.models = {m, none};
+  return p;
+}
+
+TEST(SearchPoint, RecordRoundTripIsExact) {
+  const search::PointOutcome p = sample_point();
+  const nlohmann::json text = nlohmann::json::parse(search::to_record(p).dump());
+  EXPECT_EQ(search::from_record(p.key, text), p);
+}
+
+TEST(SearchPoint, TotalOrder) {
+  search::PointOutcome a = sample_point(), b = sample_point();
+  a.feasible = b.feasible = true;
+  a.score = b.score = 10;
+  EXPECT_FALSE(search::better(a, b));
+  EXPECT_FALSE(search::better(b, a));
+  b.score = 11;
+  EXPECT_TRUE(search::better(b, a));
+  b.score = 10;
+  b.design.num_tc = 4;  // later in canonical order (num_tc from the largest down)
+  EXPECT_TRUE(search::better(a, b));
+  b = a;
+  b.design.hbm_bytes = 80ll << 30;  // smaller HBM first
+  EXPECT_TRUE(search::better(a, b));
+  b = a;
+  b.recompute = false;  // recomputation off first
+  EXPECT_TRUE(search::better(b, a));
+  b = a;
+  b.feasible = false;
+  b.score = 1e9;
+  EXPECT_TRUE(search::better(a, b));
+}
+
+TEST(SearchQuestion, DefaultWidthsDivideHeadsUpToEight) {
+  model::ModelSpec spec;
+  spec.heads = 12;
+  spec.kv_heads = 12;
+  spec.ffn = 3072;
+  EXPECT_EQ(search::default_widths(spec), (std::vector<int64_t>{1, 2, 4}));
+  spec.heads = spec.kv_heads = 96;
+  EXPECT_EQ(search::default_widths(spec), (std::vector<int64_t>{1, 2, 4, 8}));
+  spec.kv_heads = 2;  // grouped-query attention: t must divide the key/value heads too
+  EXPECT_EQ(search::default_widths(spec), (std::vector<int64_t>{1, 2}));
+}
+
+TEST(SearchQuestion, IdentityNamesEveryAnswerDeterminingOption) {
+  search::SearchQuestion q;
+  const std::string base = search::run_identity(q);
+  auto differs = [&](auto change) {
+    search::SearchQuestion other;
+    change(other);
+    return search::run_identity(other) != base;
+  };
+  EXPECT_TRUE(differs([](auto& o) { o.devices = 512; }));
+  EXPECT_TRUE(differs([](auto& o) { o.global_batch = 2048; }));
+  EXPECT_TRUE(differs([](auto& o) { o.micro_batches = {1, 2}; }));
+  EXPECT_TRUE(differs([](auto& o) { o.hbm_bytes = {32ll << 30}; }));
+  EXPECT_TRUE(differs([](auto& o) { o.recompute = search::RecomputeChoice::On; }));
+  EXPECT_TRUE(differs([](auto& o) { o.link_bandwidth = 1e9; }));
+  EXPECT_TRUE(differs([](auto& o) { o.optimizer = placement::Optimizer::Adam; }));
+  EXPECT_TRUE(differs([](auto& o) { o.space.budget_um2 = 1e8; }));
+  EXPECT_TRUE(differs([](auto& o) { o.space.lower_fraction = 0; }));
+  EXPECT_TRUE(differs([](auto& o) { o.filter.num_tc = {8}; }));
+  EXPECT_TRUE(differs([](auto& o) { o.filter.glb_bytes = {2 << 20}; }));
+}
+
+}  // namespace

@@ -39,6 +39,7 @@ struct SearchOptions {
   std::string db, output, csv;
   int64_t top = 5;
   bool json = false;
+  int64_t schedule_nodes = 0;
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -103,6 +104,7 @@ search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, 
                 : o.recompute == "off" ? search::RecomputeChoice::Off
                                        : search::RecomputeChoice::Both;
   q.optimizer = o.optimizer == "adam" ? placement::Optimizer::Adam : placement::Optimizer::Sgd;
+  q.schedule_node_budget = o.schedule_nodes;
   if (!(std::isfinite(o.link_gib_s) && o.link_gib_s > 0))
     throw InputError(fmt::format("--link-bandwidth {}: must be a positive finite number of GiB/s", o.link_gib_s));
   q.link_bandwidth = o.link_gib_s * kGiB;
@@ -200,6 +202,10 @@ void add_search_command(CLI::App& app) {
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();
   cmd->add_flag("--exhaustive", o->exhaustive, "Evaluate every design (currently also the default)");
+  cmd->add_option("--schedule-nodes", o->schedule_nodes,
+                  "Search nodes per layer schedule before the best one found is taken unproven (0: the exact "
+                  "solver's default, a few seconds at most)")
+      ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Worker threads (default: one per CPU); the answer does not depend on it");
   cmd->add_option("--db", o->db,
                   "SQLite results file: every point is stored; a killed search run again with it resumes");

@@ -141,7 +141,11 @@ ModelOutcome model_outcome(const model::LayerGraph& graph, const LayerSchedules&
 }
 
 Evaluator::Evaluator(const Workload& workload, ScheduleCache& cache)
-    : workload_(workload), cache_(cache), solver_(schedule::make_exact_solver()) {}
+    : workload_(workload),
+      cache_(cache),
+      solver_(workload.question->schedule_node_budget > 0
+                  ? schedule::make_exact_solver(workload.question->schedule_node_budget)
+                  : schedule::make_exact_solver()) {}
 
 std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
                                               const std::function<bool(const std::string&)>& wanted) {

@@ -97,6 +97,9 @@ void validate(const SearchQuestion& q) {
     if (q.global_batch % b != 0)
       throw InputError(fmt::format("--mbs {}: does not divide the global batch of {}", b, q.global_batch));
   }
+  if (q.schedule_node_budget < 0)
+    throw InputError(fmt::format("--schedule-nodes {}: must be a number of search nodes >= 1 (0: the default)",
+                                 q.schedule_node_budget));
   if (q.hbm_bytes.empty()) throw InputError("--hbm: give at least one HBM size");
   require_distinct(q.hbm_bytes, "--hbm");
   for (int64_t bytes : q.hbm_bytes)
@@ -164,7 +167,8 @@ std::string run_identity(const SearchQuestion& q) {
   id += fmt::format("; ranges tc={}..{} vc={}..{} width={}..{} depth={}..{} glb={}..{}", o.num_tc.min, o.num_tc.max,
                     o.num_vc.min, o.num_vc.max, o.width.min, o.width.max, o.depth.min, o.depth.max, o.glb_bytes.min,
                     o.glb_bytes.max);
-  id += fmt::format("; strategy={}", q.exhaustive ? "exhaustive" : "buckets");
+  id += fmt::format("; strategy={}; schedule_nodes={}", q.exhaustive ? "exhaustive" : "buckets",
+                    q.schedule_node_budget);
   return id;
 }
 

@@ -47,6 +47,9 @@ struct SearchQuestion {
   /// Visit every design. The area-bucket search with the original's stopping rule (method.md 7) is not
   /// implemented yet, so every search is exhaustive for now.
   bool exhaustive = true;
+  /// Search nodes each layer schedule may use before the best schedule found is taken unproven (the
+  /// exact solver's own default when 0). Part of the run identity: it can change answers.
+  int64_t schedule_node_budget = 0;
 };
 
 /// The recomputation settings tried, off before on.

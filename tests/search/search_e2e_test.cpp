@@ -361,6 +361,7 @@ TEST(SearchEndToEnd, BadOptionsExitTwoNamingTheOption) {
   phaze_test::expect_input_error(run_phaze(tiny + " --seq 64,64"), "--seq");
   phaze_test::expect_input_error(run_phaze(tiny + " --recompute maybe"), "--recompute");
   phaze_test::expect_input_error(run_phaze(tiny + " --optimizer lamb"), "--optimizer");
+  phaze_test::expect_input_error(run_phaze(tiny + " --schedule-nodes -3"), "--schedule-nodes -3");
   phaze_test::expect_input_error(run_phaze(tiny + " --lower-fraction 2"), "--lower-fraction");
   phaze_test::expect_input_error(run_phaze(tiny + " --budget-um2 -5"), "--budget-um2");
   phaze_test::expect_input_error(run_phaze(tiny + " --budget no-such-arch"), "no-such-arch");

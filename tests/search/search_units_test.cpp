@@ -206,6 +206,7 @@ TEST(SearchQuestion, IdentityNamesEveryAnswerDeterminingOption) {
   EXPECT_TRUE(differs([](auto& o) { o.space.lower_fraction = 0; }));
   EXPECT_TRUE(differs([](auto& o) { o.filter.num_tc = {8}; }));
   EXPECT_TRUE(differs([](auto& o) { o.filter.glb_bytes = {2 << 20}; }));
+  EXPECT_TRUE(differs([](auto& o) { o.schedule_node_budget = 1000; }));
 }
 
 }  // namespace

@@ -26,11 +26,35 @@ std::string best_text(const PointOutcome& p) {
 
 }  // namespace
 
+bool same_design(const hw::Architecture& a, const hw::Architecture& b) {
+  return a.num_tc == b.num_tc && a.tc_width == b.tc_width && a.tc_depth == b.tc_depth && a.num_vc == b.num_vc &&
+         a.vc_width == b.vc_width && a.glb_bytes == b.glb_bytes && a.hbm_bytes == b.hbm_bytes;
+}
+
+namespace {
+
+void accumulate_per_model(SearchAnswer& answer, const PointOutcome& point) {
+  for (size_t m = 0; m < answer.best_per_model.size() && m < point.models.size(); ++m) {
+    if (!point.models[m].feasible) continue;
+    auto& best = answer.best_per_model[m];
+    if (!best || better_for_model(point, *best, m)) best = point;
+  }
+}
+
+}  // namespace
+
 void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top) {
   if (point.feasible) {
     ++answer.feasible_points;
     if (!answer.best || better(point, *answer.best)) answer.best = point;
     if (top > 0) {
+      // One entry per design (chip and HBM size), with its best micro-batch and recomputation setting.
+      const auto same = std::find_if(answer.top.begin(), answer.top.end(),
+                                     [&](const PointOutcome& p) { return same_design(p.design, point.design); });
+      if (same != answer.top.end()) {
+        if (!better(point, *same)) return accumulate_per_model(answer, point);
+        answer.top.erase(same);
+      }
       auto at = std::upper_bound(answer.top.begin(), answer.top.end(), point, better);
       if (at - answer.top.begin() < top) {
         answer.top.insert(at, point);
@@ -38,11 +62,7 @@ void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top) {
       }
     }
   }
-  for (size_t m = 0; m < answer.best_per_model.size() && m < point.models.size(); ++m) {
-    if (!point.models[m].feasible) continue;
-    auto& best = answer.best_per_model[m];
-    if (!best || better_for_model(point, *best, m)) best = point;
-  }
+  accumulate_per_model(answer, point);
 }
 
 SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, RunStats* stats) {

@@ -18,7 +18,7 @@ namespace phaze::search {
 struct RunSettings {
   int threads = 1;
   std::string db_path;      ///< results file; empty: keep results in memory only
-  int64_t top = 5;          ///< points listed in the answer's top list
+  int64_t top = 5;          ///< designs listed in the answer's top list
   bool keep_all = false;    ///< return every point (for a CSV of all points)
   ProgressOutput progress;  ///< where the progress line goes (default: nowhere)
 };
@@ -29,7 +29,7 @@ struct SearchAnswer {
   int64_t points = 0;                ///< points in the space (designs × HBM sizes × micro-batches × recomputation)
   int64_t feasible_points = 0;       ///< points where every model has a plan
   std::optional<PointOutcome> best;  ///< nothing when no point is feasible
-  std::vector<PointOutcome> top;     ///< up to `top` feasible points, best first
+  std::vector<PointOutcome> top;     ///< the best point of each of the `top` best designs, best first
   std::vector<std::optional<PointOutcome>> best_per_model;  ///< per model: the point of its highest throughput
   std::vector<PointOutcome> all;                            ///< with keep_all: every point in canonical order
 };
@@ -50,7 +50,11 @@ struct RunStats {
 /// thread count, nor on whether the run was resumed.
 SearchAnswer run_search(const SearchQuestion& question, const RunSettings& settings, RunStats* stats = nullptr);
 
-/// Adds one point to an answer under construction (best, top `top`, per-model bests, counts).
+/// Adds one point to an answer under construction (best, top `top`, per-model bests, counts). The top
+/// list holds one point per design (chip and HBM size); the result does not depend on the order of calls.
 void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top);
+
+/// The same design: tensor and vector cores, buffer and HBM size (micro-batch and recomputation aside).
+bool same_design(const hw::Architecture& a, const hw::Architecture& b);
 
 }  // namespace phaze::search

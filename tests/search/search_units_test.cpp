@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "search/driver.h"
 #include "search/evaluate.h"
 #include "search/point.h"
 #include "search/question.h"
@@ -173,6 +175,32 @@ TEST(SearchPoint, TotalOrder) {
   b.feasible = false;
   b.score = 1e9;
   EXPECT_TRUE(search::better(a, b));
+}
+
+TEST(SearchAnswer, TopListHoldsEachDesignOnceInAnyOrderOfPoints) {
+  // Design A (8 tensor cores) has points scoring 5 and 7, B (4 cores) 6, C (2 cores) 4; the top two
+  // designs are A at 7, then B, whatever order the points arrive in.
+  auto point = [](int64_t tc, int64_t mbs, double score) {
+    search::PointOutcome p = sample_point();
+    p.design.num_tc = tc;
+    p.micro_batch = mbs;
+    p.feasible = true;
+    p.score = score;
+    p.models.resize(1);
+    return p;
+  };
+  std::vector<search::PointOutcome> points = {point(8, 1, 5), point(8, 2, 7), point(4, 1, 6), point(2, 1, 4)};
+  std::vector<int> order = {0, 1, 2, 3};
+  do {
+    search::SearchAnswer answer;
+    answer.best_per_model.resize(1);
+    for (int i : order) search::accumulate(answer, points[i], 2);
+    ASSERT_EQ(answer.top.size(), 2u);
+    EXPECT_EQ(answer.top[0].design.num_tc, 8);
+    EXPECT_EQ(answer.top[0].score, 7);
+    EXPECT_EQ(answer.top[1].design.num_tc, 4);
+    EXPECT_EQ(answer.feasible_points, 4);
+  } while (std::next_permutation(order.begin(), order.end()));
 }
 
 TEST(SearchQuestion, DefaultWidthsDivideHeadsUpToEight) {

@@ -32,6 +32,10 @@ struct SearchAnswer {
   std::vector<PointOutcome> top;     ///< the best point of each of the `top` best designs, best first
   std::vector<std::optional<PointOutcome>> best_per_model;  ///< per model: the point of its highest throughput
   std::vector<PointOutcome> all;                            ///< with keep_all: every point in canonical order
+  /// Baseline: the TPUv4-like chip (accelerator.md) with its best point over the same HBM sizes, micro-batch
+  /// sizes and recomputation settings, whether or not it lies in the searched space; nothing when no point
+  /// of it is feasible.
+  std::optional<PointOutcome> tpuv4_baseline;
 };
 
 /// What a run did (not part of the answer: a resumed run differs here, never in the answer).
@@ -53,6 +57,10 @@ SearchAnswer run_search(const SearchQuestion& question, const RunSettings& setti
 /// Adds one point to an answer under construction (best, top `top`, per-model bests, counts). The top
 /// list holds one point per design (chip and HBM size); the result does not depend on the order of calls.
 void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top);
+
+/// The TPUv4-like chip as the search's enumeration would build it (the question's HBM bandwidth, clock and
+/// link; per-core SRAMs derived), with its area.
+hw::Design tpuv4_design(const SearchQuestion& question);
 
 /// The same design: tensor and vector cores, buffer and HBM size (micro-batch and recomputation aside).
 bool same_design(const hw::Architecture& a, const hw::Architecture& b);

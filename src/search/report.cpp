@@ -169,6 +169,13 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
   ordered_json top = ordered_json::array();
   for (const PointOutcome& p : a.top) top.push_back(point_json(q, p));
   out["top"] = top;
+  // Baselines side by side: the TPUv4-like chip with its best plan, and how much faster the best design is.
+  ordered_json tpu = nullptr;
+  if (a.tpuv4_baseline) {
+    tpu = point_json(q, *a.tpuv4_baseline);
+    tpu["speedup_of_best"] = a.best ? ordered_json(a.best->score / a.tpuv4_baseline->score) : ordered_json(nullptr);
+  }
+  out["baselines"] = {{"tpuv4_like", tpu}};
   return out;
 }
 
@@ -205,6 +212,17 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
                          best->models[m].samples_per_s, design_text(*best), best->micro_batch,
                          best->recompute ? "on" : "off");
     }
+  }
+  if (a.tpuv4_baseline) {
+    const PointOutcome& t = *a.tpuv4_baseline;
+    out += fmt::format("\nbaseline: the TPUv4-like chip ({}): {:.6g} samples/s, micro-batch {}, recomputation {}",
+                       design_text(t), t.score, t.micro_batch, t.recompute ? "on" : "off");
+    for (size_t m = 0; m < q.models.size(); ++m)
+      out += fmt::format("; {} t = {}, {} stages, d = {}", q.models[m].spec.name, t.models[m].width,
+                         t.models[m].stages.size(), t.models[m].data_parallel);
+    out += fmt::format("\n  the best design is {:.4g}× as fast\n", b.score / t.score);
+  } else {
+    out += "\nbaseline: the TPUv4-like chip has no feasible point\n";
   }
   if (!a.top.empty()) {
     out += fmt::format("\ntop {}:\n", a.top.size());

@@ -216,6 +216,33 @@ TEST(SearchEndToEnd, BestAnswerMatchesBruteForce) {
               answer["top"][i]["average_samples_per_s"].get<double>());
 }
 
+TEST(SearchEndToEnd, TpuBaselineIsTheBestOfASearchOverThatChipAlone) {
+  // The baseline (the TPUv4-like chip over the same HBM sizes, micro-batches and recomputation settings)
+  // must equal what a search restricted to that one chip finds, and the speed-up is best / baseline.
+  TempDir dir;
+  const std::string common = fmt::format(
+      "search --model '{}' --devices {} --global-batch {} --seq {} --mbs 1,2,4 --hbm 0.0004,0.0008,0.002 "
+      "--link-bandwidth {}",
+      kModel, kDevices, kBatch, kSeq, kLinkGibS);
+  const auto wide = run_phaze(common + " --tc 1,2 --vc 1,2 --width 8,16 --depth 8 --glb-mib 2 --lower-fraction 0 -o " +
+                              dir.file("wide.json"));
+  ASSERT_EQ(wide.status, 0) << wide.err;
+  const auto tpu = run_phaze(common + " --tc 8 --vc 2 --width 128 --depth 128 --glb-mib 128 -o " + dir.file("tpu.json"));
+  ASSERT_EQ(tpu.status, 0) << tpu.err;
+  const json a = json::parse(read(dir.file("wide.json"))), b = json::parse(read(dir.file("tpu.json")));
+  ASSERT_TRUE(b["best"].is_object());
+  const json& baseline = a["baselines"]["tpuv4_like"];
+  ASSERT_TRUE(baseline.is_object());
+  EXPECT_EQ(baseline["design"], b["best"]["design"]);
+  EXPECT_DOUBLE_EQ(baseline["average_samples_per_s"].get<double>(), b["best"]["average_samples_per_s"].get<double>());
+  EXPECT_EQ(baseline["micro_batch"], b["best"]["micro_batch"]);
+  EXPECT_EQ(baseline["recompute"], b["best"]["recompute"]);
+  EXPECT_DOUBLE_EQ(baseline["speedup_of_best"].get<double>(), a["best"]["average_samples_per_s"].get<double>() /
+                                                                   baseline["average_samples_per_s"].get<double>());
+  // Over the chip alone, the baseline is the best.
+  EXPECT_DOUBLE_EQ(b["baselines"]["tpuv4_like"]["speedup_of_best"].get<double>(), 1.0);
+}
+
 TEST(SearchEndToEnd, ModelSetAnswerMatchesBruteForce) {
   // Two models with different layers (GPT-2 style with learned positions, Llama style with grouped-query
   // attention and SwiGLU) and sequence lengths; 4 designs × 2 HBM sizes × 2 micro-batches × 2. Designs with

@@ -7,15 +7,13 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
-#include <system_error>
-#include <thread>
 
 #include "util/input_error.h"
+#include "util/sqlite_file.h"
 
 namespace phaze::cost {
 
@@ -25,34 +23,14 @@ namespace {
 constexpr int32_t kApplicationId = 0x50485A45;
 /// Schema version written to PRAGMA user_version.
 constexpr int32_t kSchemaVersion = 1;
-/// How long a connection waits for another process's lock before giving up.
-constexpr int kBusyTimeoutMs = 10000;
+/// The file's role, in messages.
+constexpr const char* kKind = "estimate cache";
 
 constexpr const char* kCreateSchema =
     "CREATE TABLE IF NOT EXISTS estimates ("
     "key TEXT PRIMARY KEY NOT NULL, latency_s REAL NOT NULL, energy_j REAL NOT NULL) WITHOUT ROWID";
 
-/// Finalizes a statement when it goes out of scope (set-up queries).
-struct Statement {
-  sqlite3_stmt* stmt = nullptr;
-  Statement() = default;
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  ~Statement() { sqlite3_finalize(stmt); }
-};
-
-/// Resets a reused statement when it goes out of scope, whatever happened.
-struct ResetOnExit {
-  sqlite3_stmt* stmt;
-  ~ResetOnExit() { sqlite3_reset(stmt); }
-};
-
-bool is_busy(int rc) {
-  return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
-}
-bool is_corrupt(int rc) {
-  return (rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT;
-}
+using sqlite::ResetOnExit;
 
 }  // namespace
 
@@ -79,87 +57,34 @@ void EstimateCache::close() noexcept {
 }
 
 void EstimateCache::fail(const char* what) const {
-  const int rc = db_ != nullptr ? sqlite3_extended_errcode(db_) : SQLITE_ERROR;
-  const char* message = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
-  if (is_corrupt(rc)) {
-    throw InputError(fmt::format("{}: corrupt or not an SQLite file ({}: {})", path_, what, message));
-  }
-  throw InputError(fmt::format("{}: estimate cache: {} failed ({})", path_, what, message));
+  sqlite::fail(db_, path_, kKind, what);
 }
 
 void EstimateCache::exec(const char* sql) {
-  // The busy timeout covers ordinary lock waits; the loop covers the few paths (journal-mode switch, WAL
-  // recovery by another process) that may report SQLITE_BUSY without consulting the busy handler.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
-  for (;;) {
-    const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
-    if (rc == SQLITE_OK) return;
-    if (!is_busy(rc) || std::chrono::steady_clock::now() >= deadline) fail(sql);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  sqlite::exec(db_, path_, kKind, sql);
 }
 
 void EstimateCache::open_and_check() {
-  namespace fs = std::filesystem;
-  if (path_.empty()) throw InputError("estimate cache: empty path");
-  const fs::path parent = fs::path(path_).parent_path();
-  if (!parent.empty()) {
-    std::error_code ec;
-    fs::create_directories(parent, ec);
-    if (ec) {
-      throw InputError(fmt::format("{}: cannot create directory '{}' ({})", path_, parent.string(), ec.message()));
-    }
-  }
-
-  const int open_rc = sqlite3_open_v2(
-      path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
-      nullptr);
-  if (open_rc != SQLITE_OK) {
-    if (is_corrupt(open_rc)) fail("open");
-    throw InputError(fmt::format("{}: cannot open estimate cache ({})", path_,
-                                 db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(open_rc)));
-  }
-  sqlite3_extended_result_codes(db_, 1);
-  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
-  if (sqlite3_db_readonly(db_, "main") == 1) {
-    throw InputError(fmt::format("{}: cannot open estimate cache for writing (read-only file)", path_));
-  }
+  sqlite::open_for_writing(path_, kKind, &db_);
 
   // Reads the header and the schema without writing anything, so that a foreign or corrupt file is left as
   // it is. Returns true when the database is empty (a new file) and needs the schema.
   auto inspect = [this]() -> bool {
-    Statement q;
-    const char* sql =
-        "SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version), "
-        "(SELECT count(*) FROM sqlite_master)";
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
-    int rc;
-    for (;;) {
-      rc = sqlite3_prepare_v2(db_, sql, -1, &q.stmt, nullptr);
-      if (rc == SQLITE_OK) rc = sqlite3_step(q.stmt);
-      if (!is_busy(rc) || std::chrono::steady_clock::now() >= deadline) break;
-      sqlite3_finalize(q.stmt);
-      q.stmt = nullptr;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    if (rc != SQLITE_ROW) fail("reading the database header");
-    const int32_t application_id = sqlite3_column_int(q.stmt, 0);
-    const int32_t user_version = sqlite3_column_int(q.stmt, 1);
-    const int64_t objects = sqlite3_column_int64(q.stmt, 2);
-    if (application_id == 0 && user_version == 0 && objects == 0) return true;
-    if (application_id != kApplicationId) {
+    const sqlite::Header h = sqlite::read_header(db_, path_, kKind);
+    if (h.empty()) return true;
+    if (h.application_id != kApplicationId) {
       throw InputError(fmt::format(
           "{}: not a phaze estimate cache (SQLite application_id {:#010x}, expected {:#010x}; schema objects: {})",
-          path_, static_cast<uint32_t>(application_id), static_cast<uint32_t>(kApplicationId), objects));
+          path_, static_cast<uint32_t>(h.application_id), static_cast<uint32_t>(kApplicationId), h.objects));
     }
-    if (user_version > kSchemaVersion) {
+    if (h.user_version > kSchemaVersion) {
       throw InputError(fmt::format(
           "{}: estimate cache schema version {} is newer than the supported version {} (written by a newer phaze)",
-          path_, user_version, kSchemaVersion));
+          path_, h.user_version, kSchemaVersion));
     }
-    if (user_version != kSchemaVersion) {
+    if (h.user_version != kSchemaVersion) {
       throw InputError(fmt::format("{}: estimate cache has unknown schema version {} (expected {})", path_,
-                                   user_version, kSchemaVersion));
+                                   h.user_version, kSchemaVersion));
     }
     return false;
   };

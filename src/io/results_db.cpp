@@ -9,16 +9,15 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
-#include <thread>
 #include <utility>
 
 #include "util/input_error.h"
+#include "util/sqlite_file.h"
 
 namespace phaze::io {
 
@@ -30,8 +29,8 @@ constexpr int32_t kApplicationId = 0x50485A52;
 constexpr int32_t kEstimateCacheApplicationId = 0x50485A45;
 /// Schema version written to PRAGMA user_version.
 constexpr int32_t kSchemaVersion = 1;
-/// How long a connection waits for another process's lock before giving up.
-constexpr int kBusyTimeoutMs = 10000;
+/// The file's role, in messages.
+constexpr const char* kKind = "results file";
 
 // Records are a few hundred bytes or more, too large for a WITHOUT ROWID table to pay off; the primary key's
 // index keeps keys in order for all() and load_keys(), the throughput index serves best().
@@ -46,40 +45,9 @@ constexpr const char* kCreateSchema =
 
 constexpr const char* kPointColumns = "key, feasible, throughput_samples_per_s, record";
 
-/// Finalizes a statement when it goes out of scope (set-up queries).
-struct Statement {
-  sqlite3_stmt* stmt = nullptr;
-  Statement() = default;
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  ~Statement() { sqlite3_finalize(stmt); }
-};
-
-/// Resets a reused statement when it goes out of scope, whatever happened.
-struct ResetOnExit {
-  sqlite3_stmt* stmt;
-  ~ResetOnExit() { sqlite3_reset(stmt); }
-};
-
-bool is_busy(int rc) {
-  return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
-}
-bool is_corrupt(int rc) {
-  return (rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT;
-}
-
-/// Calls `attempt` (returning an SQLite result code) again while it reports a lock held elsewhere: the busy
-/// timeout covers ordinary lock waits, this covers the few paths (journal-mode switch, WAL recovery by
-/// another process) that may report SQLITE_BUSY without consulting the busy handler.
-template <typename Attempt>
-int retry_while_busy(Attempt attempt) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
-  for (;;) {
-    const int rc = attempt();
-    if (!is_busy(rc) || std::chrono::steady_clock::now() >= deadline) return rc;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-}
+using sqlite::ResetOnExit;
+using sqlite::retry_while_busy;
+using sqlite::Statement;
 
 /// Up to `radius` characters either side of `pos`, control and non-ASCII bytes escaped, so that any part of
 /// an identity fits in a one-line message.
@@ -142,16 +110,11 @@ void ResultsDb::close() noexcept {
 }
 
 void ResultsDb::fail(const char* what) const {
-  const int rc = db_ != nullptr ? sqlite3_extended_errcode(db_) : SQLITE_ERROR;
-  const char* message = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
-  if (is_corrupt(rc)) {
-    throw InputError(fmt::format("{}: corrupt or not an SQLite file ({}: {})", path_, what, message));
-  }
-  throw InputError(fmt::format("{}: results file: {} failed ({})", path_, what, message));
+  sqlite::fail(db_, path_, kKind, what);
 }
 
 void ResultsDb::exec(const char* sql) {
-  if (retry_while_busy([&] { return sqlite3_exec(db_, sql, nullptr, nullptr, nullptr); }) != SQLITE_OK) fail(sql);
+  sqlite::exec(db_, path_, kKind, sql);
 }
 
 std::optional<std::string> ResultsDb::stored_identity() {
@@ -202,65 +165,29 @@ void ResultsDb::start_over() {
 }
 
 void ResultsDb::open_and_check(OpenMode mode) {
-  namespace fs = std::filesystem;
-  if (path_.empty()) throw InputError("results file: empty path");
-  const fs::path parent = fs::path(path_).parent_path();
-  if (!parent.empty()) {
-    std::error_code ec;
-    fs::create_directories(parent, ec);
-    if (ec) {
-      throw InputError(fmt::format("{}: cannot create directory '{}' ({})", path_, parent.string(), ec.message()));
-    }
-  }
-
-  const int open_rc = sqlite3_open_v2(
-      path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
-      nullptr);
-  if (open_rc != SQLITE_OK) {
-    if (is_corrupt(open_rc)) fail("open");
-    throw InputError(fmt::format("{}: cannot open results file ({})", path_,
-                                 db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(open_rc)));
-  }
-  sqlite3_extended_result_codes(db_, 1);
-  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+  sqlite::open_for_writing(path_, kKind, &db_);
   // Closing the last connection to a WAL file normally checkpoints it into the main file: not for a file we
   // reject, which must stay as it was. Switched back on below, once the file is known to be ours.
   sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
-  if (sqlite3_db_readonly(db_, "main") == 1) {
-    throw InputError(fmt::format("{}: cannot open results file for writing (read-only file)", path_));
-  }
 
   // Reads the header and the schema without writing anything. Returns true when the database is empty (a new
   // file) and needs the schema.
   auto inspect = [this]() -> bool {
-    Statement q;
-    const char* sql =
-        "SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version), "
-        "(SELECT count(*) FROM sqlite_master)";
-    const int rc = retry_while_busy([&] {
-      sqlite3_finalize(q.stmt);
-      q.stmt = nullptr;
-      const int prepared = sqlite3_prepare_v2(db_, sql, -1, &q.stmt, nullptr);
-      return prepared == SQLITE_OK ? sqlite3_step(q.stmt) : prepared;
-    });
-    if (rc != SQLITE_ROW) fail("reading the database header");
-    const int32_t application_id = sqlite3_column_int(q.stmt, 0);
-    const int32_t user_version = sqlite3_column_int(q.stmt, 1);
-    const int64_t objects = sqlite3_column_int64(q.stmt, 2);
-    if (application_id == 0 && user_version == 0 && objects == 0) return true;
-    if (application_id != kApplicationId) {
+    const sqlite::Header h = sqlite::read_header(db_, path_, kKind);
+    if (h.empty()) return true;
+    if (h.application_id != kApplicationId) {
       throw InputError(fmt::format(
           "{}: not a phaze results file{} (SQLite application_id {:#010x}, expected {:#010x}; schema objects: {})",
-          path_, application_id == kEstimateCacheApplicationId ? " but a phaze estimate cache" : "",
-          static_cast<uint32_t>(application_id), static_cast<uint32_t>(kApplicationId), objects));
+          path_, h.application_id == kEstimateCacheApplicationId ? " but a phaze estimate cache" : "",
+          static_cast<uint32_t>(h.application_id), static_cast<uint32_t>(kApplicationId), h.objects));
     }
-    if (user_version > kSchemaVersion) {
+    if (h.user_version > kSchemaVersion) {
       throw InputError(fmt::format(
           "{}: results file schema version {} is newer than the supported version {} (written by a newer phaze)", path_,
-          user_version, kSchemaVersion));
+          h.user_version, kSchemaVersion));
     }
-    if (user_version != kSchemaVersion) {
-      throw InputError(fmt::format("{}: results file has unknown schema version {} (expected {})", path_, user_version,
+    if (h.user_version != kSchemaVersion) {
+      throw InputError(fmt::format("{}: results file has unknown schema version {} (expected {})", path_, h.user_version,
                                    kSchemaVersion));
     }
     return false;

@@ -9,8 +9,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -26,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/sqlite_script.h"
+#include "support/temp_dir.h"
 #include "util/input_error.h"
 
 namespace {
@@ -35,28 +35,7 @@ using phaze::InputError;
 using phaze::cost::CachedEstimate;
 using phaze::cost::EstimateCache;
 
-/// A fresh directory under the system temp directory, removed with everything in it at the end.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ = fs::temp_directory_path() / ("phaze-estimate-cache-" + std::to_string(::getpid()) + "-" +
-                                         std::to_string(stamp) + "-" + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using phaze_test::TempDir;
 
 /// Sets (or unsets, for nullptr) an environment variable and restores the old value at the end.
 class ScopedEnv {
@@ -84,33 +63,8 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-/// Runs one SQL script on a plain SQLite connection (to build foreign files or inspect ours).
-void sql(const std::string& path, const std::string& script) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* error = nullptr;
-  const int rc = sqlite3_exec(db, script.c_str(), nullptr, nullptr, &error);
-  const std::string message = error != nullptr ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << message;
-}
-
-/// First column of the first row of a query on a plain SQLite connection, as text.
-std::string query_text(const std::string& path, const std::string& query) {
-  sqlite3* db = nullptr;
-  std::string result;
-  if (sqlite3_open(path.c_str(), &db) == SQLITE_OK) {
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, query.c_str(), -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW) {
-      const unsigned char* text = sqlite3_column_text(stmt, 0);
-      if (text != nullptr) result = reinterpret_cast<const char*>(text);
-    }
-    sqlite3_finalize(stmt);
-  }
-  sqlite3_close(db);
-  return result;
-}
+using phaze_test::query_text;
+using phaze_test::sql;
 
 /// Expects constructing a cache at `path` to throw InputError whose message names the path and contains
 /// `fragment`.

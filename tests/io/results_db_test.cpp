@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "cost/estimate_cache.h"
+#include "support/sqlite_script.h"
 #include "support/temp_dir.h"
 #include "util/input_error.h"
 
@@ -44,33 +45,8 @@ using phaze_test::TempDir;
 
 constexpr const char* kIdentity = R"({"cost_model":"v3","models":["gpt3-175b"],"mbs":[1,2,4,8]})";
 
-/// Runs one SQL script on a plain SQLite connection (to build foreign files or tamper with ours).
-void sql(const std::string& path, const std::string& script) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* error = nullptr;
-  const int rc = sqlite3_exec(db, script.c_str(), nullptr, nullptr, &error);
-  const std::string message = error != nullptr ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << message;
-}
-
-/// First column of the first row of a query on a plain SQLite connection, as text.
-std::string query_text(const std::string& path, const std::string& query) {
-  sqlite3* db = nullptr;
-  std::string result;
-  if (sqlite3_open(path.c_str(), &db) == SQLITE_OK) {
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, query.c_str(), -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW) {
-      const unsigned char* text = sqlite3_column_text(stmt, 0);
-      if (text != nullptr) result = reinterpret_cast<const char*>(text);
-    }
-    sqlite3_finalize(stmt);
-  }
-  sqlite3_close(db);
-  return result;
-}
+using phaze_test::query_text;
+using phaze_test::sql;
 
 /// The bytes of a file; nullopt when it does not exist.
 std::optional<std::string> file_bytes(const std::string& path) {

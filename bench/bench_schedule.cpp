@@ -4,8 +4,6 @@
 
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <cmath>
 #include <random>
 #include <vector>
 
@@ -65,10 +63,7 @@ void BM_ExactSampledDesigns(benchmark::State& state, const char* preset, int64_t
   while (problems.size() < 100) {
     schedule::Problem p =
         schedule::layer_problem(backward ? l.backward : l.forward, designs[rng() % designs.size()].arch, estimator);
-    const bool finite = std::all_of(p.tasks.begin(), p.tasks.end(), [](const schedule::Task& t) {
-      return std::isfinite(t.single_s) && std::isfinite(t.parallel_s);
-    });
-    if (finite) problems.push_back(std::move(p));
+    if (schedule::has_finite_latencies(p)) problems.push_back(std::move(p));
   }
   auto solver = schedule::make_exact_solver();
   int unproven = 0;

@@ -268,9 +268,7 @@ void run_schedule(const ScheduleOptions& o) {
   }
 
   // An operator without a finite estimate makes the layer infeasible on this design (layer-schedule.md 5).
-  const bool finite = std::all_of(problem.tasks.begin(), problem.tasks.end(), [](const schedule::Task& t) {
-    return std::isfinite(t.single_s) && std::isfinite(t.parallel_s);
-  });
+  const bool finite = schedule::has_finite_latencies(problem);
   Schedule result;
   const std::unique_ptr<schedule::Solver> solver = schedule::make_solver(o.solver);
   if (!solver) throw InputError(fmt::format("schedule: unknown solver '{}'", o.solver));

@@ -86,6 +86,10 @@ std::unique_ptr<Solver> make_list_solver();
 /// schedule), seconds; 0 for a problem that fails validate(). For tests and reports.
 double exact_lower_bound(const Problem& problem);
 
+/// Whether every operator has a finite estimate in both variants; otherwise the layer is infeasible on
+/// the design (layer-schedule.md 5).
+bool has_finite_latencies(const Problem& problem);
+
 /// Checks a problem: indices in range, no self-loop or duplicate edge, acyclic, latencies finite and not
 /// negative. Returns "" or the reason (naming the task).
 std::string validate(const Problem& problem);

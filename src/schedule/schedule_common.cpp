@@ -95,6 +95,11 @@ std::unique_ptr<Solver> make_solver(std::string_view name) {
   return nullptr;
 }
 
+bool has_finite_latencies(const Problem& problem) {
+  return std::all_of(problem.tasks.begin(), problem.tasks.end(),
+                     [](const Task& t) { return std::isfinite(t.single_s) && std::isfinite(t.parallel_s); });
+}
+
 std::string validate(const Problem& problem) {
   if (problem.tensor_cores < 1) return fmt::format("tensor_cores = {} must be at least 1", problem.tensor_cores);
   if (problem.vector_cores < 1) return fmt::format("vector_cores = {} must be at least 1", problem.vector_cores);

@@ -1,7 +1,6 @@
 #include "search/schedule_cache.h"
 
 #include <bit>
-#include <cmath>
 
 namespace phaze::search {
 
@@ -55,8 +54,7 @@ bool same_problem(const schedule::Problem& a, const schedule::Problem& b) {
 
 PassSummary solve_pass(const schedule::Problem& problem, schedule::Solver& solver) {
   PassSummary out;
-  for (const schedule::Task& t : problem.tasks)
-    if (!std::isfinite(t.single_s) || !std::isfinite(t.parallel_s)) return out;
+  if (!schedule::has_finite_latencies(problem)) return out;
   const schedule::Schedule s = solver.solve(problem);
   if (!s.feasible) return out;
   out.feasible = true;

@@ -291,14 +291,16 @@ class Search {
   // the value of a fractional knapsack (capacity M before the max bites); the minimum over the classes,
   // each at its best mix, bounds every schedule. Then the set is split at its tasks (below).
   double exclusive_bound(uint64_t set) const {
-    const auto known = exclusive_memo_.find(set);
-    if (known != exclusive_memo_.end()) return known->second;
+    return remember(exclusive_memo_, set, [&] { return split_exclusive_bound(set); });
+  }
+
+  // The exclusive-time bound of the set, raised by splitting it: a compute task v splits the set in time,
+  // its ancestors end before v starts, its descendants start after v ends. Run single-core, v overlaps at
+  // most the tasks incomparable with it (left out); run parallel, it overlaps nothing, so each incomparable
+  // task is before or after it (every way is tried, for a few such tasks). Small sets are split at every
+  // task; larger ones only at their longest task (fastest variant), to keep the cost down.
+  double split_exclusive_bound(uint64_t set) const {
     double value = compute_exclusive_bound(set);
-    // A compute task v splits the set in time: its ancestors end before v starts, its descendants start
-    // after v ends. Run single-core, v overlaps at most the tasks incomparable with it (left out); run
-    // parallel, it overlaps nothing, so each incomparable task is before or after it (every way is tried,
-    // for a few such tasks). Tried for sets small enough that splitting at every v is cheap.
-    // Small sets are split at every task; larger ones only at their longest task (fastest variant).
     uint64_t split_at = set;
     if (std::popcount(set) > kSplitTasks) {
       int longest = -1;
@@ -330,18 +332,22 @@ class Search {
       }
       value = std::max(value, split);
     }
-    if (exclusive_memo_.size() >= kExclusiveMemoLimit) exclusive_memo_.clear();  // bounded memory
-    exclusive_memo_.emplace(set, value);
     return value;
   }
 
   double cached_base(uint64_t set) const {
     if (!set) return 0;
-    const auto known = base_memo_.find(set);
-    if (known != base_memo_.end()) return known->second;
-    const double value = compute_exclusive_bound(set);
-    if (base_memo_.size() >= kExclusiveMemoLimit) base_memo_.clear();
-    base_memo_.emplace(set, value);
+    return remember(base_memo_, set, [&] { return compute_exclusive_bound(set); });
+  }
+
+  // The value kept for `set`, computed and kept on first use (the memo is emptied when full: bounded memory).
+  template <typename Compute>
+  static double remember(std::unordered_map<uint64_t, double>& memo, uint64_t set, Compute compute) {
+    const auto known = memo.find(set);
+    if (known != memo.end()) return known->second;
+    const double value = compute();
+    if (memo.size() >= kExclusiveMemoLimit) memo.clear();
+    memo.emplace(set, value);
     return value;
   }
 

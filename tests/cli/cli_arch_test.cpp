@@ -25,14 +25,7 @@ using phaze_test::quoted;
 using phaze_test::run_phaze;
 using phaze_test::RunResult;
 
-nlohmann::json parse_json(const RunResult& r) {
-  try {
-    return nlohmann::json::parse(r.out);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "stdout is not JSON (" << e.what() << "): " << r.out.substr(0, 2000);
-    return nlohmann::json::object();
-  }
-}
+using phaze_test::parse_json;
 
 constexpr double kAmax = 278826676.31216;
 

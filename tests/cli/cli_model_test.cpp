@@ -31,14 +31,7 @@ std::string data_path(const std::string& relative) {
   return std::string(PHAZE_TEST_DATA) + "/" + relative;
 }
 
-nlohmann::json parse_json(const RunResult& r) {
-  try {
-    return nlohmann::json::parse(r.out);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "stdout is not JSON (" << e.what() << "): " << r.out.substr(0, 2000);
-    return nlohmann::json::object();
-  }
-}
+using phaze_test::parse_json;
 
 /// Digits only, thousands separators dropped: "1,557,611,200" and "1557611200" both match.
 std::string without_separators(const std::string& text) {

@@ -24,14 +24,7 @@ std::string data_path(const std::string& name) {
   return std::string(PHAZE_TEST_DATA) + "/schedule/" + name;
 }
 
-json parse_json(const std::string& text) {
-  try {
-    return json::parse(text);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "not JSON (" << e.what() << "): " << text.substr(0, 2000);
-    return json::object();
-  }
-}
+using phaze_test::parse_json;
 
 /// The final makespans of the quick-reference table (layer-schedule.md 8).
 struct Example {

@@ -5,7 +5,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +13,7 @@
 #include <string>
 
 #include "support/run_phaze.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -30,38 +30,9 @@ std::string data_path(const std::string& relative) {
   return std::string(PHAZE_TEST_DATA) + "/placement/" + relative;
 }
 
-json parse_json(const std::string& text) {
-  try {
-    return json::parse(text);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "not JSON (" << e.what() << "): " << text.substr(0, 2000);
-    return json::object();
-  }
-}
+using phaze_test::parse_json;
 
-/// A scratch directory removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("phaze_place_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::string write(const std::string& name, const std::string& text) const {
-    const std::string p = file(name);
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-
- private:
-  std::filesystem::path path_;
-};
+using phaze_test::TempDir;
 
 json node(int64_t id, double params, double acts, double fw, double bw, bool tp = false) {
   return json{{"id", id},

@@ -3,6 +3,7 @@
 // Runs the phaze binary for end-to-end tests and captures its exit status, stdout and stderr.
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,6 +73,19 @@ inline void expect_input_error(const RunResult& r, const std::string& needle = "
   if (!needle.empty()) {
     EXPECT_NE(r.err.find(needle), std::string::npos) << "message lacks '" << needle << "': " << r.err;
   }
+}
+
+/// Parses JSON output; a test failure (and an empty object) when it is not JSON.
+inline nlohmann::json parse_json(const std::string& text) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not JSON (" << e.what() << "): " << text.substr(0, 2000);
+    return nlohmann::json::object();
+  }
+}
+inline nlohmann::json parse_json(const RunResult& r) {
+  return parse_json(r.out);
 }
 
 }  // namespace phaze_test

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace phaze_test {
@@ -27,6 +28,12 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   std::string file(const std::string& name) const { return (path_ / name).string(); }
+  /// Writes `text` to the file `name` in the directory; its path.
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::string p = file(name);
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
   const std::filesystem::path& path() const { return path_; }
 
  private:

@@ -18,7 +18,11 @@
 // Bounds: the latest start so far plus the longest remaining chain of fastest variants; per core type,
 // the remaining core-time on top of when each core becomes free; the remaining collectives on the link;
 // the time that parallel tasks (which run alone) and single-core work leave no way around, for all
-// remaining tasks and for the remaining ancestors of each collective followed by what comes after it.
+// remaining tasks and for the remaining ancestors of each collective followed by what comes after it;
+// and, near the incumbent, the integral packing of single-core runs on the cores.
+//
+// Incumbent: two greedy dives (free modes; every task parallel); when a short search does not finish, a
+// local search over the tasks' modes, each mode vector scheduled by a greedy dive.
 
 #include <algorithm>
 #include <bit>
@@ -52,6 +56,12 @@ constexpr int kSplitTasks = 16;
 /// ... and a task is split at only when at most this many tasks of the set are incomparable with it.
 constexpr int kSplitFreeTasks = 3;
 
+/// Nodes of the first, short search; the mode local search runs only when that does not finish.
+constexpr int64_t kQuickNodes = 20'000;
+
+/// Tasks the packing bound runs parallel at most, one after another, before it gives up.
+constexpr int kPackingDepth = 3;
+
 /// Task sets whose exclusive-time bound is kept (about 64 bytes each).
 constexpr size_t kExclusiveMemoLimit = 1 << 20;
 
@@ -83,10 +93,10 @@ struct Prepared {
   std::vector<double> tail;             // longest chain of fastest variants from the task to the end
   std::vector<uint64_t> pred_mask;
   std::vector<uint64_t> successor_mask;  // direct (effective) successors
-  std::vector<char> feeds_comm;  // a collective waits for the task
-  std::vector<uint64_t> ancestors;    // every task that must finish before the task starts
-  std::vector<uint64_t> descendants;  // every task that starts after the task finishes
-  std::vector<int> link_tasks;      // collectives on the link
+  std::vector<char> feeds_comm;          // a collective waits for the task
+  std::vector<uint64_t> ancestors;       // every task that must finish before the task starts
+  std::vector<uint64_t> descendants;     // every task that starts after the task finishes
+  std::vector<int> link_tasks;           // collectives on the link
 };
 
 Prepared prepare(const Problem& p) {
@@ -212,8 +222,9 @@ class Search {
   void set_incumbent(double makespan) { best_ = makespan; }
   /// The bound of the empty schedule: no schedule is shorter (call before run).
   double root_bound() const { return lower_bound(0, 0.0); }
-  /// A dive that runs every task that can be intra-operator parallel that way.
-  void set_parallel_only() { parallel_only_ = true; }
+  /// A dive with every task's mode fixed (1: intra-operator parallel where it can be, 0: single-core),
+  /// taking the earliest start first.
+  void set_modes(std::vector<int8_t> modes) { modes_ = std::move(modes); }
   void run() { dive(0, 0.0, -1, 0.0); }
   bool complete() const { return nodes_ <= node_limit_; }
   double best() const { return best_; }
@@ -275,9 +286,166 @@ class Search {
       // tasks up to a later collective, that collective and what follows it.
       for (int c : q_.link_tasks)
         if (rest >> c & 1)
-          bound = std::max(bound, last_start + exclusive_bound(rest & q_.ancestors[c]) + q_.single[c] + after_link_task(c, rest));
+          bound = std::max(
+              bound, last_start + exclusive_bound(rest & q_.ancestors[c]) + q_.single[c] + after_link_task(c, rest));
+      if (bound < best_ && best_ < kInf && packing_proves(rest, last_start, best_ * (1 - kBoundTolerance) - last_start))
+        bound = best_;
     }
     return bound;
+  }
+
+  // Whether every completion of the partial schedule ends at or after last_start + target, by the integral
+  // packing of single-core runs on the cores (the exclusive-time bound above is fractional: it lets a
+  // core's idle end be filled by parts of tasks). Every way of choosing the remaining tasks run parallel is
+  // covered: with the parallel set Y fixed, cutting Y's intervals out of a schedule (nothing overlaps them)
+  // leaves a schedule of the other tasks, all single-core, shorter by Σ_Y ℓ' (packing_fits); a task of Y
+  // only shortens chains. Y grows one task at a time, up to kPackingDepth tasks, until the fractional bound
+  // of the tasks left single covers the rest of the target.
+  bool packing_proves(uint64_t rest, double last_start, double target) const {
+    if (target <= 0) return false;
+    double first_free = kInf;  // every remaining compute task starts after some core is free
+    for (const Group& g : groups_) {
+      if (g.count == 0) continue;
+      if (g.kind & kTc) first_free = std::min(first_free, g.tc_free);
+      if (g.kind & kVc) first_free = std::min(first_free, g.vc_free);
+    }
+    packing_wait_ = std::max(first_free - last_start, 0.0);
+    packing_all_free_ = std::max(compute_end_[0] - last_start, 0.0);
+    return packing_proves(rest, 0, last_start, target, 0);
+  }
+
+  bool packing_proves(uint64_t rest, uint64_t parallel_set, double t0, double target, int depth) const {
+    const uint64_t singles = rest & ~parallel_set;
+    if (depth > 0 && packing_wait_ + cached_base(singles) >= target) return true;
+    if (packing_fits(rest, parallel_set, t0, target)) return false;
+    if (depth == kPackingDepth) return false;
+    for (uint64_t m = singles; m; m &= m - 1) {
+      const int v = std::countr_zero(m);
+      if (q_.use[v] == kNone || !q_.can_parallel[v] || !std::isfinite(q_.parallel[v])) continue;
+      // A parallel task starts once every core is free, and the tasks of Y run one after another.
+      const double left = target - q_.parallel[v];
+      if (packing_all_free_ >= left) continue;
+      if (!packing_proves(rest, parallel_set | uint64_t{1} << v, t0, left, depth + 1)) return false;
+    }
+    return true;
+  }
+
+  // Whether the remaining tasks, those of `parallel_set` taken out (zero time), could all run single-core
+  // within `span` of t0 by a relaxation: per core type, each task fits alone between its release (latest
+  // finish of done predecessors, then chains) and its tail; a task that cannot share a core with any other
+  // takes a core of its own; and a core holds at most as many tasks as the shortest ones that fit between
+  // the later of its free time and its first task's release, and the end less the smallest tail (cores
+  // and first tasks paired in sorted order give every core its largest count). Times are relative to t0;
+  // once a task runs parallel, the cut-out intervals lie after every core is free, so releases later than
+  // that are taken at that time.
+  bool packing_fits(uint64_t rest, uint64_t parallel_set, double t0, double span) const {
+    auto duration = [&](int s) { return (parallel_set >> s & 1) || q_.use[s] == kNone ? 0.0 : q_.single[s]; };
+    release_.assign(n_, 0);
+    tail_.assign(n_, 0);
+    for (int s = 0; s < n_; ++s) {
+      if (!(rest >> s & 1)) continue;
+      double fixed = 0, chain = 0;
+      for (int pr : q_.preds[s]) {
+        if (rest >> pr & 1)
+          chain = std::max(chain, release_[pr] + duration(pr));
+        else
+          fixed = std::max(fixed, finish_[pr] - t0);
+      }
+      if (parallel_set) fixed = std::min(fixed, packing_all_free_);
+      release_[s] = std::max({fixed, chain, 0.0});
+    }
+    for (int s = n_ - 1; s >= 0; --s) {
+      if (!(rest >> s & 1)) continue;
+      for (uint64_t m = q_.successor_mask[s] & rest; m; m &= m - 1) {
+        const int d = std::countr_zero(m);
+        tail_[s] = std::max(tail_[s], duration(d) + tail_[d]);
+      }
+    }
+    for (const uint8_t type : {kTc, kVc}) {
+      packing_items_.clear();
+      for (uint64_t m = rest & ~parallel_set; m; m &= m - 1) {
+        const int s = std::countr_zero(m);
+        if (q_.use[s] & type) packing_items_.push_back(s);
+      }
+      if (packing_items_.empty()) continue;
+      const size_t items = packing_items_.size();
+      // The free times of the cores of this type, earliest first (no more than one per task matters).
+      free_.clear();
+      for (const Group& g : groups_) {
+        if (!(g.kind & type)) continue;
+        const double free = std::max((type == kTc ? g.tc_free : g.vc_free) - t0, 0.0);
+        for (int64_t c = 0; c < g.count && c < static_cast<int64_t>(items); ++c) free_.push_back(free);
+      }
+      std::sort(free_.begin(), free_.end());
+      const int64_t cores = type == kTc ? p_.tensor_cores : p_.vector_cores;
+      if (free_.empty()) return false;
+      for (int s : packing_items_)
+        if (std::max(free_[0], release_[s]) + q_.single[s] + tail_[s] > span) return false;
+      // Tasks that share a core with no other task take a core of their own: the latest free one they fit
+      // on, the most constrained task first, which leaves the earliest cores to the others.
+      shared_.clear();
+      latest_starts_.clear();
+      for (int s : packing_items_) {
+        bool shares = false;
+        for (int k : packing_items_)
+          if (k != s &&
+              std::min(release_[s], release_[k]) + q_.single[s] + q_.single[k] + std::min(tail_[s], tail_[k]) <= span) {
+            shares = true;
+            break;
+          }
+        if (shares)
+          shared_.push_back(s);
+        else
+          latest_starts_.push_back(span - q_.single[s] - tail_[s]);
+      }
+      if (static_cast<int64_t>(latest_starts_.size()) > cores) return false;
+      if (!latest_starts_.empty()) {
+        std::sort(latest_starts_.begin(), latest_starts_.end());
+        taken_.assign(free_.size(), 0);
+        for (double latest : latest_starts_) {
+          int core = -1;
+          for (int c = 0; c < static_cast<int>(free_.size()) && free_[c] <= latest; ++c)
+            if (!taken_[c]) core = c;
+          if (core < 0) return false;
+          taken_[core] = 1;
+        }
+        size_t kept = 0;
+        for (size_t c = 0; c < free_.size(); ++c)
+          if (!taken_[c]) free_[kept++] = free_[c];
+        free_.resize(kept);
+      }
+      if (shared_.empty()) continue;
+      const size_t used = std::min(free_.size(), shared_.size());
+      if (used == 0) return false;
+      lengths_.clear();
+      releases_.clear();
+      tails_.clear();
+      double least_release = kInf, least_tail = kInf;
+      for (int s : shared_) {
+        lengths_.push_back(q_.single[s]);
+        releases_.push_back(release_[s]);
+        tails_.push_back(tail_[s]);
+        least_release = std::min(least_release, release_[s]);
+        least_tail = std::min(least_tail, tail_[s]);
+      }
+      std::sort(lengths_.begin(), lengths_.end());
+      std::sort(releases_.begin(), releases_.end());
+      std::sort(tails_.begin(), tails_.end());
+      // Tasks a core can hold: the shortest ones, from `from` to the end less `to_end`.
+      auto holds = [&](double from, double to_end) {
+        size_t k = 0;
+        double sum = from + to_end;
+        while (k < lengths_.size() && sum + lengths_[k] <= span) sum += lengths_[k++];
+        return k;
+      };
+      size_t by_release = 0, by_tail = 0;
+      for (size_t i = 0; i < used; ++i) {
+        by_release += holds(std::max(free_[i], releases_[i]), least_tail);
+        by_tail += holds(std::max(free_[0], least_release), tails_[i]);
+      }
+      if (by_release < shared_.size() || by_tail < shared_.size()) return false;
+    }
+    return true;
   }
 
   // A lower bound on the time any schedule needs for the compute tasks in `set` alone (layer-schedule.md:
@@ -321,8 +489,8 @@ class Search {
         if (std::popcount(free) <= kSplitFreeTasks) {
           // Every subset of the free tasks goes before v, the rest after it.
           for (uint64_t sub = free;; sub = (sub - 1) & free) {
-            parallel_case =
-                std::min(parallel_case, cached_base(before | sub) + q_.parallel[v] + cached_base(after | (free & ~sub)));
+            parallel_case = std::min(parallel_case,
+                                     cached_base(before | sub) + q_.parallel[v] + cached_base(after | (free & ~sub)));
             if (sub == 0) break;
           }
         } else {
@@ -427,8 +595,8 @@ class Search {
       auto weight = [&](uint8_t use, double single) {
         return single * (((use & kTc) ? w_tc : 0.0) + ((use & kVc) ? w_vc : 0.0));
       };
-      forced_used[x] = weight(kTc, forced_work[kTc]) + weight(kVc, forced_work[kVc]) +
-                       weight(kTc | kVc, forced_work[kTc | kVc]);
+      forced_used[x] =
+          weight(kTc, forced_work[kTc]) + weight(kVc, forced_work[kVc]) + weight(kTc | kVc, forced_work[kTc | kVc]);
       double* w = &weights_[x * k];
       int* order = &orders_[x * k];
       for (size_t i = 0; i < k; ++i) {
@@ -487,8 +655,8 @@ class Search {
         start = std::max(start, last_start);  // starts never decrease along the sequence
         // Equal starts, no interaction: keep one order of the two.
         // (Not in a greedy dive, which never comes back to take the other order.)
-        if (!greedy_ && last_task >= 0 && start == last_task_start && s < last_task && !(q_.pred_mask[s] >> last_task & 1) &&
-            !interacts(s, parallel, group))
+        if (!greedy_ && last_task >= 0 && start == last_task_start && s < last_task &&
+            !(q_.pred_mask[s] >> last_task & 1) && !interacts(s, parallel, group))
           return;
         // A parallel task that nothing waits for, followed by a parallel task that was ready when it
         // started: the other order ends both no later and the second one sooner (between two such tasks,
@@ -504,11 +672,12 @@ class Search {
         continue;
       }
       const uint8_t use = q_.use[s];
-      if (q_.can_parallel[s] && std::isfinite(q_.parallel[s])) {
+      const bool parallel_ok = q_.can_parallel[s] && std::isfinite(q_.parallel[s]);
+      if (parallel_ok && (modes_.empty() || modes_[s] == 1)) {
         const bool fits = !((use & kTc) && p_.tensor_cores < 1) && !((use & kVc) && p_.vector_cores < 1);
         if (fits) offer(true, -1, std::max(ready, conflict_floor(use, true)));
       }
-      if (parallel_only_ && q_.can_parallel[s] && std::isfinite(q_.parallel[s])) continue;
+      if (parallel_ok && !modes_.empty() && modes_[s] == 1) continue;
       const double floor = std::max(ready, conflict_floor(use, false));
       // Groups equivalent from this task's start on are offered once: same kind, same start, same free
       // time of a pair's unused side (clamped to the start, as every later task starts no earlier).
@@ -528,7 +697,7 @@ class Search {
     }
     // Promising choices first: earliest finish, then longest remaining chain (the parallel-only dive: the
     // earliest start, then the longest remaining chain, as list scheduling by critical path does).
-    if (parallel_only_) {
+    if (!modes_.empty()) {
       std::sort(out.begin(), out.end(), [&](const Choice& a, const Choice& b) {
         if (a.start != b.start) return a.start < b.start;
         if (q_.tail[a.task] != q_.tail[b.task]) return q_.tail[a.task] > q_.tail[b.task];
@@ -687,8 +856,20 @@ class Search {
   std::vector<Saved> saved_;
 
   void apply(const Choice& c) {
-    Saved sv{makespan_, link_end_,     {},           {},          remaining_tc_, remaining_vc_, remaining_link_,
-             last_,     phase_begin_, closed_begin_, closed_end_, phase_end_,    -1,            {}};
+    Saved sv{makespan_,
+             link_end_,
+             {},
+             {},
+             remaining_tc_,
+             remaining_vc_,
+             remaining_link_,
+             last_,
+             phase_begin_,
+             closed_begin_,
+             closed_end_,
+             phase_end_,
+             -1,
+             {}};
     closed_begin_ = closed_end_ = -1;
     if (q_.use[c.task] != kNone) {
       // A compute task starting at or after the end of the current phase closes it.
@@ -803,7 +984,7 @@ class Search {
   int n_;
   int64_t node_limit_;
   bool greedy_;
-  bool parallel_only_ = false;
+  std::vector<int8_t> modes_;  // empty: every mode is open
   int64_t nodes_ = 0;
   uint64_t all_ = 0;
   struct Item {
@@ -836,10 +1017,15 @@ class Search {
   int phase_begin_ = -1;
   double phase_end_ = 0;
   int closed_begin_ = -1, closed_end_ = -1;
-  std::vector<int> overlaps_;         // compute tasks overlapping each task
-  std::vector<int> overlap_log_;      // increments of overlaps_, for undo
+  std::vector<int> overlaps_;     // compute tasks overlapping each task
+  std::vector<int> overlap_log_;  // increments of overlaps_, for undo
   std::vector<size_t> overlap_marks_;
   mutable std::vector<double> est_;
+  // Work space of the packing bound.
+  mutable double packing_wait_ = 0, packing_all_free_ = 0;
+  mutable std::vector<double> release_, tail_, free_, lengths_, releases_, tails_, latest_starts_;
+  mutable std::vector<int> packing_items_, shared_;
+  mutable std::vector<char> taken_;
   std::vector<Group> groups_;
   std::vector<std::vector<Group>> saved_groups_;
   std::vector<double> start_, finish_;
@@ -920,31 +1106,91 @@ void place_layout_tasks(const Problem& p, Schedule& s) {
   for (const TaskSlot& slot : s.tasks) s.makespan_s = std::max(s.makespan_s, slot.finish_s);
 }
 
+/// A greedy dive: free modes (earliest finish first), or every mode fixed (earliest start first).
+struct Dive {
+  double makespan = kInf;
+  std::vector<Choice> path;
+};
+Dive greedy_dive(const Problem& problem, const Prepared& q, std::vector<int8_t> modes = {}) {
+  Search search(problem, q, std::numeric_limits<int64_t>::max(), true);
+  if (!modes.empty()) search.set_modes(std::move(modes));
+  search.run();
+  return {search.best(), search.best_path()};
+}
+
+/// Improves an incumbent by local search over the modes: from a few starting assignments, flip one task's
+/// mode at a time and keep the flip when the fixed-mode dive gets shorter. Single-core runs beside long
+/// ones, or one parallel run among single-core phases, are many greedy decisions away from either dive.
+void improve_by_modes(const Problem& problem, const Prepared& q, Dive& best) {
+  const int n = static_cast<int>(q.task.size());
+  std::vector<int8_t> from_best(n, 0);
+  for (const Choice& c : best.path) from_best[c.task] = c.parallel ? 1 : 0;
+  // Parallel on a longest chain of fastest variants, single-core elsewhere: the other tasks fit beside.
+  std::vector<double> head(n, 0);
+  double longest = 0;
+  for (int s = 0; s < n; ++s) {
+    for (int pr : q.preds[s]) head[s] = std::max(head[s], head[pr] + q.fastest[pr]);
+    longest = std::max(longest, head[s] + q.tail[s]);
+  }
+  std::vector<int8_t> critical(n, 0);
+  for (int s = 0; s < n; ++s) critical[s] = head[s] + q.tail[s] >= longest * (1 - 1e-9) ? 1 : 0;
+  for (const std::vector<int8_t>& start : {std::vector<int8_t>(n, 0), from_best, critical}) {
+    std::vector<int8_t> modes = start;
+    Dive current = greedy_dive(problem, q, modes);
+    for (int round = 0; round < n; ++round) {
+      // The best single flip of the round (the first of equals), kept only when it shortens.
+      int best_flip = -1;
+      Dive best_dive = current;
+      for (int v = 0; v < n; ++v) {
+        if (!q.can_parallel[v] || !std::isfinite(q.parallel[v])) continue;
+        modes[v] ^= 1;
+        Dive flipped = greedy_dive(problem, q, modes);
+        modes[v] ^= 1;
+        if (flipped.makespan < best_dive.makespan * (1 - kBoundTolerance)) {
+          best_dive = std::move(flipped);
+          best_flip = v;
+        }
+      }
+      if (best_flip < 0) break;
+      modes[best_flip] ^= 1;
+      current = std::move(best_dive);
+    }
+    if (current.makespan < best.makespan) best = std::move(current);
+  }
+}
+
 Schedule run(const Problem& problem, bool greedy, int64_t node_limit) {
   if (!validate(problem).empty()) return Schedule{};
   const Prepared q = prepare(problem);
   // Two greedy dives, the better one is the incumbent: free choice of modes, and all tasks parallel
   // (often optimal when parallel runs are efficient and collectives leave room for the rest).
   // The dives go straight down (a node per task), so the budget is for the search below.
-  constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
-  Search dive_search(problem, q, kUnlimited, true);
-  dive_search.run();
-  Search parallel_dive(problem, q, kUnlimited, true);
-  parallel_dive.set_parallel_only();
-  parallel_dive.run();
-  const Search& better = parallel_dive.best() < dive_search.best() ? parallel_dive : dive_search;
-  std::vector<Choice> path = better.best_path();
+  Dive incumbent = greedy_dive(problem, q);
+  Dive parallel = greedy_dive(problem, q, std::vector<int8_t>(q.task.size(), 1));
+  if (parallel.makespan < incumbent.makespan) incumbent = std::move(parallel);
+  std::vector<Choice> path = incumbent.path;
   bool optimal = false;
   double root_bound = 0;
   if (!greedy) {
-    Search search(problem, q, node_limit, false);
-    // Strictly better than the dive only: start from just above it so that the dive's schedule is kept
-    // when nothing better exists.
-    root_bound = search.root_bound();
-    search.set_incumbent(better.best());
-    search.run();
-    if (!search.best_path().empty() && search.best() < better.best()) path = search.best_path();
-    optimal = search.complete();
+    // A short search first; when it does not finish, a better incumbent from the mode local search
+    // usually pays for itself many times over in the full one.
+    int64_t quick = std::min(node_limit, kQuickNodes);
+    for (int attempt = 0; attempt < 2 && !optimal; ++attempt) {
+      if (attempt == 1) {
+        if (node_limit <= quick) break;
+        improve_by_modes(problem, q, incumbent);
+        quick = node_limit - quick;
+      }
+      Search search(problem, q, quick, false);
+      root_bound = search.root_bound();
+      // Strictly better than the incumbent only, so that its schedule is kept when nothing better exists.
+      search.set_incumbent(incumbent.makespan);
+      search.run();
+      if (!search.best_path().empty() && search.best() < incumbent.makespan)
+        incumbent = Dive{search.best(), search.best_path()};
+      optimal = search.complete();
+    }
+    path = incumbent.path;
   }
   Schedule s = build(problem, q, path);
   if (!s.feasible) {

@@ -256,42 +256,43 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
   auto tie_key = [&](size_t i) { return std::make_pair(designs[i].area_um2, i); };
   double best = kInfinity;
   size_t best_design = 0;
-  std::vector<std::vector<schedule::Problem>> problems(designs.size());  // of the designs at level 1
   int64_t since_reset = 0;
+  // A design's layer problems are built again when it is scheduled rather than kept from its estimate: the
+  // designs still waiting when the visit stops would hold them all.
+  auto for_each_pass = [&](const hw::Architecture& arch, const auto& use) {
+    for (size_t m = 0; m < models; ++m) {
+      const auto graphs_of_model = pass_graphs(graphs[m]);
+      for (size_t k = 0; k < graphs_of_model.size(); ++k)
+        if (!use(m, k, schedule::layer_problem(*graphs_of_model[k], arch, scheduling.estimator))) return false;
+    }
+    return true;
+  };
   while (!queue.empty()) {
     const Visit visit = queue.top();
     queue.pop();
     if (visit.bound > best) break;
     if (choice.found && visit.bound == best && tie_key(visit.design) > tie_key(best_design)) continue;
     const hw::Architecture& arch = designs[visit.design].arch;
-    std::vector<schedule::Problem>& mine = problems[visit.design];
     if (visit.level == 0) {
       if (++since_reset > kDesignsPerEstimator) {
         scheduling.estimator = cost::Estimator(scheduling.estimator.params());
         since_reset = 1;
       }
       ++choice.designs_estimated;
-      bool finite = true;
-      for (size_t m = 0; m < models && finite; ++m)
-        for (const model::OperatorGraph* g : pass_graphs(graphs[m])) {
-          mine.push_back(schedule::layer_problem(*g, arch, scheduling.estimator));
-          finite = finite && schedule::has_finite_latencies(mine.back());
-        }
-      if (!finite) {  // some operator cannot run on this design: no single-chip latency
-        mine.clear();
-        continue;
-      }
-      for (size_t m = 0; m < models; ++m)
-        for (size_t k = 0; k < passes[m].size(); ++k)
-          passes[m][k] = schedule::exact_lower_bound(mine[m * passes[m].size() + k]) * kBoundSlack;
-      queue.push({std::max(visit.bound, per_sample(passes, layers, b)), 1, visit.design});
+      const bool finite = for_each_pass(arch, [&](size_t m, size_t k, const schedule::Problem& problem) {
+        if (!schedule::has_finite_latencies(problem)) return false;
+        passes[m][k] = schedule::exact_lower_bound(problem) * kBoundSlack;
+        return true;
+      });
+      // A design where some operator cannot run has no single-chip latency.
+      if (finite) queue.push({std::max(visit.bound, per_sample(passes, layers, b)), 1, visit.design});
       continue;
     }
     ++choice.designs_scheduled;
-    for (size_t m = 0; m < models; ++m)
-      for (size_t k = 0; k < passes[m].size(); ++k)
-        passes[m][k] = scheduling.cache->solve(mine[m * passes[m].size() + k], *scheduling.solver).makespan_s;
-    mine.clear();
+    for_each_pass(arch, [&](size_t m, size_t k, const schedule::Problem& problem) {
+      passes[m][k] = scheduling.cache->solve(problem, *scheduling.solver).makespan_s;
+      return true;
+    });
     const double objective = per_sample(passes, layers, b);
     if (!choice.found || objective < best || (objective == best && tie_key(visit.design) < tie_key(best_design))) {
       choice.found = true;

@@ -1,7 +1,9 @@
 // The baselines of a search answer (method.md 8): the hand-set Megatron-style table and stage rule (D26),
 // a hand-set plan's time per batch against the closed-form formula of placement.md with the corrected
 // terms, infeasible plans with their reasons (D25), the Spotlight-style argmin against a brute-force loop
-// that schedules every design.
+// that schedules every design, and end to end through `phaze search`: the strict 32 GiB TPUv4-like point
+// against a search of that chip alone, the Spotlight-style baseline against a search of its design alone,
+// and a preset's hand-set plan recomputed from the reported layer latencies.
 
 #include "search/baselines.h"
 
@@ -11,7 +13,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -21,10 +26,16 @@
 #include "model/layer_graph.h"
 #include "model/presets.h"
 #include "schedule/layer_problem.h"
+#include "support/run_phaze.h"
+#include "support/temp_dir.h"
 
 namespace {
 
 using namespace phaze;
+using nlohmann::json;
+using phaze_test::parse_json;
+using phaze_test::run_phaze;
+using phaze_test::TempDir;
 
 const std::string kGpt2 = std::string(PHAZE_TEST_DATA) + "/hf/tiny-gpt2/config.json";  // L = 3, h = 64
 constexpr double kGiB = 1073741824.0;
@@ -62,6 +73,13 @@ hw::Architecture small_design(const search::SearchQuestion& q, int64_t hbm_bytes
   a.glb_bytes = 2 << 20;
   a.hbm_bytes = hbm_bytes;
   return search::point_architecture(q, a);
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 TEST(SearchBaselines, MegatronTableByPresetName) {
@@ -252,6 +270,130 @@ TEST(SearchBaselines, SpotlightArgminMatchesBruteForce) {
     EXPECT_LE(choice.designs_scheduled, choice.designs_estimated);
     EXPECT_LT(choice.designs_estimated, static_cast<int64_t>(designs.size()));
   }
+}
+
+// ---- End to end ----
+
+const std::string kSmall = fmt::format(
+    "search --model '{}' --devices 8 --global-batch 16 --seq 64 --mbs 1,2,4 --hbm 0.0004,0.0008,0.002 "
+    "--link-bandwidth 0.5",
+    kGpt2);
+const std::string kSmallSpace = " --tc 1,2 --vc 1,2 --width 8,16 --depth 8 --glb-mib 2 --lower-fraction 0";
+
+json search_json(const std::string& args) {
+  TempDir dir;
+  const auto r = run_phaze(args + " -o " + dir.file("answer.json"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  return parse_json(read(dir.file("answer.json")));
+}
+
+TEST(SearchBaselinesEndToEnd, StrictPointIsASearchOfTheChipWith32GiB) {
+  // The question's HBM sizes do not include 32 GiB; the strict point must still be the TPUv4-like chip at
+  // exactly 32 GiB, as a search of that chip alone with --hbm 32 finds it.
+  const json wide = search_json(kSmall + kSmallSpace);
+  const json chip = search_json(fmt::format(
+      "search --model '{}' --devices 8 --global-batch 16 --seq 64 --mbs 1,2,4 --hbm 32 --link-bandwidth 0.5 --tc 8 "
+      "--vc 2 --width 128 --depth 128 --glb-mib 128",
+      kGpt2));
+  ASSERT_TRUE(chip["best"].is_object());
+  const json& strict = wide["baselines"]["tpuv4_like_32gib"];
+  ASSERT_TRUE(strict.is_object());
+  EXPECT_EQ(strict["design"], chip["best"]["design"]);
+  EXPECT_EQ(strict["design"]["hbm_bytes"], 32ll << 30);
+  EXPECT_EQ(strict["micro_batch"], chip["best"]["micro_batch"]);
+  EXPECT_EQ(strict["recompute"], chip["best"]["recompute"]);
+  EXPECT_EQ(strict["models"], chip["best"]["models"]);
+  EXPECT_DOUBLE_EQ(strict["average_samples_per_s"].get<double>(), chip["best"]["average_samples_per_s"].get<double>());
+  EXPECT_DOUBLE_EQ(strict["speedup_of_best"].get<double>(),
+                   wide["best"]["average_samples_per_s"].get<double>() / strict["average_samples_per_s"].get<double>());
+  // The model is a config.json: no hand-set plan, said so at both points.
+  for (const char* at : {"on_best", "on_tpuv4_like"}) {
+    const json& m = wide["baselines"]["megatron_hand_set"][at]["models"][0];
+    EXPECT_TRUE(m["plan"].is_null()) << at;
+    EXPECT_EQ(m["feasible"], false) << at;
+    EXPECT_NE(m["reason"].get<std::string>().find("no hand-set plan"), std::string::npos) << at;
+  }
+}
+
+TEST(SearchBaselinesEndToEnd, SpotlightBaselineIsItsDesignsBestPoint) {
+  const json wide = search_json(kSmall + kSmallSpace);
+  const json& spotlight = wide["baselines"]["spotlight_style"];
+  ASSERT_EQ(spotlight["per_micro_batch"].size(), 3u);
+  // Each micro-batch's design, searched alone at that micro-batch, has the reported best point; the
+  // baseline is the best of them.
+  double best = -1;
+  for (const json& choice : spotlight["per_micro_batch"]) {
+    const json& d = choice["design"];
+    ASSERT_TRUE(d.is_object());
+    const json alone = search_json(
+        fmt::format("search --model '{}' --devices 8 --global-batch 16 --seq 64 --mbs {} --hbm 0.0004,0.0008,0.002 "
+                    "--link-bandwidth 0.5 --tc {} --vc {} --width {} --depth {} --glb-mib {} --lower-fraction 0",
+                    kGpt2, choice["micro_batch"].get<int64_t>(), d["num_tc"].get<int64_t>(), d["num_vc"].get<int64_t>(),
+                    d["tc_width"].get<int64_t>(), d["tc_depth"].get<int64_t>(), d["glb_bytes"].get<int64_t>() >> 20));
+    EXPECT_EQ(choice["best_point"], alone["best"]);
+    if (alone["best"].is_object()) best = std::max(best, alone["best"]["average_samples_per_s"].get<double>());
+  }
+  ASSERT_GT(best, 0);
+  EXPECT_EQ(spotlight["average_samples_per_s"].get<double>(), best);
+  EXPECT_DOUBLE_EQ(spotlight["speedup_of_best"].get<double>(),
+                   wide["best"]["average_samples_per_s"].get<double>() / best);
+  EXPECT_GE(spotlight["speedup_of_best"].get<double>(), 1.0);
+}
+
+TEST(SearchBaselinesEndToEnd, PresetHandSetPlanFromTheReportedLatencies) {
+  // BERT-large (24 layers, h = 1024) at seq 64 on one small design, t = 1 only, no recomputation: the table's
+  // plan p = 8, t = 1, d = 128 on 1024 devices. Its time per batch follows from the best point's reported
+  // layer latencies (the same width), the layers' parameter bytes and the 2·b·s·h-byte boundary tensor.
+  const json answer = search_json(
+      "search --model bert-large --seq 64 --tp 1 --mbs 1 --hbm 32 --recompute off --tc 1 --vc 1 --width 8 "
+      "--depth 8 --glb-mib 2 --lower-fraction 0");
+  const json& best = answer["best"];
+  ASSERT_TRUE(best.is_object());
+  const json& on_best = answer["baselines"]["megatron_hand_set"]["on_best"];
+  ASSERT_TRUE(on_best.is_object());
+  EXPECT_EQ(on_best["design"], best["design"]);
+  const json& h = on_best["models"][0];
+  ASSERT_EQ(h["feasible"], true) << h.dump();
+  EXPECT_EQ(h["plan"]["pipeline_stages"], 8);
+  EXPECT_EQ(h["plan"]["tensor_parallel"], 1);
+  EXPECT_EQ(h["plan"]["data_parallel"], 128);
+  EXPECT_EQ(h["plan"]["devices_used"], 1024);
+  ASSERT_EQ(h["plan"]["stages"].size(), 8u);
+  EXPECT_EQ(h["plan"]["stages"][0]["first_layer"], "embedding");
+  EXPECT_EQ(h["plan"]["stages"][0]["last_layer"], "layer3");
+  EXPECT_EQ(h["plan"]["stages"][1]["first_layer"], "layer4");
+  EXPECT_EQ(h["plan"]["stages"][7]["first_layer"], "layer22");
+  EXPECT_EQ(h["plan"]["stages"][7]["last_layer"], "head");
+
+  const json& lat = best["models"][0]["layer_schedules"];
+  const double ef = lat["embedding"]["forward_s"], eb = lat["embedding"]["backward_s"];
+  const double tf = lat["transformer"]["forward_s"], tb = lat["transformer"]["backward_s"];
+  const double hf = lat["head"]["forward_s"], hb = lat["head"]["backward_s"];
+  const double bw = 4 * kGiB, edge = 2.0 * 1 * 64 * 1024 / bw;
+  // First stage: no input from outside; last: no gradient from outside; the middle six wait for both.
+  const double first = (ef + 3 * tf) + (edge + 3 * tb + eb);
+  const double middle = (edge + 3 * tf) + (edge + 3 * tb);
+  const double last = (edge + 3 * tf + hf) + (3 * tb + hb);
+  const double load = std::max({first, middle, last});
+  const auto g =
+      model::build_layer_graph(*model::find_preset("bert-large"), model::Shape{64, 1, 1}, model::Precision{}, "b");
+  const double p_max =
+      double(std::max({g.embedding.parameter_bytes + 3 * g.transformer.parameter_bytes,
+                       3 * g.transformer.parameter_bytes, 3 * g.transformer.parameter_bytes + g.head.parameter_bytes}));
+  const double sync = 2.0 * 127 / 128 * p_max / bw, optimizer = p_max * 3 / 1.2e12;
+  const double expect = load * (4096.0 / 128 + 8 - 1) + sync + optimizer;
+  EXPECT_NEAR(h["time_per_batch_s"].get<double>(), expect, 1e-9 * expect);
+  EXPECT_NEAR(h["samples_per_s"].get<double>(), 4096 / expect, 1e-9 * 4096 / expect);
+  EXPECT_DOUBLE_EQ(h["searched_samples_per_s"].get<double>(), best["models"][0]["samples_per_s"].get<double>());
+  EXPECT_DOUBLE_EQ(h["searched_over_hand_set"].get<double>(),
+                   best["models"][0]["samples_per_s"].get<double>() / h["samples_per_s"].get<double>());
+  // The searched plan is the optimum over all plans, the hand-set one among them.
+  EXPECT_GE(h["searched_over_hand_set"].get<double>(), 1.0);
+  // At the TPUv4-like point too (the same plan on another chip).
+  const json& on_tpu = answer["baselines"]["megatron_hand_set"]["on_tpuv4_like"];
+  ASSERT_TRUE(on_tpu.is_object());
+  EXPECT_EQ(on_tpu["design"], answer["baselines"]["tpuv4_like"]["design"]);
+  EXPECT_EQ(on_tpu["models"][0]["feasible"], true);
 }
 
 }  // namespace

@@ -154,6 +154,11 @@ void run(const SearchOptions& o, bool budget_given, bool budget_um2_given) {
         stats.unproven_passes > 0
             ? fmt::format("; {} passes not proven optimal within the node budget", stats.unproven_passes)
             : "");
+    const search::BaselineTimes& b = stats.baseline_times;
+    std::cout << fmt::format(
+        "baselines took {:.3g} s: TPUv4-like 32 GiB {:.3g} s, hand-set plans {:.3g} s, Spotlight-style {:.3g} s "
+        "({} designs estimated, {} scheduled)\n",
+        b.total_s, b.tpuv4_32gib_s, b.hand_set_s, b.spotlight_s, b.spotlight_estimated, b.spotlight_scheduled);
   }
   if (!answer.best) std::cerr << "phaze: no feasible design in the searched space\n";
 }

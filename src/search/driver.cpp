@@ -29,16 +29,8 @@ std::string best_text(const PointOutcome& p) {
 }  // namespace
 
 hw::Design tpuv4_design(const SearchQuestion& question) {
-  const hw::Architecture preset = hw::tpuv4_like();
   hw::Design d;
-  d.arch = enumeration_options(question).base;
-  d.arch.name.clear();
-  d.arch.num_tc = preset.num_tc;
-  d.arch.tc_width = preset.tc_width;
-  d.arch.tc_depth = preset.tc_depth;
-  d.arch.num_vc = preset.num_vc;
-  d.arch.vc_width = preset.vc_width;
-  d.arch.glb_bytes = preset.glb_bytes;
+  d.arch = point_architecture(question, hw::tpuv4_like());
   d.area_um2 = hw::area_um2(d.arch);
   return d;
 }
@@ -170,6 +162,8 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
     p = from_record(p.key, nlohmann::json::parse(to_record(p).dump()));
     if (p.feasible && (!answer.tpuv4_baseline || better(p, *answer.tpuv4_baseline))) answer.tpuv4_baseline = p;
   }
+  answer.baselines =
+      compute_baselines(q, answer.best, answer.tpuv4_baseline, cache, stats ? &stats->baseline_times : nullptr);
 
   if (stats) {
     stats->points_resumed = static_cast<int64_t>(done.size());

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "search/baselines.h"
 #include "search/point.h"
 #include "search/question.h"
 #include "util/progress.h"
@@ -36,6 +37,9 @@ struct SearchAnswer {
   /// sizes and recomputation settings, whether or not it lies in the searched space; nothing when no point
   /// of it is feasible.
   std::optional<PointOutcome> tpuv4_baseline;
+  /// The other baselines (baselines.h): the strict 32 GiB TPUv4-like point, the hand-set Megatron-style
+  /// plans, the Spotlight-style design.
+  Baselines baselines;
 };
 
 /// What a run did (not part of the answer: a resumed run differs here, never in the answer).
@@ -45,6 +49,7 @@ struct RunStats {
   int64_t schedule_hits = 0;     ///< layer passes answered by the schedule cache
   int64_t schedule_misses = 0;   ///< layer passes scheduled
   int64_t unproven_passes = 0;   ///< passes whose schedule is the best found within the node budget
+  BaselineTimes baseline_times;
   double elapsed_s = 0;
 };
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <vector>
 
 #include "hw/area.h"
 
@@ -15,10 +17,32 @@ using nlohmann::ordered_json;
 
 const char* const kLayerNames[3] = {"embedding", "transformer", "head"};
 
+/// A chip's cores and buffer, its HBM size unless `hbm` is false (a design chosen without one), its area.
+ordered_json chip_json(const hw::Architecture& a, double area_um2, bool hbm = true) {
+  ordered_json out{{"num_tc", a.num_tc}, {"tc_width", a.tc_width}, {"tc_depth", a.tc_depth},
+                   {"num_vc", a.num_vc}, {"vc_width", a.vc_width}, {"glb_bytes", a.glb_bytes}};
+  if (hbm) out["hbm_bytes"] = a.hbm_bytes;
+  out["area_um2"] = area_um2;
+  return out;
+}
+
 ordered_json design_json(const PointOutcome& p) {
-  const hw::Architecture& a = p.design;
-  return {{"num_tc", a.num_tc},     {"tc_width", a.tc_width},   {"tc_depth", a.tc_depth},   {"num_vc", a.num_vc},
-          {"vc_width", a.vc_width}, {"glb_bytes", a.glb_bytes}, {"hbm_bytes", a.hbm_bytes}, {"area_um2", p.area_um2}};
+  return chip_json(p.design, p.area_um2);
+}
+
+ordered_json stage_json(const placement::Stage& s, int64_t layers) {
+  if (s.first == s.last) return {{"layers", 0}, {"devices", s.devices}};
+  return {{"first_layer", chain_position_name(s.first, layers)},
+          {"last_layer", chain_position_name(s.last - 1, layers)},
+          {"layers", s.last - s.first},
+          {"devices", s.devices}};
+}
+
+ordered_json parts_json(const placement::BatchTimeParts& parts) {
+  return {{"pipeline_steady_state", parts.steady_state},
+          {"pipeline_fill_drain", parts.fill_drain},
+          {"data_parallel_sync", parts.data_parallel_sync},
+          {"optimizer_step", parts.optimizer_step}};
 }
 
 ordered_json model_json(const ModelCase& mc, const ModelOutcome& m) {
@@ -29,11 +53,7 @@ ordered_json model_json(const ModelCase& mc, const ModelOutcome& m) {
   }
   const int64_t layers = mc.spec.num_layers;
   ordered_json stages = ordered_json::array();
-  for (const placement::Stage& s : m.stages)
-    stages.push_back({{"first_layer", chain_position_name(s.first, layers)},
-                      {"last_layer", chain_position_name(s.last - 1, layers)},
-                      {"layers", s.last - s.first},
-                      {"devices", s.devices}});
+  for (const placement::Stage& s : m.stages) stages.push_back(stage_json(s, layers));
   int64_t per_replica = 0;
   for (const placement::Stage& s : m.stages) per_replica += s.devices;
   ordered_json figures = ordered_json::object();
@@ -50,10 +70,7 @@ ordered_json model_json(const ModelCase& mc, const ModelOutcome& m) {
   out["samples_per_s"] = m.samples_per_s;
   out["tokens_per_s"] = m.tokens_per_s;
   out["time_per_batch_s"] = m.time_per_batch_s;
-  out["time_per_batch_parts_s"] = {{"pipeline_steady_state", m.parts.steady_state},
-                                   {"pipeline_fill_drain", m.parts.fill_drain},
-                                   {"data_parallel_sync", m.parts.data_parallel_sync},
-                                   {"optimizer_step", m.parts.optimizer_step}};
+  out["time_per_batch_parts_s"] = parts_json(m.parts);
   out["energy_per_batch_j"] = m.energy_per_batch_j;
   out["utilisation"] = {{"tensor_cores", m.tensor_utilisation},
                         {"vector_cores", m.vector_utilisation},
@@ -68,6 +85,105 @@ ordered_json point_json(const SearchQuestion& q, const PointOutcome& p) {
   for (size_t m = 0; m < p.models.size(); ++m) models.push_back(model_json(q.models[m], p.models[m]));
   return {{"design", design_json(p)}, {"micro_batch", p.micro_batch},     {"recompute", p.recompute},
           {"feasible", p.feasible},   {"average_samples_per_s", p.score}, {"models", models}};
+}
+
+/// A baseline point with the best design's speed-up over it (null without a best design).
+ordered_json baseline_point_json(const SearchQuestion& q, const PointOutcome& p, const SearchAnswer& a) {
+  ordered_json out = point_json(q, p);
+  out["speedup_of_best"] = a.best ? ordered_json(a.best->score / p.score) : ordered_json(nullptr);
+  return out;
+}
+
+ordered_json hand_set_json(const ModelCase& mc, const HandSetOutcome& h) {
+  ordered_json out{{"model", mc.spec.name}};
+  if (!h.has_plan) {
+    out["plan"] = nullptr;
+    out["feasible"] = false;
+    out["reason"] = h.reason;
+    return out;
+  }
+  ordered_json stages = ordered_json::array();
+  for (const placement::Stage& s : h.stages) stages.push_back(stage_json(s, mc.spec.num_layers));
+  out["plan"] = {{"tensor_parallel", h.plan.width},
+                 {"pipeline_stages", h.plan.pipeline},
+                 {"data_parallel", h.plan.data_parallel},
+                 {"devices_used", h.plan.pipeline * h.plan.width * h.plan.data_parallel},
+                 {"stages", stages}};
+  out["feasible"] = h.feasible;
+  if (h.feasible) {
+    out["samples_per_s"] = h.samples_per_s;
+    out["time_per_batch_s"] = h.time_per_batch_s;
+    out["time_per_batch_parts_s"] = parts_json(h.parts);
+  } else {
+    out["reason"] = h.reason;
+  }
+  const bool searched = h.searched_samples_per_s > 0;
+  out["searched_samples_per_s"] = searched ? ordered_json(h.searched_samples_per_s) : ordered_json(nullptr);
+  out["searched_over_hand_set"] =
+      searched && h.feasible ? ordered_json(h.searched_samples_per_s / h.samples_per_s) : ordered_json(nullptr);
+  return out;
+}
+
+/// The hand-set plans at one point; null when there is no such point.
+ordered_json hand_set_point_json(const SearchQuestion& q, const std::optional<PointOutcome>& point,
+                                 const std::vector<HandSetOutcome>& plans) {
+  if (!point || plans.size() != q.models.size()) return nullptr;
+  ordered_json models = ordered_json::array();
+  for (size_t m = 0; m < plans.size(); ++m) models.push_back(hand_set_json(q.models[m], plans[m]));
+  return {{"design", design_json(*point)},
+          {"micro_batch", point->micro_batch},
+          {"recompute", point->recompute},
+          {"models", models}};
+}
+
+const char* const kSpotlightObjective =
+    "single-chip training latency per sample: the forward and backward layer makespans at t = 1 summed over "
+    "the chain, divided by the micro-batch, averaged over the models";
+const char* const kNoSpotlightDesign = "no design has a finite single-chip latency at this micro-batch";
+const char* const kNoSpotlightPoint = "no HBM size and recomputation setting gives every model a plan";
+
+ordered_json spotlight_json(const SearchQuestion& q, const SearchAnswer& a) {
+  const SpotlightBaseline& s = a.baselines.spotlight;
+  ordered_json choices = ordered_json::array();
+  for (const SpotlightChoice& c : s.per_micro_batch) {
+    ordered_json j{{"micro_batch", c.micro_batch}};
+    if (!c.found) {
+      j["design"] = nullptr;
+      j["reason"] = kNoSpotlightDesign;
+    } else {
+      j["design"] = chip_json(c.design.arch, c.design.area_um2, false);
+      j["single_chip_s_per_sample"] = c.seconds_per_sample;
+      j["best_point"] = c.best ? point_json(q, *c.best) : ordered_json(nullptr);
+      if (!c.best) j["reason"] = kNoSpotlightPoint;
+    }
+    choices.push_back(j);
+  }
+  ordered_json out;
+  if (s.chosen) {
+    const SpotlightChoice& c = s.per_micro_batch[*s.chosen];
+    out = baseline_point_json(q, *c.best, a);
+    out["single_chip_s_per_sample"] = c.seconds_per_sample;
+  } else {
+    out = {{"feasible", false}, {"reason", "no micro-batch size's Spotlight-style design has a feasible point"}};
+  }
+  out["objective"] = kSpotlightObjective;
+  out["per_micro_batch"] = choices;
+  return out;
+}
+
+const char* const kNoStrictPoint =
+    "no micro-batch size and recomputation setting gives every model a plan with 32 GiB of HBM";
+
+ordered_json baselines_json(const SearchQuestion& q, const SearchAnswer& a) {
+  const Baselines& b = a.baselines;
+  ordered_json out;
+  out["tpuv4_like"] = a.tpuv4_baseline ? baseline_point_json(q, *a.tpuv4_baseline, a) : ordered_json(nullptr);
+  out["tpuv4_like_32gib"] = b.tpuv4_32gib ? baseline_point_json(q, *b.tpuv4_32gib, a)
+                                          : ordered_json{{"feasible", false}, {"reason", kNoStrictPoint}};
+  out["spotlight_style"] = spotlight_json(q, a);
+  out["megatron_hand_set"] = {{"on_best", hand_set_point_json(q, a.best, b.hand_set_on_best)},
+                              {"on_tpuv4_like", hand_set_point_json(q, a.tpuv4_baseline, b.hand_set_on_tpuv4)}};
+  return out;
 }
 
 std::string design_text(const PointOutcome& p) {
@@ -109,6 +225,88 @@ void model_text(std::string& out, const ModelCase& mc, const ModelOutcome& m) {
   out += fmt::format("    transformer layer: forward {:.6g} s, backward {:.6g} s{}\n", m.layers[1].forward_s,
                      m.layers[1].backward_s,
                      m.schedules_proven ? "" : " (a layer schedule is the best found, not proven optimal)");
+}
+
+/// "X samples/s on <design>, micro-batch b, recomputation on; per model t, stages, d".
+std::string point_brief(const SearchQuestion& q, const PointOutcome& p) {
+  std::string out = fmt::format("{:.6g} samples/s on {}, micro-batch {}, recomputation {}", p.score, design_text(p),
+                                p.micro_batch, p.recompute ? "on" : "off");
+  for (size_t m = 0; m < q.models.size(); ++m)
+    out += fmt::format("; {} t = {}, {} stages, d = {}", q.models[m].spec.name, p.models[m].width,
+                       p.models[m].stages.size(), p.models[m].data_parallel);
+  return out;
+}
+
+/// One baseline point and the best design's speed-up over it, or why there is none.
+void baseline_point_text(std::string& out, const std::string& label, const SearchQuestion& q,
+                         const std::optional<PointOutcome>& point, const PointOutcome& best,
+                         const std::string& missing) {
+  if (!point) {
+    out += fmt::format("  {}: {}\n", label, missing);
+    return;
+  }
+  out += fmt::format("  {}: {}\n    the best design is {:.4g}× as fast\n", label, point_brief(q, *point),
+                     best.score / point->score);
+}
+
+void hand_set_text(std::string& out, const std::string& label, const SearchQuestion& q,
+                   const std::optional<PointOutcome>& point, const std::vector<HandSetOutcome>& plans) {
+  if (!point || plans.size() != q.models.size()) {
+    out += fmt::format("    {}: no such point\n", label);
+    return;
+  }
+  out += fmt::format("    {} ({:g} GiB HBM, micro-batch {}, recomputation {}):\n", label,
+                     point->design.hbm_bytes / kGiB, point->micro_batch, point->recompute ? "on" : "off");
+  for (size_t m = 0; m < plans.size(); ++m) {
+    const HandSetOutcome& h = plans[m];
+    const std::string& name = q.models[m].spec.name;
+    if (!h.has_plan) {
+      out += fmt::format("      {}: {}\n", name, h.reason);
+      continue;
+    }
+    const std::string plan = fmt::format("p = {}, t = {}, d = {} ({} devices)", h.plan.pipeline, h.plan.width,
+                                         h.plan.data_parallel, h.plan.pipeline * h.plan.width * h.plan.data_parallel);
+    if (!h.feasible) {
+      out += fmt::format("      {}: {}: infeasible: {}\n", name, plan, h.reason);
+      continue;
+    }
+    out += fmt::format(
+        "      {}: {}: {:.6g} samples/s; time per batch {:.6g} s = steady state {:.6g} + fill/drain {:.6g} + "
+        "data-parallel sync {:.6g} + optimizer {:.6g}\n        the searched plan is {:.4g}× as fast\n",
+        name, plan, h.samples_per_s, h.time_per_batch_s, h.parts.steady_state, h.parts.fill_drain,
+        h.parts.data_parallel_sync, h.parts.optimizer_step, h.searched_samples_per_s / h.samples_per_s);
+  }
+}
+
+void baselines_text(std::string& out, const SearchQuestion& q, const SearchAnswer& a) {
+  const PointOutcome& best = *a.best;
+  const Baselines& b = a.baselines;
+  out += "\nbaselines:\n";
+  baseline_point_text(out, "TPUv4-like chip, best over the HBM sizes", q, a.tpuv4_baseline, best, "no feasible point");
+  baseline_point_text(out, "TPUv4-like chip with 32 GiB of HBM (TPUv4's)", q, b.tpuv4_32gib, best, kNoStrictPoint);
+  const SpotlightBaseline& s = b.spotlight;
+  std::optional<PointOutcome> spotlight;
+  if (s.chosen) spotlight = s.per_micro_batch[*s.chosen].best;
+  baseline_point_text(out, "Spotlight-style design (least single-chip latency per sample at t = 1)", q, spotlight, best,
+                      "no micro-batch size's design has a feasible point");
+  for (const SpotlightChoice& c : s.per_micro_batch) {
+    if (!c.found) {
+      out += fmt::format("    micro-batch {}: {}\n", c.micro_batch, kNoSpotlightDesign);
+      continue;
+    }
+    const hw::Architecture& d = c.design.arch;
+    out += fmt::format(
+        "    micro-batch {}: {} × {}×{} tensor cores, {} × {}-lane vector cores, {} MiB GLB, {:.6g} mm²: {:.6g} s "
+        "per sample on one chip; {}\n",
+        c.micro_batch, d.num_tc, d.tc_width, d.tc_depth, d.num_vc, d.vc_width, d.glb_bytes >> 20,
+        c.design.area_um2 * 1e-6, c.seconds_per_sample,
+        c.best ? fmt::format("best point {:.6g} samples/s ({:g} GiB HBM, recomputation {})", c.best->score,
+                             c.best->design.hbm_bytes / kGiB, c.best->recompute ? "on" : "off")
+               : std::string(kNoSpotlightPoint));
+  }
+  out += "  hand-set Megatron-style plans (embedding in the first stage, ⌈L/p⌉ layers per stage, head in the last):\n";
+  hand_set_text(out, "at the best point", q, a.best, b.hand_set_on_best);
+  hand_set_text(out, "at the TPUv4-like point", q, a.tpuv4_baseline, b.hand_set_on_tpuv4);
 }
 
 std::string csv_name(const ModelCase& mc, size_t index) {
@@ -169,13 +367,8 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
   ordered_json top = ordered_json::array();
   for (const PointOutcome& p : a.top) top.push_back(point_json(q, p));
   out["top"] = top;
-  // Baselines side by side: the TPUv4-like chip with its best plan, and how much faster the best design is.
-  ordered_json tpu = nullptr;
-  if (a.tpuv4_baseline) {
-    tpu = point_json(q, *a.tpuv4_baseline);
-    tpu["speedup_of_best"] = a.best ? ordered_json(a.best->score / a.tpuv4_baseline->score) : ordered_json(nullptr);
-  }
-  out["baselines"] = {{"tpuv4_like", tpu}};
+  // Baselines side by side, each with how much faster the best design is.
+  out["baselines"] = baselines_json(q, a);
   return out;
 }
 
@@ -213,17 +406,7 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
                          best->recompute ? "on" : "off");
     }
   }
-  if (a.tpuv4_baseline) {
-    const PointOutcome& t = *a.tpuv4_baseline;
-    out += fmt::format("\nbaseline: the TPUv4-like chip ({}): {:.6g} samples/s, micro-batch {}, recomputation {}",
-                       design_text(t), t.score, t.micro_batch, t.recompute ? "on" : "off");
-    for (size_t m = 0; m < q.models.size(); ++m)
-      out += fmt::format("; {} t = {}, {} stages, d = {}", q.models[m].spec.name, t.models[m].width,
-                         t.models[m].stages.size(), t.models[m].data_parallel);
-    out += fmt::format("\n  the best design is {:.4g}× as fast\n", b.score / t.score);
-  } else {
-    out += "\nbaseline: the TPUv4-like chip has no feasible point\n";
-  }
+  baselines_text(out, q, a);
   if (!a.top.empty()) {
     out += fmt::format("\ntop {}:\n", a.top.size());
     for (size_t i = 0; i < a.top.size(); ++i) {

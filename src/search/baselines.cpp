@@ -1,0 +1,367 @@
+#include "search/baselines.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <limits>
+#include <queue>
+#include <set>
+#include <tuple>
+
+#include "model/layer_graph.h"
+#include "placement/planner.h"
+#include "placement/stage_costs.h"
+#include "schedule/layer_problem.h"
+#include "search/driver.h"
+#include "search/evaluate.h"
+#include "util/input_error.h"
+
+namespace phaze::search {
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+/// Lower bounds are scaled by this before they are compared with exact objectives: a bound that is tight in
+/// exact arithmetic may land a few ulps above the makespan it bounds once rounded, and pruning on it would
+/// then be wrong.
+constexpr double kBoundSlack = 1 - 1e-9;
+
+/// Designs an estimator serves before it is replaced (its memory of GEMM estimates only grows).
+constexpr int64_t kDesignsPerEstimator = 64;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// The record round trip the driver applies to every point, so a baseline point compares and prints like
+/// the search's points.
+PointOutcome as_recorded(const PointOutcome& p) {
+  return from_record(p.key, nlohmann::json::parse(to_record(p).dump()));
+}
+
+/// The best of `points` in the answer's order, feasible ones only.
+std::optional<PointOutcome> best_feasible(const std::vector<PointOutcome>& points) {
+  std::optional<PointOutcome> best;
+  for (const PointOutcome& p : points) {
+    if (!p.feasible) continue;
+    PointOutcome recorded = as_recorded(p);
+    if (!best || better(recorded, *best)) best = std::move(recorded);
+  }
+  return best;
+}
+
+// ---- Spotlight-style objective ----
+
+/// The six passes of a model's chain kinds: embedding, transformer layer, head, each forward then backward.
+using PassTimes = std::array<double, 6>;
+
+/// Single-chip training latency per sample, seconds: per model (embedding + L transformer layers + head,
+/// forward + backward) / b, averaged over the models. Every operation is monotone in the pass times, so
+/// lower bounds of the passes give a lower bound of the objective, bit for bit.
+double per_sample(const std::vector<PassTimes>& passes, const std::vector<double>& layers, int64_t micro_batch) {
+  double sum = 0;
+  for (size_t m = 0; m < passes.size(); ++m) {
+    const PassTimes& p = passes[m];
+    sum += ((p[0] + p[1]) + layers[m] * (p[2] + p[3]) + (p[4] + p[5])) / static_cast<double>(micro_batch);
+  }
+  return sum / static_cast<double>(passes.size());
+}
+
+std::array<const model::OperatorGraph*, 6> pass_graphs(const model::LayerGraph& g) {
+  return {&g.embedding.forward,    &g.embedding.backward, &g.transformer.forward,
+          &g.transformer.backward, &g.head.forward,       &g.head.backward};
+}
+
+/// A design's place in the best-first visit: its objective bound and how far it has been refined.
+struct Visit {
+  double bound = 0;
+  int level = 0;  // 0: bound without estimates; 1: root bounds of the estimated passes
+  size_t design = 0;
+};
+struct LaterVisit {
+  bool operator()(const Visit& a, const Visit& b) const {
+    return std::tie(a.bound, a.design, a.level) > std::tie(b.bound, b.design, b.level);
+  }
+};
+
+}  // namespace
+
+Scheduling make_scheduling(const SearchQuestion& q, ScheduleCache& cache) {
+  Scheduling s;
+  s.solver =
+      q.schedule_node_budget > 0 ? schedule::make_exact_solver(q.schedule_node_budget) : schedule::make_exact_solver();
+  s.cache = &cache;
+  return s;
+}
+
+hw::Architecture point_architecture(const SearchQuestion& q, const hw::Architecture& design) {
+  hw::Architecture a = enumeration_options(q).base;
+  a.name.clear();
+  a.num_tc = design.num_tc;
+  a.tc_width = design.tc_width;
+  a.tc_depth = design.tc_depth;
+  a.num_vc = design.num_vc;
+  a.vc_width = design.vc_width;
+  a.glb_bytes = design.glb_bytes;
+  a.hbm_bytes = design.hbm_bytes;
+  return a;
+}
+
+// ---- Hand-set plans ----
+
+std::optional<MegatronPlan> megatron_table_plan(const std::string& preset) {
+  struct Row {
+    const char* name;
+    MegatronPlan plan;
+  };
+  // method.md 8.2.
+  static const Row kTable[] = {
+      {"opt-350m", {12, 1, 85}},        {"bert-large", {8, 1, 128}},       {"gpt2-xl", {32, 1, 32}},
+      {"megatron-bert", {8, 1, 128}},   {"megatron-gpt2-xl", {8, 1, 128}}, {"megatron-gpt2-54", {8, 4, 32}},
+      {"megatron-gpt2-72", {8, 8, 16}}, {"gpt3-175b", {32, 4, 8}},         {"llama2-7b", {8, 1, 128}},
+  };
+  for (const Row& row : kTable)
+    if (preset == row.name) return row.plan;
+  return std::nullopt;
+}
+
+std::vector<placement::Stage> megatron_stages(int64_t layers, const MegatronPlan& plan) {
+  const int64_t p = std::max<int64_t>(plan.pipeline, 1);
+  const int64_t per_stage = (layers + p - 1) / p;
+  std::vector<placement::Stage> stages;
+  for (int64_t k = 0; k < p; ++k) {
+    // Stage k holds transformer layers k·c + 1 .. (k + 1)·c (chain positions), cut at L; the first stage
+    // also holds the embedding (position 0), the last every remaining layer and the head (position L + 1).
+    const int64_t first = k == 0 ? 0 : std::min(k * per_stage + 1, layers + 1);
+    const int64_t last = k == p - 1 ? layers + 2 : std::min((k + 1) * per_stage + 1, layers + 1);
+    stages.push_back({static_cast<int>(first), static_cast<int>(std::max(first, last)), plan.width});
+  }
+  return stages;
+}
+
+HandSetOutcome evaluate_megatron_plan(const SearchQuestion& q, size_t model, const MegatronPlan& plan,
+                                      const hw::Architecture& design, int64_t micro_batch, bool recompute,
+                                      Scheduling& scheduling) {
+  HandSetOutcome out;
+  out.has_plan = true;
+  out.plan = plan;
+  const ModelCase& mc = q.models[model];
+  const int64_t layers = mc.spec.num_layers;
+  out.stages = megatron_stages(layers, plan);
+  // The checks that need no schedule come first: they cost nothing and name the plan's own problem.
+  for (size_t k = 0; k < out.stages.size(); ++k)
+    if (out.stages[k].first == out.stages[k].last) {
+      out.reason = fmt::format("⌈{}/{}⌉ = {} transformer layers per stage leave stage {} of {} empty", layers,
+                               plan.pipeline, (layers + plan.pipeline - 1) / plan.pipeline, k + 1, plan.pipeline);
+      return out;
+    }
+  const int64_t devices = plan.pipeline * plan.width * plan.data_parallel;
+  if (devices > q.devices) {
+    out.reason = fmt::format("the plan needs p·t·d = {}·{}·{} = {} devices, the cluster has {}", plan.pipeline,
+                             plan.width, plan.data_parallel, devices, q.devices);
+    return out;
+  }
+  const int64_t micro_batches = q.global_batch / micro_batch;
+  if (plan.data_parallel > micro_batches) {
+    out.reason =
+        fmt::format("d = {} replicas exceed the {} micro-batches of a batch", plan.data_parallel, micro_batches);
+    return out;
+  }
+
+  model::LayerGraph graph;
+  try {
+    graph =
+        model::build_layer_graph(mc.spec, model::Shape{mc.seq, micro_batch, plan.width}, model::Precision{}, mc.source);
+  } catch (const InputError& e) {
+    out.reason = fmt::format("no layer graph at t = {}: {}", plan.width, e.what());
+    return out;
+  }
+  const LayerSchedules schedules =
+      schedule_layers(graph, design, scheduling.estimator, *scheduling.solver, *scheduling.cache);
+  if (!schedules.feasible()) {
+    out.reason = fmt::format("an operator has no finite estimate on this design at t = {}", plan.width);
+    return out;
+  }
+  const placement::Cluster cluster = make_cluster(q, design, micro_batch, design.hbm_bytes, recompute,
+                                                  scheduling.estimator.params().collective_latency_s);
+  placement::StageCosts costs;
+  costs.compute(make_chain(graph, schedules), cluster);
+  const placement::PlanCheck check = placement::evaluate_plan(costs, out.stages, plan.data_parallel, cluster);
+  if (!check.feasible) {
+    out.reason = check.reason;
+    return out;
+  }
+  out.feasible = true;
+  out.time_per_batch_s = check.time_per_batch;
+  out.parts = check.parts;
+  out.samples_per_s = static_cast<double>(q.global_batch) / check.time_per_batch;
+  return out;
+}
+
+std::vector<HandSetOutcome> hand_set_at(const SearchQuestion& q, const PointOutcome& searched, Scheduling& scheduling) {
+  const hw::Architecture design = point_architecture(q, searched.design);
+  std::vector<HandSetOutcome> out;
+  for (size_t m = 0; m < q.models.size(); ++m) {
+    const std::optional<MegatronPlan> plan = megatron_table_plan(q.models[m].source);
+    HandSetOutcome h;
+    if (plan) {
+      h = evaluate_megatron_plan(q, m, *plan, design, searched.micro_batch, searched.recompute, scheduling);
+    } else {
+      h.reason = "no hand-set plan: method.md 8.2's table covers the model presets only";
+    }
+    if (m < searched.models.size() && searched.models[m].feasible)
+      h.searched_samples_per_s = searched.models[m].samples_per_s;
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+// ---- Spotlight-style design ----
+
+SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::Design>& designs, int64_t b,
+                                 Scheduling& scheduling) {
+  SpotlightChoice choice;
+  choice.micro_batch = b;
+  const size_t models = q.models.size();
+  std::vector<model::LayerGraph> graphs;
+  std::vector<double> layers;
+  std::vector<PassTimes> macs(models);  // tensor-core MACs of each pass
+  for (size_t m = 0; m < models; ++m) {
+    const ModelCase& mc = q.models[m];
+    graphs.push_back(model::build_layer_graph(mc.spec, model::Shape{mc.seq, b, 1}, model::Precision{}, mc.source));
+    layers.push_back(static_cast<double>(mc.spec.num_layers));
+    const auto passes = pass_graphs(graphs.back());
+    for (size_t k = 0; k < passes.size(); ++k)
+      for (const model::Operator& op : passes[k]->ops)
+        if (op.gemm) macs[m][k] += static_cast<double>(op.gemm->macs());
+  }
+
+  // Level 0: every tensor-core operator needs at least its MACs over the design's peak MAC rate of
+  // tensor-core time (its padded compute cycles on the cores it uses are never fewer, accelerator.md 5.5),
+  // and a pass keeps its n_TC tensor cores busy at most all the time. No estimate needed.
+  std::priority_queue<Visit, std::vector<Visit>, LaterVisit> queue;
+  std::vector<PassTimes> passes(models);
+  for (size_t i = 0; i < designs.size(); ++i) {
+    const double peak = hw::peak_tensor_macs_per_s(designs[i].arch);
+    for (size_t m = 0; m < models; ++m)
+      for (size_t k = 0; k < passes[m].size(); ++k) passes[m][k] = macs[m][k] / peak * kBoundSlack;
+    queue.push({per_sample(passes, layers, b), 0, i});
+  }
+
+  // Visit best-first; a design whose bound exceeds the best objective found cannot win, nor can one whose
+  // bound equals it and that loses the tie (larger area, or later in canonical order).
+  auto tie_key = [&](size_t i) { return std::make_pair(designs[i].area_um2, i); };
+  double best = kInfinity;
+  size_t best_design = 0;
+  int64_t since_reset = 0;
+  // A design's layer problems are built again when it is scheduled rather than kept from its estimate: the
+  // designs still waiting when the visit stops would hold them all.
+  auto for_each_pass = [&](const hw::Architecture& arch, const auto& use) {
+    for (size_t m = 0; m < models; ++m) {
+      const auto graphs_of_model = pass_graphs(graphs[m]);
+      for (size_t k = 0; k < graphs_of_model.size(); ++k)
+        if (!use(m, k, schedule::layer_problem(*graphs_of_model[k], arch, scheduling.estimator))) return false;
+    }
+    return true;
+  };
+  while (!queue.empty()) {
+    const Visit visit = queue.top();
+    queue.pop();
+    if (visit.bound > best) break;
+    if (choice.found && visit.bound == best && tie_key(visit.design) > tie_key(best_design)) continue;
+    const hw::Architecture& arch = designs[visit.design].arch;
+    if (visit.level == 0) {
+      if (++since_reset > kDesignsPerEstimator) {
+        scheduling.estimator = cost::Estimator(scheduling.estimator.params());
+        since_reset = 1;
+      }
+      ++choice.designs_estimated;
+      const bool finite = for_each_pass(arch, [&](size_t m, size_t k, const schedule::Problem& problem) {
+        if (!schedule::has_finite_latencies(problem)) return false;
+        passes[m][k] = schedule::exact_lower_bound(problem) * kBoundSlack;
+        return true;
+      });
+      // A design where some operator cannot run has no single-chip latency.
+      if (finite) queue.push({std::max(visit.bound, per_sample(passes, layers, b)), 1, visit.design});
+      continue;
+    }
+    ++choice.designs_scheduled;
+    for_each_pass(arch, [&](size_t m, size_t k, const schedule::Problem& problem) {
+      passes[m][k] = scheduling.cache->solve(problem, *scheduling.solver).makespan_s;
+      return true;
+    });
+    const double objective = per_sample(passes, layers, b);
+    if (!choice.found || objective < best || (objective == best && tie_key(visit.design) < tie_key(best_design))) {
+      choice.found = true;
+      best = objective;
+      best_design = visit.design;
+    }
+  }
+  if (choice.found) {
+    choice.design = designs[best_design];
+    choice.seconds_per_sample = best;
+  }
+  return choice;
+}
+
+// ---- All of them ----
+
+Baselines compute_baselines(const SearchQuestion& q, const std::optional<PointOutcome>& best,
+                            const std::optional<PointOutcome>& tpuv4_best, ScheduleCache& cache, BaselineTimes* times) {
+  const auto begin = std::chrono::steady_clock::now();
+  Baselines out;
+  BaselineTimes spent;
+  Scheduling scheduling = make_scheduling(q, cache);
+  const Workload workload = prepare_workload(q);
+
+  // The strict TPUv4-like point: the same evaluation as the search's, with 32 GiB as the only HBM size.
+  auto start = std::chrono::steady_clock::now();
+  SearchQuestion strict = q;
+  strict.hbm_bytes = {kTpuv4HbmBytes};
+  Workload strict_workload = workload;
+  strict_workload.question = &strict;
+  Evaluator strict_evaluator(strict_workload, cache);
+  out.tpuv4_32gib =
+      best_feasible(strict_evaluator.evaluate(tpuv4_design(strict), [](const std::string&) { return true; }));
+  spent.tpuv4_32gib_s = seconds_since(start);
+
+  start = std::chrono::steady_clock::now();
+  if (best) out.hand_set_on_best = hand_set_at(q, *best, scheduling);
+  if (tpuv4_best) out.hand_set_on_tpuv4 = hand_set_at(q, *tpuv4_best, scheduling);
+  spent.hand_set_s = seconds_since(start);
+
+  // Spotlight-style: the argmin per micro-batch, then that design through the search's evaluation at that
+  // micro-batch over every HBM size and recomputation setting.
+  start = std::chrono::steady_clock::now();
+  const std::vector<hw::Design> designs = search_designs(q);
+  Evaluator evaluator(workload, cache);
+  for (int64_t b : q.micro_batches) {
+    SpotlightChoice choice = spotlight_choice(q, designs, b, scheduling);
+    spent.spotlight_estimated += choice.designs_estimated;
+    spent.spotlight_scheduled += choice.designs_scheduled;
+    if (choice.found) {
+      std::set<std::string> keys;
+      for (int64_t hbm : q.hbm_bytes)
+        for (bool rc : recompute_values(q.recompute)) {
+          hw::Architecture a = choice.design.arch;
+          a.hbm_bytes = hbm;
+          keys.insert(point_key(a, b, hbm, rc));
+        }
+      choice.best =
+          best_feasible(evaluator.evaluate(choice.design, [&](const std::string& key) { return keys.contains(key); }));
+    }
+    const SpotlightBaseline& s = out.spotlight;
+    if (choice.best && (!s.chosen || better(*choice.best, *s.per_micro_batch[*s.chosen].best)))
+      out.spotlight.chosen = s.per_micro_batch.size();
+    out.spotlight.per_micro_batch.push_back(std::move(choice));
+  }
+  spent.spotlight_s = seconds_since(start);
+  spent.total_s = seconds_since(begin);
+  if (times) *times = spent;
+  return out;
+}
+
+}  // namespace phaze::search

@@ -1,0 +1,144 @@
+#pragma once
+
+// The baselines a search answer is compared with (method.md 8), computed after the search from its answer
+// with the search's own cost model: the TPUv4-like chip with its real 32 GiB of HBM, the hand-set
+// Megatron-style plans of method.md 8.2 (our stage rule, D26), and the Spotlight-style design chosen for
+// single-chip latency alone (method.md 8.3). None of them changes the search's answer (D25).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cost/operator_cost.h"
+#include "hw/enumerate.h"
+#include "placement/chain.h"
+#include "schedule/problem.h"
+#include "search/point.h"
+#include "search/question.h"
+#include "search/schedule_cache.h"
+
+namespace phaze::search {
+
+/// TPUv4's real HBM capacity, bytes: the HBM size of the strict TPUv4-like point.
+inline constexpr int64_t kTpuv4HbmBytes = 32ll << 30;
+
+/// What scheduling layer passes needs; one per thread. The cache may be shared (it is thread-safe).
+struct Scheduling {
+  cost::Estimator estimator;
+  std::unique_ptr<schedule::Solver> solver;
+  ScheduleCache* cache = nullptr;
+};
+/// The exact solver with the question's node budget, a fresh estimator, and `cache`.
+Scheduling make_scheduling(const SearchQuestion& question, ScheduleCache& cache);
+
+/// The whole architecture of a point's design: the question's HBM bandwidth, clock and link (as the
+/// enumeration sets them) with the point's cores, buffer and HBM size. A point's record keeps only the latter.
+hw::Architecture point_architecture(const SearchQuestion& question, const hw::Architecture& design);
+
+// ---- Hand-set Megatron-style plans (method.md 8.2) ------------------------------------------------------
+
+/// A hand-set plan: p pipeline stages, every stage on t devices, d replicas (p·t·d devices).
+struct MegatronPlan {
+  int64_t pipeline = 1;       ///< p
+  int64_t width = 1;          ///< t
+  int64_t data_parallel = 1;  ///< d
+  bool operator==(const MegatronPlan&) const = default;
+};
+
+/// The plan of method.md 8.2's table for a model preset name (opt-350m, bert-large, gpt2-xl, megatron-bert,
+/// megatron-gpt2-xl, megatron-gpt2-54, megatron-gpt2-72, gpt3-175b, llama2-7b); nothing for any other name.
+std::optional<MegatronPlan> megatron_table_plan(const std::string& preset);
+
+/// The stages of a hand-set plan over the chain of a model with `layers` transformer layers (position 0 the
+/// embedding, 1..L the layers, L + 1 the head), by our rule (D26): ⌈L/p⌉ transformer layers per stage in
+/// order, the embedding in the first stage, the head and whatever layers remain in the last; every stage on
+/// t devices. A stage past the last layer is empty ([first, first)), as when ⌈L/p⌉·(p − 2) ≥ L.
+std::vector<placement::Stage> megatron_stages(int64_t layers, const MegatronPlan& plan);
+
+/// A model's hand-set plan evaluated at one point.
+struct HandSetOutcome {
+  bool has_plan = false;  ///< the model is in the table
+  MegatronPlan plan;
+  std::vector<placement::Stage> stages;
+  bool feasible = false;
+  std::string reason;  ///< why the model has no plan, or why its plan is infeasible at this point
+  double time_per_batch_s = 0;
+  placement::BatchTimeParts parts;    ///< seconds
+  double samples_per_s = 0;           ///< global batch / time per batch
+  double searched_samples_per_s = 0;  ///< the searched plan's throughput at the same point (0: none given)
+};
+
+/// Evaluates `plan` for model `model` of the question on `design` (whole architecture, its HBM size the
+/// memory limit) at micro-batch `micro_batch`, with the search's cost model: the width-t layer graph's
+/// passes through the exact solver (whether or not t is among the widths searched), `make_chain`,
+/// `make_cluster` with the corrected terms, and `placement::evaluate_plan` on the plan's stages. Infeasible,
+/// with the reason, when a stage is empty, the plan needs more devices than the cluster has or more
+/// replicas than micro-batches, an operator has no estimate, or a stage does not fit in memory.
+HandSetOutcome evaluate_megatron_plan(const SearchQuestion& question, size_t model, const MegatronPlan& plan,
+                                      const hw::Architecture& design, int64_t micro_batch, bool recompute,
+                                      Scheduling& scheduling);
+
+/// The table plan of every model at one point (`searched`: the point's searched outcome, for the ratio).
+std::vector<HandSetOutcome> hand_set_at(const SearchQuestion& question, const PointOutcome& searched,
+                                        Scheduling& scheduling);
+
+// ---- Spotlight-style design (method.md 8.3) -------------------------------------------------------------
+
+/// The Spotlight-style choice at one micro-batch size b: the design of minimum single-chip training latency
+/// per sample, Σ over chain positions of forward + backward layer makespans at t = 1 for micro-batch b,
+/// divided by b, averaged over the models (ties: the smaller area, then canonical order).
+struct SpotlightChoice {
+  int64_t micro_batch = 0;
+  bool found = false;  ///< some design has a finite single-chip latency
+  hw::Design design;
+  double seconds_per_sample = 0;
+  std::optional<PointOutcome> best;  ///< its best point at b over the HBM sizes and recomputation settings
+  // How much work the exact argmin took (not part of the answer).
+  int64_t designs_estimated = 0;  ///< designs whose operators were estimated for a tighter bound
+  int64_t designs_scheduled = 0;  ///< designs whose layer passes were scheduled exactly
+};
+
+/// The exact argmin over `designs` (canonical order) at micro-batch b. Designs are visited best-first by a
+/// lower bound of their objective and the visit stops when the bound exceeds the best objective found:
+/// first a bound without estimates (the tensor-core work Σ MACs over the design's peak MAC rate), then the
+/// exact solver's root bounds on the estimated passes, then the exact schedules. `best` is not filled.
+SpotlightChoice spotlight_choice(const SearchQuestion& question, const std::vector<hw::Design>& designs,
+                                 int64_t micro_batch, Scheduling& scheduling);
+
+/// The Spotlight-style baseline: the choice at every micro-batch size of the question; the baseline point
+/// is the best (search order) of their best points.
+struct SpotlightBaseline {
+  std::vector<SpotlightChoice> per_micro_batch;  ///< in the question's order
+  std::optional<size_t> chosen;                  ///< index of the baseline's micro-batch; nothing: no feasible point
+};
+
+// ---- All of them ------------------------------------------------------------------------------------------
+
+struct Baselines {
+  /// The TPUv4-like chip with exactly 32 GiB of HBM, best over micro-batches and recomputation; nothing
+  /// when no such point is feasible.
+  std::optional<PointOutcome> tpuv4_32gib;
+  std::vector<HandSetOutcome> hand_set_on_best;   ///< per model; empty when there is no best point
+  std::vector<HandSetOutcome> hand_set_on_tpuv4;  ///< per model; empty when the TPUv4-like chip has no point
+  SpotlightBaseline spotlight;
+};
+
+/// Seconds each baseline took (not part of the answer).
+struct BaselineTimes {
+  double total_s = 0;  ///< everything, including the layer graphs they share
+  double tpuv4_32gib_s = 0;
+  double hand_set_s = 0;
+  double spotlight_s = 0;
+  int64_t spotlight_estimated = 0;  ///< designs estimated, summed over micro-batches
+  int64_t spotlight_scheduled = 0;  ///< designs scheduled exactly, summed over micro-batches
+};
+
+/// Computes every baseline for the question, given the search's best point and the TPUv4-like baseline
+/// point (either may be missing). Deterministic; `cache` may be the search's.
+Baselines compute_baselines(const SearchQuestion& question, const std::optional<PointOutcome>& best,
+                            const std::optional<PointOutcome>& tpuv4_best, ScheduleCache& cache,
+                            BaselineTimes* times = nullptr);
+
+}  // namespace phaze::search

@@ -154,9 +154,9 @@ void run(const SearchOptions& o, bool budget_given, bool budget_um2_given) {
         "\n{} points evaluated{}, {} resumed from the results file, in {:.3g} s on {} thread{}; {} layer passes "
         "scheduled, {} reused{}\n",
         stats.points_evaluated,
-        stats.points_past_stop > 0 ? fmt::format(" ({} of them past their combination's stop, stored but not explored)",
-                                                 stats.points_past_stop)
-                                   : "",
+        stats.points_past_stop > 0
+            ? fmt::format(" ({} of them past their combination's stop, not in the answer)", stats.points_past_stop)
+            : "",
         stats.points_resumed, stats.elapsed_s, settings.threads, settings.threads == 1 ? "" : "s",
         stats.schedule_misses, stats.schedule_hits,
         stats.unproven_passes > 0

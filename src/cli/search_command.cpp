@@ -35,6 +35,8 @@ struct SearchOptions {
   bool no_exemption = false;
   double link_gib_s = 4;
   bool exhaustive = false;
+  int64_t stop_window = 5;
+  double bucket_um2 = 10'000;
   int threads = 0;
   std::string db, output, csv;
   int64_t top = 5;
@@ -117,7 +119,9 @@ search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, 
   q.filter.width = integers(o.width, "--width");
   q.filter.depth = integers(o.depth, "--depth");
   for (int64_t mib : integers(o.glb_mib, "--glb-mib")) q.filter.glb_bytes.push_back(mib << 20);
-  q.exhaustive = true;  // the area-bucket search is a later increment
+  q.exhaustive = o.exhaustive;
+  q.stop_window = o.stop_window;
+  q.bucket_um2 = o.bucket_um2;
   return q;
 }
 
@@ -147,10 +151,14 @@ void run(const SearchOptions& o, bool budget_given, bool budget_um2_given) {
   } else {
     std::cout << search::answer_text(q, answer);
     std::cout << fmt::format(
-        "\n{} points evaluated, {} resumed from the results file, in {:.3g} s on {} thread{}; {} layer passes "
+        "\n{} points evaluated{}, {} resumed from the results file, in {:.3g} s on {} thread{}; {} layer passes "
         "scheduled, {} reused{}\n",
-        stats.points_evaluated, stats.points_resumed, stats.elapsed_s, settings.threads,
-        settings.threads == 1 ? "" : "s", stats.schedule_misses, stats.schedule_hits,
+        stats.points_evaluated,
+        stats.points_past_stop > 0
+            ? fmt::format(" ({} of them past their combination's stop, not in the answer)", stats.points_past_stop)
+            : "",
+        stats.points_resumed, stats.elapsed_s, settings.threads, settings.threads == 1 ? "" : "s",
+        stats.schedule_misses, stats.schedule_hits,
         stats.unproven_passes > 0
             ? fmt::format("; {} passes not proven optimal within the node budget", stats.unproven_passes)
             : "");
@@ -170,8 +178,9 @@ void add_search_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "search",
       "Co-search the accelerator design and the training plan (t, pipeline stages, d, micro-batch, "
-      "recomputation) for the highest training throughput. Every search is exhaustive for now: --exhaustive is "
-      "the default until the area-bucket search with its stopping rule is implemented");
+      "recomputation) for the highest training throughput. Per combination of micro-batch size, HBM size and "
+      "recomputation, designs are visited by area bucket from the largest area down until the best scores of the "
+      "last --stop-window buckets with a feasible design are non-increasing; --exhaustive visits every design");
   cmd->add_option("--model", o->models, "Preset or Hugging Face config.json; repeat (or comma-separate) for a set")
       ->required()
       ->delimiter(',');
@@ -206,7 +215,16 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--optimizer", o->optimizer, "sgd or adam (memory and optimizer-step time)")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();
-  cmd->add_flag("--exhaustive", o->exhaustive, "Evaluate every design (currently also the default)");
+  CLI::Option* exhaustive =
+      cmd->add_flag("--exhaustive", o->exhaustive, "Evaluate every design instead of the area-bucket search");
+  cmd->add_option("--stop-window", o->stop_window,
+                  "Area-bucket search: stop a combination once this many last buckets with a feasible design have "
+                  "non-increasing best scores")
+      ->capture_default_str()
+      ->excludes(exhaustive);
+  cmd->add_option("--bucket-um2", o->bucket_um2, "Area-bucket search: width of an area bucket in µm²")
+      ->capture_default_str()
+      ->excludes(exhaustive);
   cmd->add_option("--schedule-nodes", o->schedule_nodes,
                   "Search nodes per layer schedule before the best one found is taken unproven (0: the exact "
                   "solver's default, a few seconds at most)")

@@ -187,8 +187,8 @@ void ResultsDb::open_and_check(OpenMode mode) {
           h.user_version, kSchemaVersion));
     }
     if (h.user_version != kSchemaVersion) {
-      throw InputError(fmt::format("{}: results file has unknown schema version {} (expected {})", path_, h.user_version,
-                                   kSchemaVersion));
+      throw InputError(fmt::format("{}: results file has unknown schema version {} (expected {})", path_,
+                                   h.user_version, kSchemaVersion));
     }
     return false;
   };
@@ -337,24 +337,34 @@ std::vector<PointResult> ResultsDb::all() {
   return points;
 }
 
-void ResultsDb::for_each(const std::function<void(PointResult&&)>& visit) {
+void ResultsDb::scan_in_key_order(const char* columns, const char* what,
+                                  const std::function<void(sqlite3_stmt*)>& row) {
   std::lock_guard lock(mutex_);
   Statement q;
-  const std::string sql = fmt::format("SELECT {} FROM points ORDER BY key", kPointColumns);
+  const std::string sql = fmt::format("SELECT {} FROM points ORDER BY key", columns);
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &q.stmt, nullptr) != SQLITE_OK) fail(sql.c_str());
-  read_points(q.stmt, visit);
+  int rc;
+  while ((rc = sqlite3_step(q.stmt)) == SQLITE_ROW) row(q.stmt);
+  if (rc != SQLITE_DONE) fail(what);
+}
+
+void ResultsDb::for_each(const std::function<void(PointResult&&)>& visit) {
+  scan_in_key_order(kPointColumns, "reading points", [&](sqlite3_stmt* stmt) { visit(read_point(stmt)); });
 }
 
 std::vector<std::string> ResultsDb::load_keys() {
-  std::lock_guard lock(mutex_);
-  Statement q;
-  const char* sql = "SELECT key FROM points ORDER BY key";
-  if (sqlite3_prepare_v2(db_, sql, -1, &q.stmt, nullptr) != SQLITE_OK) fail(sql);
   std::vector<std::string> keys;
-  int rc;
-  while ((rc = sqlite3_step(q.stmt)) == SQLITE_ROW) keys.emplace_back(column_text(q.stmt, 0));
-  if (rc != SQLITE_DONE) fail("reading keys");
+  scan_in_key_order("key", "reading keys", [&](sqlite3_stmt* stmt) { keys.emplace_back(column_text(stmt, 0)); });
   return keys;
+}
+
+std::vector<PointResult> ResultsDb::load_summaries() {
+  std::vector<PointResult> points;
+  scan_in_key_order("key, feasible, throughput_samples_per_s", "reading point summaries", [&](sqlite3_stmt* stmt) {
+    points.push_back(
+        {std::string(column_text(stmt, 0)), nullptr, sqlite3_column_int(stmt, 1) != 0, sqlite3_column_double(stmt, 2)});
+  });
+  return points;
 }
 
 std::vector<PointResult> ResultsDb::best(int64_t limit) {

@@ -71,6 +71,9 @@ class ResultsDb {
   void for_each(const std::function<void(PointResult&&)>& visit);
   /// Every stored key, ordered by key: what a resumed run skips. Reads the key index only, not the records.
   std::vector<std::string> load_keys();
+  /// Every stored point without its record (record null): key, feasibility and throughput, ordered by key.
+  /// What a resumed search needs to replay its decisions, without parsing a record.
+  std::vector<PointResult> load_summaries();
   /// The `limit` feasible points of highest throughput, highest first (ties by key).
   std::vector<PointResult> best(int64_t limit);
 
@@ -87,6 +90,9 @@ class ResultsDb {
   void start_over();
   PointResult read_point(sqlite3_stmt* stmt) const;  ///< a row of kPointColumns
   void read_points(sqlite3_stmt* stmt, const std::function<void(PointResult&&)>& visit);
+  /// Calls `row` with every row of "SELECT columns FROM points ORDER BY key", under the mutex; `what` names
+  /// the read in errors.
+  void scan_in_key_order(const char* columns, const char* what, const std::function<void(sqlite3_stmt*)>& row);
 
   std::string path_;
   std::string identity_;

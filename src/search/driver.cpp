@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
+#include <functional>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "hw/area.h"
 #include "hw/presets.h"
@@ -74,48 +77,219 @@ void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top) {
   accumulate_per_model(answer, point);
 }
 
+namespace {
+
+/// Designs a thread may be handed beyond the start of the first unfinished bucket (besides the rest of that
+/// bucket): enough that one slow design rarely leaves the other threads idle, few enough that the work done
+/// past a stop stays small.
+constexpr size_t kLookAheadPerThread = 4;
+
+std::string key_of(const hw::Design& design, const Combination& c) {
+  return point_key(design.arch, c.micro_batch, c.hbm_bytes, c.recompute);
+}
+
+/// A point's score as the stop rule sees it: nothing when it is infeasible.
+std::optional<double> rule_score(bool feasible, double score) {
+  return feasible ? std::optional<double>(score) : std::nullopt;
+}
+
+/// Scores by point key.
+using ScoreMap = std::unordered_map<std::string, std::optional<double>>;
+
+/// What the walk over the designs knows of one point.
+struct Slot {
+  bool known = false;
+  bool evaluated = false;  ///< by this run; otherwise found in the results file
+  std::optional<double> score;
+};
+
+/// The designs in visiting order, handed out to threads, and the buckets finished so far. Every member is
+/// guarded by `mutex`.
+struct Walk {
+  const BucketOrder& order;
+  size_t combinations;
+  std::optional<int64_t> window;  ///< nothing: exhaustive
+  size_t look_ahead;              ///< designs beyond the start of the first unfinished bucket
+  std::mutex mutex;
+  std::condition_variable changed;
+  size_t next = 0;                       ///< position of the next design to hand out
+  size_t frontier = 0;                   ///< the first bucket not finished
+  std::vector<size_t> finished_designs;  ///< per bucket
+  std::vector<Slot> slots;               ///< [position · combinations + combination]
+  std::vector<CombinationState> states;  ///< per combination, updated as buckets finish in visiting order
+  std::exception_ptr failure;
+
+  Walk(const BucketOrder& o, size_t c, std::optional<int64_t> w, size_t ahead)
+      : order(o),
+        combinations(c),
+        window(w),
+        look_ahead(ahead),
+        finished_designs(o.buckets(), 0),
+        slots(o.designs.size() * c),
+        states(c) {}
+
+  bool any_running() const {
+    return std::any_of(states.begin(), states.end(), [&](const CombinationState& s) { return running(s, order); });
+  }
+  bool more() const { return !failure && next < order.designs.size() && any_running(); }
+  /// The positions that may be handed out now: the first unfinished bucket whole, and the look-ahead.
+  size_t limit() const {
+    if (!window || frontier >= order.buckets()) return order.designs.size();
+    return std::max(order.start[frontier + 1], order.start[frontier] + look_ahead);
+  }
+  Slot& slot(size_t position, size_t combination) { return slots[position * combinations + combination]; }
+  /// Counts the design at `position` as finished and finishes the buckets that are now complete, in visiting
+  /// order. Returns how many buckets it finished.
+  int64_t finish_design(size_t position) {
+    ++finished_designs[order.bucket_of(position)];
+    const ScoreOf score = [&](size_t p, size_t c) {
+      const Slot& s = slot(p, c);
+      if (!s.known) throw std::logic_error("search: a bucket finished before all its points were known");
+      return s.score;
+    };
+    int64_t finished = 0;
+    while (frontier < order.buckets() && any_running() &&
+           finished_designs[frontier] == order.start[frontier + 1] - order.start[frontier]) {
+      const auto designs = static_cast<int64_t>(finished_designs[frontier]);
+      for (size_t c = 0; c < combinations; ++c)
+        if (running(states[c], order))
+          finish_bucket(states[c], bucket_maximum(order, frontier, c, score), designs, window);
+      ++frontier;
+      ++finished;
+    }
+    return finished;
+  }
+};
+
+/// Builds the answer from points (`visit_points` calls its argument with each point that may belong to it,
+/// any order): replays the stop rule over `scores`, then takes the points of the designs each combination
+/// visited.
+SearchAnswer build_answer(const SearchQuestion& q, const std::vector<hw::Design>& designs, const BucketOrder& order,
+                          const std::vector<Combination>& combos, const ScoreMap& scores,
+                          const std::function<void(const std::function<void(PointOutcome&&)>&)>& visit_points,
+                          const RunSettings& settings) {
+  const std::vector<CombinationState> states = replay(
+      order, combos.size(),
+      [&](size_t position, size_t c) {
+        const auto found = scores.find(key_of(designs[order.designs[position]], combos[c]));
+        if (found == scores.end()) throw std::logic_error("search: a point the answer needs was never evaluated");
+        return found->second;
+      },
+      stop_window(q));
+
+  SearchAnswer answer;
+  answer.designs = static_cast<int64_t>(designs.size());
+  answer.points = static_cast<int64_t>(designs.size() * combos.size());
+  answer.buckets = static_cast<int64_t>(order.buckets());
+  answer.best_per_model.resize(q.models.size());
+  // A point is explored when its design's area bucket is at or above the last bucket its combination visited
+  // (buckets are visited from the largest area down).
+  std::vector<std::optional<int64_t>> lowest_bucket(combos.size());
+  int64_t deepest = 0;
+  for (size_t c = 0; c < combos.size(); ++c) {
+    const CombinationState& s = states[c];
+    answer.combinations.push_back({combos[c], s.buckets_visited, s.designs_visited, s.stop_fired, std::nullopt});
+    answer.points_explored += s.designs_visited;
+    deepest = std::max(deepest, s.buckets_visited);
+    if (s.buckets_visited > 0) {
+      const hw::Design& last = designs[order.designs[order.start[static_cast<size_t>(s.buckets_visited - 1)]]];
+      lowest_bucket[c] = area_bucket(last.area_um2, q.bucket_um2);
+    }
+  }
+  answer.designs_explored = static_cast<int64_t>(order.start[static_cast<size_t>(deepest)]);
+
+  visit_points([&](PointOutcome&& p) {
+    const auto c = static_cast<size_t>(
+        std::find(combos.begin(), combos.end(), Combination{p.micro_batch, p.design.hbm_bytes, p.recompute}) -
+        combos.begin());
+    if (c == combos.size() || !lowest_bucket[c] || area_bucket(p.area_um2, q.bucket_um2) < *lowest_bucket[c]) return;
+    accumulate(answer, p, settings.top);
+    std::optional<PointOutcome>& best = answer.combinations[c].best;
+    if (p.feasible && (!best || better(p, *best))) best = p;
+    if (settings.keep_all) answer.all.push_back(std::move(p));
+  });
+  if (settings.keep_all) std::sort(answer.all.begin(), answer.all.end(), before);
+  return answer;
+}
+
+}  // namespace
+
 SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, RunStats* stats) {
   const auto start = std::chrono::steady_clock::now();
   validate(q);
   const std::vector<hw::Design> designs = search_designs(q);
+  const BucketOrder order = bucket_order(designs, q.bucket_um2);
+  const std::vector<Combination> combos = combinations(q);
   const Workload workload = prepare_workload(q);
-  const int64_t per_design =
-      static_cast<int64_t>(q.micro_batches.size() * q.hbm_bytes.size() * recompute_values(q.recompute).size());
+  const int threads = std::max(1, settings.threads);
 
   std::unique_ptr<io::ResultsDb> db;
-  std::unordered_set<std::string> done;
+  ScoreMap stored;  // points of the results file at the start
+  auto load_scores = [&] {
+    ScoreMap scores;
+    for (io::PointResult& r : db->load_summaries())
+      scores.emplace(std::move(r.key), rule_score(r.feasible, r.throughput_samples_per_s));
+    return scores;
+  };
   if (!settings.db_path.empty()) {
     db = std::make_unique<io::ResultsDb>(settings.db_path, run_identity(q));
-    for (std::string& key : db->load_keys()) done.insert(std::move(key));
+    stored = load_scores();
   }
 
   ScheduleCache cache;
   std::vector<PointOutcome> memory;  // without a results file: every point, for the answer
-  std::mutex memory_mutex;
   std::optional<PointOutcome> best_so_far;
-  std::exception_ptr failure;
-  std::atomic<bool> stop{false};
   std::atomic<int64_t> evaluated{0}, unproven{0};
+  Walk walk(order, combos.size(), stop_window(q), kLookAheadPerThread * static_cast<size_t>(threads));
 
   {
-    const int64_t total = static_cast<int64_t>(designs.size()) * per_design;
-    Progress progress(total, settings.progress);
-    progress.advance(static_cast<int64_t>(done.size()));
-    const int threads = std::max(1, settings.threads);
-    auto work = [&](int k) {
+    // The bucket search counts buckets, whose total is only a bound; the exhaustive search counts points.
+    Progress progress = q.exhaustive ? Progress(static_cast<int64_t>(designs.size() * combos.size()), settings.progress)
+                                     : Progress(static_cast<int64_t>(order.buckets()), settings.progress, "buckets",
+                                                /*total_is_bound=*/true);
+    auto work = [&] {
       try {
         Evaluator evaluator(workload, cache);
-        auto wanted = [&](const std::string& key) { return !done.contains(key); };
-        for (size_t i = static_cast<size_t>(k); i < designs.size() && !stop; i += static_cast<size_t>(threads)) {
-          std::vector<PointOutcome> points = evaluator.evaluate(designs[i], wanted);
-          if (points.empty()) continue;
-          if (db) {
+        std::unique_lock lock(walk.mutex);
+        while (true) {
+          walk.changed.wait(lock, [&] { return !walk.more() || walk.next < walk.limit(); });
+          if (!walk.more()) break;
+          const size_t position = walk.next++;
+          std::vector<size_t> running_now;
+          for (size_t c = 0; c < combos.size(); ++c)
+            if (running(walk.states[c], order)) running_now.push_back(c);
+          lock.unlock();
+
+          // The points of the combinations running now: found in the results file, or evaluated.
+          const hw::Design& design = designs[order.designs[position]];
+          std::vector<std::pair<size_t, std::optional<double>>> resumed;
+          std::vector<std::pair<std::string, size_t>> wanted;
+          for (size_t c : running_now) {
+            std::string key = key_of(design, combos[c]);
+            if (const auto found = stored.find(key); found != stored.end()) {
+              resumed.emplace_back(c, found->second);
+            } else {
+              wanted.emplace_back(std::move(key), c);
+            }
+          }
+          auto combination_of = [&](const std::string& key) {
+            const auto w = std::find_if(wanted.begin(), wanted.end(), [&](const auto& k) { return k.first == key; });
+            return w == wanted.end() ? std::nullopt : std::optional<size_t>(w->second);
+          };
+          std::vector<PointOutcome> points;
+          if (!wanted.empty())
+            points =
+                evaluator.evaluate(design, [&](const std::string& key) { return combination_of(key).has_value(); });
+          if (db && !points.empty()) {
             std::vector<io::PointResult> batch;
             for (const PointOutcome& p : points) batch.push_back({p.key, to_record(p), p.feasible, p.score});
             db->put_batch(batch);
           }
-          std::lock_guard lock(memory_mutex);
+
+          lock.lock();
+          for (const auto& [c, score] : resumed) walk.slot(position, c) = {true, false, score};
           for (PointOutcome& p : points) {
+            walk.slot(position, *combination_of(p.key)) = {true, true, rule_score(p.feasible, p.score)};
             if (p.feasible && (!best_so_far || better(p, *best_so_far))) {
               best_so_far = p;
               progress.set_best(best_text(p));
@@ -123,38 +297,46 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
             if (!db) memory.push_back(std::move(p));
           }
           evaluated += static_cast<int64_t>(points.size());
-          progress.advance(static_cast<int64_t>(points.size()));
+          const int64_t buckets_finished = walk.finish_design(position);
+          progress.advance(q.exhaustive ? static_cast<int64_t>(points.size() + resumed.size()) : buckets_finished);
+          walk.changed.notify_all();
         }
         unproven += evaluator.unproven_passes();
       } catch (...) {
-        std::lock_guard lock(memory_mutex);
-        if (!failure) failure = std::current_exception();
-        stop = true;
+        std::lock_guard lock(walk.mutex);
+        if (!walk.failure) walk.failure = std::current_exception();
+        walk.changed.notify_all();
       }
     };
     std::vector<std::thread> pool;
-    for (int k = 1; k < threads; ++k) pool.emplace_back(work, k);
-    work(0);
+    for (int k = 1; k < threads; ++k) pool.emplace_back(work);
+    work();
     for (std::thread& t : pool) t.join();
-    if (failure) std::rethrow_exception(failure);
+    if (walk.failure) std::rethrow_exception(walk.failure);
+    if (!q.exhaustive) progress.set_total(static_cast<int64_t>(walk.frontier));
     progress.finish();
   }
 
+  // The answer replays the stop rule over the points as stored, so that a resumed run decides as a fresh one.
   SearchAnswer answer;
-  answer.designs = static_cast<int64_t>(designs.size());
-  answer.points = static_cast<int64_t>(designs.size()) * per_design;
-  answer.best_per_model.resize(q.models.size());
-  auto take = [&](const PointOutcome& p) {
-    accumulate(answer, p, settings.top);
-    if (settings.keep_all) answer.all.push_back(p);
-  };
   if (db) {
-    db->for_each([&](io::PointResult&& r) { take(from_record(r.key, r.record)); });
+    answer = build_answer(
+        q, designs, order, combos, load_scores(),
+        [&](const std::function<void(PointOutcome &&)>& take) {
+          db->for_each([&](io::PointResult&& r) { take(from_record(r.key, r.record)); });
+        },
+        settings);
   } else {
-    // The same text round trip as through the results file, so both paths give the same answer.
-    for (const PointOutcome& p : memory) take(from_record(p.key, nlohmann::json::parse(to_record(p).dump())));
+    ScoreMap scores;
+    for (const PointOutcome& p : memory) scores.emplace(p.key, rule_score(p.feasible, p.score));
+    answer = build_answer(
+        q, designs, order, combos, scores,
+        [&](const std::function<void(PointOutcome &&)>& take) {
+          // The same text round trip as through the results file, so both paths give the same answer.
+          for (const PointOutcome& p : memory) take(from_record(p.key, nlohmann::json::parse(to_record(p).dump())));
+        },
+        settings);
   }
-  if (settings.keep_all) std::sort(answer.all.begin(), answer.all.end(), before);
 
   // The baseline is evaluated afresh (it is one design) through the same path as every point.
   Evaluator evaluator(workload, cache);
@@ -166,7 +348,16 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
       compute_baselines(q, answer.best, answer.tpuv4_baseline, cache, stats ? &stats->baseline_times : nullptr);
 
   if (stats) {
-    stats->points_resumed = static_cast<int64_t>(done.size());
+    stats->points_resumed = 0;
+    stats->points_past_stop = 0;
+    for (size_t position = 0; position < order.designs.size(); ++position)
+      for (size_t c = 0; c < combos.size(); ++c) {
+        const Slot& s = walk.slot(position, c);
+        if (!s.known) continue;
+        if (!s.evaluated) ++stats->points_resumed;
+        if (s.evaluated && static_cast<int64_t>(order.bucket_of(position)) >= answer.combinations[c].buckets_visited)
+          ++stats->points_past_stop;
+      }
     stats->points_evaluated = evaluated;
     stats->schedule_hits = cache.hits();
     stats->schedule_misses = cache.misses();

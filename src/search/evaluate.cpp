@@ -33,7 +33,35 @@ Workload prepare_workload(const SearchQuestion& q) {
         per_mbs.push_back(model::build_layer_graph(m.spec, model::Shape{m.seq, b, t}, model::Precision{}, m.source));
     }
   }
+
+  // Which points have a plan that fits in memory: the exact planner on chains of one-second layers. Feasibility
+  // is the existence of a plan within the memory limit and the devices, whatever the latencies, so any finite
+  // latencies give the answer of every design.
+  LayerSchedules unit;
+  for (LayerSchedules::Passes& p : unit.layers)
+    for (PassSummary* s : {&p.forward, &p.backward}) *s = {true, 1.0, 0, 0, 0, true, 1.0};
+  const hw::Architecture base = enumeration_options(q).base;
+  placement::Planner planner;
+  for (size_t mi = 0; mi < q.models.size(); ++mi) {
+    auto& per_model = w.fits.emplace_back();
+    for (size_t bi = 0; bi < q.micro_batches.size(); ++bi) {
+      std::vector<placement::Chain> chains;
+      for (const model::LayerGraph& graph : w.graphs[mi][bi]) chains.push_back(make_chain(graph, unit));
+      auto& per_mbs = per_model.emplace_back();
+      for (int64_t hbm : q.hbm_bytes) {
+        std::array<bool, 2>& fits = per_mbs.emplace_back();
+        for (bool rc : {false, true})
+          fits[rc ? 1 : 0] = planner.solve(chains, make_cluster(q, base, q.micro_batches[bi], hbm, rc, 0)).feasible;
+      }
+    }
+  }
   return w;
+}
+
+bool Workload::fits_in_memory(size_t model, size_t micro_batch_index, int64_t hbm_bytes, bool recompute) const {
+  const std::vector<int64_t>& sizes = question->hbm_bytes;
+  const auto hbm = static_cast<size_t>(std::find(sizes.begin(), sizes.end(), hbm_bytes) - sizes.begin());
+  return fits[model][micro_batch_index][hbm][recompute ? 1 : 0];
 }
 
 bool LayerSchedules::feasible() const {
@@ -171,11 +199,15 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
       }
     if (todo.empty()) continue;
 
-    // Schedules and chains per model and width; a width with an operator without estimate is left out.
+    // Schedules and chains per model and width; a width with an operator without estimate is left out. A model
+    // that fits in memory at none of the points to do has no plan at any of them, schedules or not.
     std::vector<std::vector<LayerSchedules>> schedules(q.models.size());
     std::vector<std::vector<placement::Chain>> chains(q.models.size());
     std::vector<std::vector<size_t>> chain_width(q.models.size());  // width index of each chain
     for (size_t mi = 0; mi < q.models.size(); ++mi) {
+      if (std::none_of(todo.begin(), todo.end(),
+                       [&](const auto& point) { return workload_.fits_in_memory(mi, bi, point.first, point.second); }))
+        continue;
       const auto& graphs = workload_.graphs[mi][bi];
       for (size_t wi = 0; wi < graphs.size(); ++wi) {
         LayerSchedules s = schedule_layers(graphs[wi], design.arch, *estimator_, *solver_, cache_);
@@ -200,13 +232,16 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
       double sum = 0;
       for (size_t mi = 0; mi < q.models.size(); ++mi) {
         ModelOutcome m;
-        if (chains[mi].empty()) {
+        auto no_fit = [&] { return fmt::format("no plan fits in {} GiB of HBM on {} devices", hbm / kGiB, q.devices); };
+        if (!workload_.fits_in_memory(mi, bi, hbm, rc)) {
+          m.reason = no_fit();
+        } else if (chains[mi].empty()) {
           m.reason = "an operator has no finite estimate on this design at every width";
         } else {
           const placement::Cluster cluster = make_cluster(q, p.design, b, hbm, rc, ring_latency_s);
           const placement::Plan plan = planner_.solve(chains[mi], cluster);
           if (!plan.feasible) {
-            m.reason = fmt::format("no plan fits in {} GiB of HBM on {} devices", hbm / kGiB, q.devices);
+            m.reason = no_fit();
           } else {
             size_t k = 0;
             while (chains[mi][k].width != plan.width) ++k;

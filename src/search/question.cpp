@@ -100,6 +100,10 @@ void validate(const SearchQuestion& q) {
   if (q.schedule_node_budget < 0)
     throw InputError(fmt::format("--schedule-nodes {}: must be a number of search nodes >= 1 (0: the default)",
                                  q.schedule_node_budget));
+  if (q.stop_window < 1)
+    throw InputError(fmt::format("--stop-window {}: must be a number of buckets >= 1", q.stop_window));
+  if (!(std::isfinite(q.bucket_um2) && q.bucket_um2 > 0))
+    throw InputError(fmt::format("--bucket-um2 {}: must be a positive finite area in µm²", q.bucket_um2));
   if (q.hbm_bytes.empty()) throw InputError("--hbm: give at least one HBM size");
   require_distinct(q.hbm_bytes, "--hbm");
   for (int64_t bytes : q.hbm_bytes)
@@ -167,8 +171,11 @@ std::string run_identity(const SearchQuestion& q) {
   id += fmt::format("; ranges tc={}..{} vc={}..{} width={}..{} depth={}..{} glb={}..{}", o.num_tc.min, o.num_tc.max,
                     o.num_vc.min, o.num_vc.max, o.width.min, o.width.max, o.depth.min, o.depth.max, o.glb_bytes.min,
                     o.glb_bytes.max);
-  id += fmt::format("; strategy={}; schedule_nodes={}", q.exhaustive ? "exhaustive" : "buckets",
-                    q.schedule_node_budget);
+  // The window and the bucket width decide which points an answer is built from; an exhaustive search takes
+  // every point whatever they are.
+  id += q.exhaustive ? std::string("; strategy=exhaustive")
+                     : fmt::format("; strategy=buckets stop_window={} bucket_um2={:.17g}", q.stop_window, q.bucket_um2);
+  id += fmt::format("; schedule_nodes={}", q.schedule_node_budget);
   return id;
 }
 

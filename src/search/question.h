@@ -44,9 +44,12 @@ struct SearchQuestion {
   placement::Optimizer optimizer = placement::Optimizer::Sgd;
   hw::EnumerationOptions space;  ///< area budget, lower fraction, ranges; `base` is set from the settings above
   DesignFilter filter;
-  /// Visit every design. The area-bucket search with the original's stopping rule (method.md 7) is not
-  /// implemented yet, so every search is exhaustive for now.
-  bool exhaustive = true;
+  /// Visit every design. Otherwise the area-bucket search of method.md 7 (search/buckets.h): per outer
+  /// combination the designs are visited by area bucket, largest first, until the maxima of the last
+  /// `stop_window` buckets with a feasible design are non-increasing.
+  bool exhaustive = false;
+  int64_t stop_window = 5;     ///< buckets with a feasible design in the stop rule's window (D23: a parameter)
+  double bucket_um2 = 10'000;  ///< width of an area bucket, µm² (0.01 mm²)
   /// Search nodes each layer schedule may use before the best schedule found is taken unproven (the
   /// exact solver's own default when 0). Part of the run identity: it can change answers.
   int64_t schedule_node_budget = 0;

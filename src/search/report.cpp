@@ -309,6 +309,39 @@ void baselines_text(std::string& out, const SearchQuestion& q, const SearchAnswe
   hand_set_text(out, "at the TPUv4-like point", q, a.tpuv4_baseline, b.hand_set_on_tpuv4);
 }
 
+const char* strategy_name(const SearchQuestion& q) {
+  return q.exhaustive ? "exhaustive" : "area buckets";
+}
+
+ordered_json combination_json(const CombinationResult& r) {
+  ordered_json best_design = nullptr, best_score = nullptr;
+  if (r.best) {
+    best_design = design_json(*r.best);
+    best_score = r.best->score;
+  }
+  return {{"micro_batch", r.combination.micro_batch}, {"hbm_bytes", r.combination.hbm_bytes},
+          {"recompute", r.combination.recompute},     {"buckets_visited", r.buckets_visited},
+          {"designs_visited", r.designs_visited},     {"stop_rule_fired", r.stop_fired},
+          {"best_average_samples_per_s", best_score}, {"best_design", best_design}};
+}
+
+std::string combination_text(const SearchQuestion& q, const SearchAnswer& a, const CombinationResult& r) {
+  const Combination& c = r.combination;
+  std::string out = fmt::format("  mbs {}, {:g} GiB HBM, recomputation {}: ", c.micro_batch, c.hbm_bytes / kGiB,
+                                c.recompute ? "on" : "off");
+  if (r.stop_fired) {
+    out += fmt::format("stopped after {} of {} buckets ({} designs)", r.buckets_visited, a.buckets, r.designs_visited);
+  } else {
+    out += fmt::format("{} {} buckets ({} designs)", q.exhaustive ? "visited all" : "no stop, visited all",
+                       r.buckets_visited, r.designs_visited);
+  }
+  if (!r.best) return out + "; no feasible point\n";
+  const hw::Architecture& d = r.best->design;
+  return out + fmt::format("; best {:.6g} samples/s on {} × {}×{} TC, {} × {} VC, {} MiB GLB, {:.6g} mm²\n",
+                           r.best->score, d.num_tc, d.tc_width, d.tc_depth, d.num_vc, d.vc_width, d.glb_bytes >> 20,
+                           r.best->area_um2 * 1e-6);
+}
+
 std::string csv_name(const ModelCase& mc, size_t index) {
   const std::string& name = mc.spec.name;
   const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
@@ -343,10 +376,22 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
                      {"optimizer", q.optimizer == placement::Optimizer::Adam ? "adam" : "sgd"},
                      {"area_budget_um2", space.budget_um2 ? *space.budget_um2 : hw::default_area_budget_um2()},
                      {"lower_fraction", space.lower_fraction},
-                     {"strategy", "exhaustive"}};
+                     {"strategy", strategy_name(q)}};
+  if (!q.exhaustive) {
+    out["settings"]["stop_window"] = q.stop_window;
+    out["settings"]["bucket_um2"] = q.bucket_um2;
+  }
   out["designs"] = a.designs;
   out["points"] = a.points;
   out["feasible_points"] = a.feasible_points;
+  // Search statistics (method.md 9): what was explored, and per combination where its visit ended.
+  ordered_json combos = ordered_json::array();
+  for (const CombinationResult& r : a.combinations) combos.push_back(combination_json(r));
+  out["search"] = {{"strategy", strategy_name(q)},
+                   {"buckets", a.buckets},
+                   {"designs_explored", a.designs_explored},
+                   {"points_explored", a.points_explored},
+                   {"combinations", combos}};
   out["best"] = a.best ? point_json(q, *a.best) : ordered_json(nullptr);
   ordered_json per_model = ordered_json::array();
   for (size_t m = 0; m < q.models.size(); ++m) {
@@ -380,10 +425,21 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
   out += fmt::format("cluster: {} devices, global batch {}, link {:g} GiB/s, {} optimizer\n", q.devices, q.global_batch,
                      q.link_bandwidth / kGiB, q.optimizer == placement::Optimizer::Adam ? "Adam" : "SGD");
   out += fmt::format(
-      "space: {} designs × {} HBM sizes × {} micro-batch sizes × {} recomputation settings = {} points "
-      "(exhaustive); {} feasible\n",
-      a.designs, q.hbm_bytes.size(), q.micro_batches.size(), recompute_values(q.recompute).size(), a.points,
-      a.feasible_points);
+      "space: {} designs in {} area buckets × {} HBM sizes × {} micro-batch sizes × {} recomputation settings = {} "
+      "points\n",
+      a.designs, a.buckets, q.hbm_bytes.size(), q.micro_batches.size(), recompute_values(q.recompute).size(), a.points);
+  if (q.exhaustive) {
+    out += fmt::format("search: exhaustive, every point explored; {} feasible\n", a.feasible_points);
+  } else {
+    const auto fired = std::count_if(a.combinations.begin(), a.combinations.end(),
+                                     [](const CombinationResult& r) { return r.stop_fired; });
+    out += fmt::format(
+        "search: area buckets of {:g} µm², largest area first; a combination stops once the best scores of its "
+        "last {} buckets with a feasible design are non-increasing\n  the stop fired for {} of {} combinations; "
+        "{} designs and {} points explored, {} feasible\n",
+        q.bucket_um2, q.stop_window, fired, a.combinations.size(), a.designs_explored, a.points_explored,
+        a.feasible_points);
+  }
   if (!a.best) {
     out += "no feasible design: no point of the space has a training plan for every model that fits in memory\n";
     return out;
@@ -415,6 +471,8 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
                          p.micro_batch, p.recompute ? "on" : "off");
     }
   }
+  out += "\nper combination:\n";
+  for (const CombinationResult& r : a.combinations) out += combination_text(q, a, r);
   return out;
 }
 

@@ -63,7 +63,8 @@ std::string format_rate(double per_s) {
   return fmt::format("{:.0f}", per_s);
 }
 
-std::string render_progress(int64_t done, int64_t total, double elapsed_s, std::string_view best_text, int width) {
+std::string render_progress(int64_t done, int64_t total, double elapsed_s, std::string_view best_text, int width,
+                            std::string_view unit, bool total_is_bound) {
   const int available = std::max(width - 1, 0);
   const bool complete = total <= 0 || done >= total;
   const int64_t counted = std::clamp<int64_t>(done, 0, std::max<int64_t>(total, 0));
@@ -71,9 +72,10 @@ std::string render_progress(int64_t done, int64_t total, double elapsed_s, std::
   const double rate = elapsed_s > 0 ? static_cast<double>(std::max<int64_t>(done, 0)) / elapsed_s : NAN;
   const std::string timing =
       complete ? "took " + format_duration(elapsed_s)
-               : "ETA " + (rate > 0 ? format_duration(static_cast<double>(total - done) / rate) : std::string("--"));
-  const std::string stats = fmt::format("{}/{} {}.{}%  {} points/s  {}", done, total, permille / 10, permille % 10,
-                                        format_rate(rate), timing);
+               : (total_is_bound ? "ETA ≤ " : "ETA ") +
+                     (rate > 0 ? format_duration(static_cast<double>(total - done) / rate) : std::string("--"));
+  const std::string stats = fmt::format("{}/{} {}.{}%  {} {}/s  {}", done, total, permille / 10, permille % 10,
+                                        format_rate(rate), unit, timing);
 
   std::string line;
   const int cells = std::min(kBarCells, available - columns_of(stats) - 3);  // "[", "] "
@@ -117,7 +119,8 @@ ProgressOutput stderr_progress_output() {
   return output;
 }
 
-Progress::Progress(int64_t total, ProgressOutput output) : output_(std::move(output)), total_(total) {
+Progress::Progress(int64_t total, ProgressOutput output, std::string unit, bool total_is_bound)
+    : output_(std::move(output)), unit_(std::move(unit)), total_is_bound_(total_is_bound), total_(total) {
   if (!output_.write) output_.is_terminal = false;
   if (!output_.columns) output_.columns = [] { return 80; };
   if (!output_.now_s) output_.now_s = steady_now_s;
@@ -153,6 +156,11 @@ void Progress::set_best(std::string text) {
   best_ = std::move(text);
 }
 
+void Progress::set_total(int64_t total) {
+  std::lock_guard lock(mutex_);
+  total_ = total;
+}
+
 void Progress::finish() {
   std::lock_guard lock(mutex_);
   if (finished_) return;
@@ -161,7 +169,8 @@ void Progress::finish() {
 }
 
 void Progress::draw_locked(double now_s, bool last) {
-  const std::string line = render_progress(done(), total_, now_s - start_s_, best_, output_.columns());
+  const std::string line =
+      render_progress(done(), total_, now_s - start_s_, best_, output_.columns(), unit_, total_is_bound_);
   const int columns = columns_of(line);
   std::string update = "\r" + line;
   if (columns < drawn_columns_) update.append(static_cast<size_t>(drawn_columns_ - columns), ' ');

@@ -24,10 +24,13 @@ std::string format_rate(double per_s);
 ///
 /// The bar has 20 cells, filled in proportion to done / total rounded down (narrower or left out when the
 /// width is short); the percentage is rounded down to a tenth; the rate is done / elapsed_s; the ETA is the
-/// points left at that rate ("took <elapsed>" once done >= total). best_text is cut to the space left (its
+/// units left at that rate ("took <elapsed>" once done >= total). best_text is cut to the space left (its
 /// control characters shown as spaces); a line that still does not fit is cut at the width. Columns are
-/// counted as UTF-8 code points. total <= 0 counts as nothing to do.
-std::string render_progress(int64_t done, int64_t total, double elapsed_s, std::string_view best_text, int width);
+/// counted as UTF-8 code points. total <= 0 counts as nothing to do. `unit` names what is counted; with
+/// `total_is_bound` the total is the most there can be (a search that may stop early), and the ETA reads
+/// "ETA ≤ 30s".
+std::string render_progress(int64_t done, int64_t total, double elapsed_s, std::string_view best_text, int width,
+                            std::string_view unit = "points", bool total_is_bound = false);
 
 /// Where and whether a Progress draws. Injectable so that tests see what would reach a terminal. Functions
 /// left empty mean: never draw (write), 80 columns (columns), std::chrono::steady_clock (now_s).
@@ -49,8 +52,9 @@ ProgressOutput stderr_progress_output();
 /// Other output to the same terminal while the bar is shown lands in the middle of the line: finish() first.
 class Progress {
  public:
-  /// Draws the first line (0 of `total`) at once.
-  explicit Progress(int64_t total, ProgressOutput output = stderr_progress_output());
+  /// Draws the first line (0 of `total` `unit`) at once; `total_is_bound` as in render_progress.
+  explicit Progress(int64_t total, ProgressOutput output = stderr_progress_output(), std::string unit = "points",
+                    bool total_is_bound = false);
   /// Ends the line if finish() was not called (an exception unwinding past a search leaves a clean terminal).
   ~Progress();
   Progress(const Progress&) = delete;
@@ -60,6 +64,9 @@ class Progress {
   void advance(int64_t points = 1);
   /// The text after "best: " from the next redraw on (any thread).
   void set_best(std::string text);
+  /// The total from the next redraw on (any thread): for a run that ended before its bound, so that its last
+  /// line reads done and the time taken.
+  void set_total(int64_t total);
   /// Draws the final line and ends it with a newline; later calls and advances draw nothing.
   void finish();
   int64_t done() const { return done_.load(std::memory_order_relaxed); }
@@ -68,7 +75,9 @@ class Progress {
   void draw_locked(double now_s, bool last);
 
   ProgressOutput output_;
-  int64_t total_;
+  std::string unit_;
+  bool total_is_bound_;
+  int64_t total_;  ///< guarded by mutex_
   double start_s_;
   std::atomic<int64_t> done_{0};
   std::atomic<double> next_draw_s_{0};  ///< the clock time before which advance() does not draw

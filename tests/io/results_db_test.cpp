@@ -171,6 +171,12 @@ TEST(ResultsDb, AllAndLoadKeysAreOrderedByKeyBytes) {
   std::vector<PointResult> visited;
   db.for_each([&visited](PointResult&& p) { visited.push_back(std::move(p)); });
   EXPECT_EQ(visited, all);
+  // Summaries: the same order, the columns beside the record, no record.
+  const std::vector<PointResult> summaries = db.load_summaries();
+  const std::vector<PointResult> expected_summaries = {point("B", nullptr, true, 5), point("a", nullptr, true, 3),
+                                                       point("a b", nullptr, false, 0), point("ab", nullptr, true, 2),
+                                                       point("é", nullptr, true, 1)};
+  EXPECT_EQ(summaries, expected_summaries);
 }
 
 TEST(ResultsDb, BestIsFeasibleByThroughputThenKey) {

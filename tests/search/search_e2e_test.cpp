@@ -1,6 +1,8 @@
 // End-to-end tests of `phaze search` on a three-layer GPT-2-style model and a small design space: the answer
-// against a brute-force loop over every combination that calls the earlier stages directly, identical
-// answers for one and two threads, resuming after SIGKILL at random moments, bad options, no feasible design.
+// of the exhaustive search against a brute-force loop over every combination that calls the earlier stages
+// directly, the area-bucket search against the stop rule replayed here over the exhaustive search's CSV,
+// identical answers for one and two threads, resuming after SIGKILL at random moments (both searches), bad
+// options, no feasible design.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -9,11 +11,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hw/enumerate.h"
@@ -41,11 +49,55 @@ const std::vector<double> kHbmGib{0.0004, 0.0008, 0.002};
 constexpr int64_t kDevices = 8, kBatch = 16, kSeq = 64;
 constexpr double kLinkGibS = 0.5;
 
+/// The small question's arguments, one per element.
+std::vector<std::string> small_argv() {
+  return {"search",
+          "--model",
+          kModel,
+          "--devices",
+          std::to_string(kDevices),
+          "--global-batch",
+          std::to_string(kBatch),
+          "--seq",
+          std::to_string(kSeq),
+          "--mbs",
+          "1,2,4",
+          "--hbm",
+          "0.0004,0.0008,0.002",
+          "--tc",
+          "1,2",
+          "--vc",
+          "1,2",
+          "--width",
+          "8,16",
+          "--depth",
+          "8",
+          "--glb-mib",
+          "2",
+          "--lower-fraction",
+          "0",
+          "--link-bandwidth",
+          fmt::format("{}", kLinkGibS)};
+}
+
+/// The small question with four-core designs too: 12 designs, in 8 buckets of 20,000 µm² (kBucketArgs), four
+/// of them with two designs.
+std::vector<std::string> twelve_argv() {
+  std::vector<std::string> argv = small_argv();
+  *(std::find(argv.begin(), argv.end(), "--tc") + 1) = "1,2,4";
+  return argv;
+}
+const char* const kBucketArgs = " --bucket-um2 20000";
+
+/// Arguments for run_phaze's shell, each quoted.
+std::string joined(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) out += (out.empty() ? "'" : " '") + a + "'";
+  return out;
+}
+
 std::string small_args() {
-  return fmt::format(
-      "search --model '{}' --devices {} --global-batch {} --seq {} --mbs 1,2,4 --hbm 0.0004,0.0008,0.002 --tc 1,2 "
-      "--vc 1,2 --width 8,16 --depth 8 --glb-mib 2 --lower-fraction 0 --link-bandwidth {}",
-      kModel, kDevices, kBatch, kSeq, kLinkGibS);
+  return joined(small_argv());
 }
 
 std::string read(const std::string& path) {
@@ -187,7 +239,7 @@ void expect_best(const json& best, const BruteBest& expect) {
 
 TEST(SearchEndToEnd, BestAnswerMatchesBruteForce) {
   TempDir dir;
-  const auto r = run_phaze(small_args() + " --threads 2 -o " + dir.file("answer.json"));
+  const auto r = run_phaze(small_args() + " --exhaustive --threads 2 -o " + dir.file("answer.json"));
   ASSERT_EQ(r.status, 0) << r.err;
   const json answer = json::parse(read(dir.file("answer.json")));
   const BruteBest expect = brute_force({{kModel, kSeq}}, kTc, kVc, kWidth, kMbs, kHbmGib);
@@ -227,7 +279,8 @@ TEST(SearchEndToEnd, TpuBaselineIsTheBestOfASearchOverThatChipAlone) {
   const auto wide = run_phaze(common + " --tc 1,2 --vc 1,2 --width 8,16 --depth 8 --glb-mib 2 --lower-fraction 0 -o " +
                               dir.file("wide.json"));
   ASSERT_EQ(wide.status, 0) << wide.err;
-  const auto tpu = run_phaze(common + " --tc 8 --vc 2 --width 128 --depth 128 --glb-mib 128 -o " + dir.file("tpu.json"));
+  const auto tpu =
+      run_phaze(common + " --tc 8 --vc 2 --width 128 --depth 128 --glb-mib 128 -o " + dir.file("tpu.json"));
   ASSERT_EQ(tpu.status, 0) << tpu.err;
   const json a = json::parse(read(dir.file("wide.json"))), b = json::parse(read(dir.file("tpu.json")));
   ASSERT_TRUE(b["best"].is_object());
@@ -237,8 +290,8 @@ TEST(SearchEndToEnd, TpuBaselineIsTheBestOfASearchOverThatChipAlone) {
   EXPECT_DOUBLE_EQ(baseline["average_samples_per_s"].get<double>(), b["best"]["average_samples_per_s"].get<double>());
   EXPECT_EQ(baseline["micro_batch"], b["best"]["micro_batch"]);
   EXPECT_EQ(baseline["recompute"], b["best"]["recompute"]);
-  EXPECT_DOUBLE_EQ(baseline["speedup_of_best"].get<double>(), a["best"]["average_samples_per_s"].get<double>() /
-                                                                   baseline["average_samples_per_s"].get<double>());
+  EXPECT_DOUBLE_EQ(baseline["speedup_of_best"].get<double>(),
+                   a["best"]["average_samples_per_s"].get<double>() / baseline["average_samples_per_s"].get<double>());
   // Over the chip alone, the baseline is the best.
   EXPECT_DOUBLE_EQ(b["baselines"]["tpuv4_like"]["speedup_of_best"].get<double>(), 1.0);
 }
@@ -252,7 +305,8 @@ TEST(SearchEndToEnd, ModelSetAnswerMatchesBruteForce) {
   TempDir dir;
   const auto r = run_phaze(fmt::format(
       "search --model '{}' --model '{}' --seq 64,32 --devices {} --global-batch {} --mbs 1,2 --hbm 0.0008,0.002 "
-      "--tc 1 --vc 1,2,4,8 --width 16 --depth 8 --glb-mib 2 --lower-fraction 0 --link-bandwidth {} --threads 2 -o {}",
+      "--tc 1 --vc 1,2,4,8 --width 16 --depth 8 --glb-mib 2 --lower-fraction 0 --link-bandwidth {} --exhaustive "
+      "--threads 2 -o {}",
       kModel, llama, kDevices, kBatch, kLinkGibS, dir.file("answer.json")));
   ASSERT_EQ(r.status, 0) << r.err;
   const json answer = json::parse(read(dir.file("answer.json")));
@@ -268,16 +322,31 @@ TEST(SearchEndToEnd, ModelSetAnswerMatchesBruteForce) {
 
 TEST(SearchEndToEnd, OneAndTwoThreadsGiveIdenticalOutputs) {
   TempDir dir;
-  const auto one =
-      run_phaze(small_args() + " --threads 1 --top 10 -o " + dir.file("1.json") + " --csv " + dir.file("1.csv"));
-  const auto two =
-      run_phaze(small_args() + " --threads 2 --top 10 -o " + dir.file("2.json") + " --csv " + dir.file("2.csv"));
+  const auto one = run_phaze(small_args() + " --exhaustive --threads 1 --top 10 -o " + dir.file("1.json") + " --csv " +
+                             dir.file("1.csv"));
+  const auto two = run_phaze(small_args() + " --exhaustive --threads 2 --top 10 -o " + dir.file("2.json") + " --csv " +
+                             dir.file("2.csv"));
   ASSERT_EQ(one.status, 0) << one.err;
   ASSERT_EQ(two.status, 0) << two.err;
   EXPECT_EQ(read(dir.file("1.json")), read(dir.file("2.json")));
   const std::string csv = read(dir.file("1.csv"));
   EXPECT_EQ(csv, read(dir.file("2.csv")));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 8 * 3 * 3 * 2);  // header and every point
+}
+
+TEST(SearchEndToEnd, BucketSearchGivesIdenticalOutputsOnOneAndTwoThreads) {
+  // A window of two stops most combinations after a few buckets, so two threads hand out designs past a stop.
+  TempDir dir;
+  const std::string args = joined(twelve_argv()) + kBucketArgs + " --stop-window 2 --top 10";
+  const auto one = run_phaze(args + " --threads 1 -o " + dir.file("1.json") + " --csv " + dir.file("1.csv"));
+  const auto two = run_phaze(args + " --threads 2 -o " + dir.file("2.json") + " --csv " + dir.file("2.csv"));
+  ASSERT_EQ(one.status, 0) << one.err;
+  ASSERT_EQ(two.status, 0) << two.err;
+  EXPECT_EQ(read(dir.file("1.json")), read(dir.file("2.json")));
+  EXPECT_EQ(read(dir.file("1.csv")), read(dir.file("2.csv")));
+  const json answer = json::parse(read(dir.file("1.json")));
+  EXPECT_EQ(answer["settings"]["strategy"], "area buckets");
+  EXPECT_LT(answer["search"]["points_explored"].get<int64_t>(), 12 * 18);
 }
 
 /// Starts `phaze args...` with output discarded; returns its pid.
@@ -295,61 +364,215 @@ pid_t spawn(const std::vector<std::string>& args) {
   return pid;
 }
 
-TEST(SearchEndToEnd, ResumesAfterSigkillWithTheIdenticalAnswer) {
+/// Kills `phaze <question> --threads 2 --db FILE` four times at random moments, then completes the run with
+/// the same file: the answer must be byte for byte a fresh run's. A further run with the complete file evaluates
+/// nothing and gives it again. Returns that run's standard output.
+std::string expect_resume_after_sigkill(const std::vector<std::string>& question) {
   TempDir dir;
   const std::string db = dir.file("results.sqlite");
-  const std::vector<std::string> args{"search",
-                                      "--model",
-                                      kModel,
-                                      "--devices",
-                                      "8",
-                                      "--global-batch",
-                                      "16",
-                                      "--seq",
-                                      "64",
-                                      "--mbs",
-                                      "1,2,4",
-                                      "--hbm",
-                                      "0.0004,0.0008,0.002",
-                                      "--tc",
-                                      "1,2",
-                                      "--vc",
-                                      "1,2",
-                                      "--width",
-                                      "8,16",
-                                      "--depth",
-                                      "8",
-                                      "--glb-mib",
-                                      "2",
-                                      "--lower-fraction",
-                                      "0",
-                                      "--link-bandwidth",
-                                      "0.5",
-                                      "--threads",
-                                      "2",
-                                      "--db",
-                                      db};
+  std::vector<std::string> killed = question;
+  killed.insert(killed.end(), {"--threads", "2", "--db", db});
   std::mt19937 random(12345);  // fixed seed: the same kill moments on every run of the test
   std::uniform_int_distribution<int> delay_ms(20, 400);
   for (int round = 0; round < 4; ++round) {
-    const pid_t pid = spawn(args);
-    ASSERT_GT(pid, 0);
+    const pid_t pid = spawn(killed);
+    EXPECT_GT(pid, 0);
     ::usleep(static_cast<useconds_t>(delay_ms(random)) * 1000);
     ::kill(pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
   }
-  const auto resumed = run_phaze(small_args() + " --threads 2 --db " + db + " -o " + dir.file("resumed.json"));
-  ASSERT_EQ(resumed.status, 0) << resumed.err;
-  const auto fresh = run_phaze(small_args() + " --threads 1 -o " + dir.file("fresh.json"));
-  ASSERT_EQ(fresh.status, 0) << fresh.err;
+  const std::string args = joined(question);
+  const auto resumed = run_phaze(args + " --threads 2 --db " + db + " -o " + dir.file("resumed.json"));
+  EXPECT_EQ(resumed.status, 0) << resumed.err;
+  const auto fresh = run_phaze(args + " --threads 1 -o " + dir.file("fresh.json"));
+  EXPECT_EQ(fresh.status, 0) << fresh.err;
   EXPECT_EQ(read(dir.file("resumed.json")), read(dir.file("fresh.json")));
 
-  // A complete results file: a further run evaluates nothing and gives the same answer again.
-  const auto again = run_phaze(small_args() + " --db " + db + " -o " + dir.file("again.json"));
-  ASSERT_EQ(again.status, 0) << again.err;
-  EXPECT_NE(again.out.find("0 points evaluated, 144 resumed"), std::string::npos) << again.out;
+  // One thread hands out no design past a stop, so every design it visits is in the file.
+  const auto again = run_phaze(args + " --threads 1 --db " + db + " -o " + dir.file("again.json"));
+  EXPECT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.out.find("\n0 points evaluated, "), std::string::npos) << again.out;
   EXPECT_EQ(read(dir.file("again.json")), read(dir.file("fresh.json")));
+  return again.out;
+}
+
+TEST(SearchEndToEnd, ResumesAfterSigkillWithTheIdenticalAnswer) {
+  std::vector<std::string> question = small_argv();
+  question.push_back("--exhaustive");
+  const std::string again = expect_resume_after_sigkill(question);
+  EXPECT_NE(again.find("0 points evaluated, 144 resumed"), std::string::npos) << again;
+}
+
+TEST(SearchEndToEnd, BucketSearchResumesAfterSigkillWithTheIdenticalAnswer) {
+  std::vector<std::string> question = twelve_argv();
+  question.insert(question.end(), {"--bucket-um2", "20000", "--stop-window", "2"});
+  expect_resume_after_sigkill(question);
+}
+
+/// A row of the CSV of all points.
+struct CsvPoint {
+  std::array<int64_t, 6> design{};  ///< num_tc, tc_width, tc_depth, num_vc, vc_width, glb_bytes
+  int64_t hbm_bytes = 0, mbs = 0;
+  double area_um2 = 0, score = 0;
+  bool recompute = false, feasible = false;
+  std::string line;
+};
+
+std::vector<CsvPoint> parse_points_csv(const std::string& text) {
+  std::vector<CsvPoint> out;
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line.rfind("num_tc,tc_width,tc_depth,num_vc,vc_width,glb_bytes,hbm_bytes,area_um2,micro_batch,recompute,"
+                       "feasible,average_samples_per_s",
+                       0),
+            0u);
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string field; std::getline(fields, field, ',');) f.push_back(field);
+    CsvPoint p;
+    for (size_t i = 0; i < 6; ++i) p.design[i] = std::stoll(f.at(i));
+    p.hbm_bytes = std::stoll(f.at(6));
+    p.area_um2 = std::stod(f.at(7));
+    p.mbs = std::stoll(f.at(8));
+    p.recompute = f.at(9) == "1";
+    p.feasible = f.at(10) == "1";
+    p.score = std::stod(f.at(11));
+    p.line = line;
+    out.push_back(p);
+  }
+  return out;
+}
+
+/// The documented total order of the answer: higher score, then the earlier design in canonical order
+/// (num_tc, num_vc, width, vc_width, depth, GLB, each from the largest down), smaller HBM, smaller
+/// micro-batch, recomputation off first.
+bool ranks_before(const CsvPoint& a, const CsvPoint& b) {
+  if (a.score != b.score) return a.score > b.score;
+  auto key = [](const CsvPoint& p) {
+    return std::make_tuple(-p.design[0], -p.design[3], -p.design[1], -p.design[4], -p.design[2], -p.design[5],
+                           p.hbm_bytes, p.mbs, p.recompute);
+  };
+  return key(a) < key(b);
+}
+
+using CombinationKey = std::tuple<int64_t, int64_t, bool>;  // micro-batch, HBM bytes, recomputation
+
+struct ReplayedCombination {
+  int64_t buckets = 0, designs = 0;
+  bool fired = false;
+};
+
+struct Replayed {
+  std::map<CombinationKey, ReplayedCombination> combinations;
+  std::set<std::string> explored;  ///< CSV lines
+  std::optional<CsvPoint> best;
+};
+
+/// The stop rule of method.md 7 with D23, written out here over the points of an exhaustive run: per
+/// combination, group the points by ⌊area / width⌋, visit the groups from the largest down, record each
+/// group's best feasible score (groups with none are skipped), stop once the last `window` recorded scores
+/// are non-increasing.
+Replayed replay_bucket_rule(const std::vector<CsvPoint>& points, size_t window, double bucket_um2) {
+  std::map<CombinationKey, std::map<int64_t, std::vector<const CsvPoint*>, std::greater<>>> groups;
+  for (const CsvPoint& p : points)
+    groups[{p.mbs, p.hbm_bytes, p.recompute}][static_cast<int64_t>(std::floor(p.area_um2 / bucket_um2))].push_back(&p);
+  Replayed out;
+  for (const auto& [combination, buckets] : groups) {
+    ReplayedCombination& r = out.combinations[combination];
+    std::vector<double> maxima;
+    for (const auto& [bucket, members] : buckets) {
+      ++r.buckets;
+      r.designs += static_cast<int64_t>(members.size());
+      std::optional<double> best;
+      for (const CsvPoint* p : members) {
+        out.explored.insert(p->line);
+        if (p->feasible) {
+          best = std::max(best.value_or(p->score), p->score);
+          if (!out.best || ranks_before(*p, *out.best)) out.best = *p;
+        }
+      }
+      if (!best) continue;
+      maxima.push_back(*best);
+      if (maxima.size() >= window) {
+        bool non_increasing = true;
+        for (size_t i = maxima.size() - window + 1; i < maxima.size(); ++i)
+          non_increasing = non_increasing && maxima[i] <= maxima[i - 1];
+        if (non_increasing) {
+          r.fired = true;
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+TEST(SearchEndToEnd, BucketSearchMatchesTheRuleReplayedOverTheExhaustiveCsv) {
+  TempDir dir;
+  const std::string question = joined(twelve_argv());
+  const auto all = run_phaze(question + " --exhaustive --threads 2 --csv " + dir.file("all.csv"));
+  ASSERT_EQ(all.status, 0) << all.err;
+  const std::string all_csv = read(dir.file("all.csv"));
+  const std::vector<CsvPoint> points = parse_points_csv(all_csv);
+  ASSERT_EQ(points.size(), 12u * 3 * 3 * 2);
+
+  // A window of 2 stops most combinations early, 5 some, 9 none (there are 8 buckets).
+  for (size_t window : {2, 5, 9}) {
+    SCOPED_TRACE(fmt::format("window {}", window));
+    const Replayed expect = replay_bucket_rule(points, window, 20'000);
+    ASSERT_TRUE(expect.best.has_value());
+    const auto r = run_phaze(fmt::format("{}{} --stop-window {} --threads 2 -o {} --csv {}", question, kBucketArgs,
+                                         window, dir.file("buckets.json"), dir.file("buckets.csv")));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json answer = json::parse(read(dir.file("buckets.json")));
+
+    // The best point.
+    const json& best = answer["best"];
+    const CsvPoint& b = *expect.best;
+    EXPECT_EQ(best["average_samples_per_s"].get<double>(), b.score);
+    EXPECT_EQ(best["design"]["num_tc"], b.design[0]);
+    EXPECT_EQ(best["design"]["tc_width"], b.design[1]);
+    EXPECT_EQ(best["design"]["tc_depth"], b.design[2]);
+    EXPECT_EQ(best["design"]["num_vc"], b.design[3]);
+    EXPECT_EQ(best["design"]["glb_bytes"], b.design[5]);
+    EXPECT_EQ(best["design"]["hbm_bytes"], b.hbm_bytes);
+    EXPECT_EQ(best["micro_batch"], b.mbs);
+    EXPECT_EQ(best["recompute"], b.recompute);
+
+    // Where each combination stopped.
+    int fired = 0;
+    ASSERT_EQ(answer["search"]["combinations"].size(), expect.combinations.size());
+    for (const json& c : answer["search"]["combinations"]) {
+      const ReplayedCombination& e = expect.combinations.at(
+          {c["micro_batch"].get<int64_t>(), c["hbm_bytes"].get<int64_t>(), c["recompute"].get<bool>()});
+      EXPECT_EQ(c["buckets_visited"], e.buckets);
+      EXPECT_EQ(c["designs_visited"], e.designs);
+      EXPECT_EQ(c["stop_rule_fired"], e.fired);
+      fired += e.fired;
+    }
+    if (window == 2) {
+      EXPECT_GT(fired, 0);
+    }
+    if (window == 9) {
+      EXPECT_EQ(fired, 0);
+    }
+
+    // The CSV lists exactly the explored points, as the exhaustive run printed them, in its order.
+    std::string explored_csv = all_csv.substr(0, all_csv.find('\n') + 1);
+    for (const CsvPoint& p : points)
+      if (expect.explored.contains(p.line)) explored_csv += p.line + "\n";
+    EXPECT_EQ(read(dir.file("buckets.csv")), explored_csv);
+    EXPECT_EQ(answer["search"]["points_explored"], expect.explored.size());
+    if (window == 9) {
+      EXPECT_EQ(explored_csv, all_csv);
+    }
+    if (window == 2) {
+      EXPECT_LT(expect.explored.size(), points.size());
+    }
+  }
 }
 
 TEST(SearchEndToEnd, NoFeasibleDesignIsAnAnswer) {
@@ -389,6 +612,12 @@ TEST(SearchEndToEnd, BadOptionsExitTwoNamingTheOption) {
   phaze_test::expect_input_error(run_phaze(tiny + " --recompute maybe"), "--recompute");
   phaze_test::expect_input_error(run_phaze(tiny + " --optimizer lamb"), "--optimizer");
   phaze_test::expect_input_error(run_phaze(tiny + " --schedule-nodes -3"), "--schedule-nodes -3");
+  phaze_test::expect_input_error(run_phaze(tiny + " --stop-window 0"), "--stop-window 0");
+  phaze_test::expect_input_error(run_phaze(tiny + " --bucket-um2 0"), "--bucket-um2");
+  phaze_test::expect_input_error(run_phaze(tiny + " --bucket-um2 -5"), "--bucket-um2");
+  phaze_test::expect_input_error(run_phaze(tiny + " --bucket-um2 inf"), "--bucket-um2");
+  phaze_test::expect_input_error(run_phaze(tiny + " --exhaustive --stop-window 3"), "--stop-window");
+  phaze_test::expect_input_error(run_phaze(tiny + " --bucket-um2 5000 --exhaustive"), "--bucket-um2");
   phaze_test::expect_input_error(run_phaze(tiny + " --lower-fraction 2"), "--lower-fraction");
   phaze_test::expect_input_error(run_phaze(tiny + " --budget-um2 -5"), "--budget-um2");
   phaze_test::expect_input_error(run_phaze(tiny + " --budget no-such-arch"), "no-such-arch");

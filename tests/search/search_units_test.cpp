@@ -1,5 +1,6 @@
 // Pieces of the search: the schedule cache (content key, ids ignored, answers equal to a direct solve), the
-// point record round trip, the total order, the optimizer-step rate, the run identity and point keys.
+// point record round trip, the total order, the optimizer-step rate, the workload's memory check against the
+// planner on real schedules, the run identity and point keys.
 
 #include <gtest/gtest.h>
 
@@ -7,6 +8,8 @@
 #include <cmath>
 #include <limits>
 
+#include "hw/presets.h"
+#include "model/hf_config.h"
 #include "search/driver.h"
 #include "search/evaluate.h"
 #include "search/point.h"
@@ -235,6 +238,62 @@ TEST(SearchQuestion, IdentityNamesEveryAnswerDeterminingOption) {
   EXPECT_TRUE(differs([](auto& o) { o.filter.num_tc = {8}; }));
   EXPECT_TRUE(differs([](auto& o) { o.filter.glb_bytes = {2 << 20}; }));
   EXPECT_TRUE(differs([](auto& o) { o.schedule_node_budget = 1000; }));
+  EXPECT_TRUE(differs([](auto& o) { o.exhaustive = true; }));
+  EXPECT_TRUE(differs([](auto& o) { o.stop_window = 4; }));
+  EXPECT_TRUE(differs([](auto& o) { o.bucket_um2 = 20'000; }));
+}
+
+TEST(SearchQuestion, IdentityOfAnExhaustiveSearchIgnoresTheBucketRule) {
+  // The window and the bucket width choose the points of an answer only when there is a stop rule.
+  search::SearchQuestion a, b;
+  a.exhaustive = b.exhaustive = true;
+  b.stop_window = 3;
+  b.bucket_um2 = 1;
+  EXPECT_EQ(search::run_identity(a), search::run_identity(b));
+}
+
+TEST(SearchEvaluate, MemoryFitDoesNotDependOnTheDesign) {
+  // The workload's memory check (one-second layers) against the planner on each design's real schedules:
+  // a plan exists at some width exactly when the check says it fits, on a one- and a four-core design.
+  search::SearchQuestion q;
+  search::ModelCase m;
+  m.source = std::string(PHAZE_TEST_DATA) + "/hf/tiny-gpt2/config.json";
+  m.spec = model::load_model(m.source);
+  m.seq = 64;
+  m.widths = {1, 2, 4};
+  q.models = {m};
+  q.devices = 8;
+  q.global_batch = 16;
+  q.micro_batches = {1, 2, 4};
+  q.hbm_bytes = {429497, 858993, 2147484};  // about 0.0004, 0.0008 and 0.002 GiB
+  const search::Workload w = search::prepare_workload(q);
+  hw::Architecture small = hw::tpuv4_like(), large = hw::tpuv4_like();
+  small.num_tc = small.num_vc = 1;
+  small.tc_width = small.tc_depth = small.vc_width = 8;
+  small.glb_bytes = 2 << 20;
+  large.num_tc = large.num_vc = 4;
+  large.tc_width = large.tc_depth = large.vc_width = 16;
+  large.glb_bytes = 2 << 20;
+  auto solver = schedule::make_exact_solver();
+  search::ScheduleCache cache;
+  cost::Estimator estimator;
+  placement::Planner planner;
+  int fits = 0, misses = 0;
+  for (const hw::Architecture& design : {small, large})
+    for (size_t bi = 0; bi < q.micro_batches.size(); ++bi) {
+      std::vector<placement::Chain> chains;
+      for (const model::LayerGraph& graph : w.graphs[0][bi])
+        chains.push_back(search::make_chain(graph, search::schedule_layers(graph, design, estimator, *solver, cache)));
+      for (int64_t hbm : q.hbm_bytes)
+        for (bool rc : {false, true}) {
+          const placement::Cluster c = search::make_cluster(q, design, q.micro_batches[bi], hbm, rc, 1e-6);
+          const bool planned = planner.solve(chains, c).feasible;
+          EXPECT_EQ(w.fits_in_memory(0, bi, hbm, rc), planned) << "mbs " << q.micro_batches[bi] << " hbm " << hbm;
+          (planned ? fits : misses) += 1;
+        }
+    }
+  EXPECT_GT(fits, 0);
+  EXPECT_GT(misses, 0);
 }
 
 }  // namespace

@@ -89,6 +89,12 @@ TEST(Progress, RenderHandComputedLines) {
   EXPECT_EQ(render_progress(0, 10, 5.0, "", 80), "[....................] 0/10 0.0%  0.00 points/s  ETA --");
   // Nothing to do.
   EXPECT_EQ(render_progress(0, 0, 2.0, "", 80), "[####################] 0/0 100.0%  0.00 points/s  took 2s");
+  // Another unit, and a total that is only a bound: 40 of 13506 buckets in 8 s, 5 buckets/s, 13466 / 5 s left
+  // at most = 44 min 53 s; 40·20/13506 = 0.06 cells.
+  EXPECT_EQ(render_progress(40, 13506, 8.0, "", 100, "buckets", true),
+            "[....................] 40/13506 0.2%  5.00 buckets/s  ETA ≤ 44m53s");
+  EXPECT_EQ(render_progress(40, 40, 8.0, "", 100, "buckets", true),
+            "[####################] 40/40 100.0%  5.00 buckets/s  took 8s");
 }
 
 TEST(Progress, RenderFitsTheWidth) {
@@ -208,6 +214,18 @@ TEST(Progress, RedrawsAtMostOncePerIntervalAndFinishEndsTheLine) {
   progress.finish();
   EXPECT_EQ(terminal.updates.size(), 4u);  // nothing after the end
   EXPECT_EQ(progress.done(), 31);
+}
+
+TEST(Progress, ARunThatEndsBeforeItsBoundSaysItIsDone) {
+  FakeTerminal terminal;
+  Progress progress(100, terminal.output(), "buckets", true);
+  EXPECT_EQ(terminal.updates[0], "\r[....................] 0/100 0.0%  -- buckets/s  ETA ≤ --");
+  progress.advance(30);
+  terminal.now_s = 2.0;
+  progress.set_total(30);  // the search stopped after 30 buckets
+  progress.finish();
+  ASSERT_EQ(terminal.updates.size(), 2u);
+  EXPECT_EQ(terminal.updates[1], "\r[####################] 30/30 100.0%  15.0 buckets/s  took 2s\n");
 }
 
 TEST(Progress, AShorterLineBlanksWhatTheLongerOneLeft) {

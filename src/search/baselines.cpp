@@ -323,6 +323,7 @@ Baselines compute_baselines(const SearchQuestion& q, const std::optional<PointOu
   strict.hbm_bytes = {kTpuv4HbmBytes};
   Workload strict_workload = workload;
   strict_workload.question = &strict;
+  strict_workload.fits.clear();  // it is indexed by the question's HBM sizes; the planner decides instead
   Evaluator strict_evaluator(strict_workload, cache);
   out.tpuv4_32gib =
       best_feasible(strict_evaluator.evaluate(tpuv4_design(strict), [](const std::string&) { return true; }));

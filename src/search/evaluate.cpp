@@ -61,6 +61,10 @@ Workload prepare_workload(const SearchQuestion& q) {
 bool Workload::fits_in_memory(size_t model, size_t micro_batch_index, int64_t hbm_bytes, bool recompute) const {
   const std::vector<int64_t>& sizes = question->hbm_bytes;
   const auto hbm = static_cast<size_t>(std::find(sizes.begin(), sizes.end(), hbm_bytes) - sizes.begin());
+  // A size outside the table (a baseline's own HBM size) is left to the planner.
+  if (hbm == sizes.size() || model >= fits.size() || micro_batch_index >= fits[model].size() ||
+      hbm >= fits[model][micro_batch_index].size())
+    return true;
   return fits[model][micro_batch_index][hbm][recompute ? 1 : 0];
 }
 

@@ -27,7 +27,8 @@ struct Workload {
   std::vector<std::vector<std::vector<model::LayerGraph>>> graphs;  ///< [model][micro-batch][width]
   /// Whether a training plan of some width fits in memory: [model][micro-batch][HBM size (the question's
   /// order)][recomputation off, on]. The memory of a plan does not depend on the design, so a model that fits
-  /// nowhere at a point has no plan on any design, and its schedules are not needed there.
+  /// nowhere at a point has no plan on any design, and its schedules are not needed there. A point outside
+  /// the table counts as fitting: the planner decides.
   std::vector<std::vector<std::vector<std::array<bool, 2>>>> fits;
   bool fits_in_memory(size_t model, size_t micro_batch_index, int64_t hbm_bytes, bool recompute) const;
 };

@@ -120,6 +120,43 @@ TEST(ScheduleSolvers, DominanceRegressions) {
   EXPECT_EQ(check_schedule(p, exact), "");
 }
 
+// An instance on which CBC with its Gomory cuts "proved" 28.75 s optimal although this 27.5 s schedule is
+// feasible (checked by the independent checker): o0 ∥ [0, 2.5), o3 ∥ [2.5, 5), o1, o4, o7 single-core
+// [5, 15), o2 ∥ [15, 16.25), o5 ∥ [16.25, 17.5), o6, o8, o9 single-core [17.5, 27.5).
+TEST(ScheduleSolvers, CbcRegressions) {
+  const char* cut_off_optimum = R"({"tensor_cores":8,"vector_cores":4,"ops":[
+    {"id":"o0","unit":"tensor","latency_s":10,"parallel_latency_s":2.5},
+    {"id":"o1","unit":"tensor","latency_s":10,"parallel_latency_s":2.5},
+    {"id":"o2","unit":"tensor","latency_s":10,"parallel_latency_s":1.25},
+    {"id":"o3","unit":"vector","latency_s":10,"parallel_latency_s":2.5},
+    {"id":"o4","unit":"tensor","latency_s":10,"parallel_latency_s":6.75},
+    {"id":"o5","unit":"tensor","latency_s":10,"parallel_latency_s":1.25},
+    {"id":"o6","unit":"vector","latency_s":10,"parallel_latency_s":6.75},
+    {"id":"o7","unit":"vector","latency_s":10,"parallel_latency_s":6.75},
+    {"id":"o8","unit":"tensor","latency_s":10,"parallel_latency_s":5.0},
+    {"id":"o9","unit":"vector","latency_s":10,"parallel_latency_s":6.75}],
+    "edges":[["o0","o1"],["o0","o2"],["o0","o3"],["o0","o4"],["o0","o5"],["o0","o7"],["o0","o9"],["o1","o2"],
+             ["o2","o5"],["o3","o5"],["o3","o7"],["o3","o8"],["o4","o6"],["o5","o6"],["o5","o8"],["o7","o9"]]})";
+  const Problem p = phaze::io::parse_schedule_input(cut_off_optimum, "regression");
+  Schedule witness;
+  witness.feasible = true;
+  const double starts[] = {0, 5, 15, 2.5, 5, 16.25, 17.5, 5, 17.5, 17.5};
+  const bool parallel[] = {true, false, true, true, false, true, false, false, false, false};
+  const int64_t tensor_core[] = {-1, 0, -1, -1, 1, -1, -1, -1, 0, -1};
+  const int64_t vector_core[] = {-1, -1, -1, -1, -1, -1, 0, 0, -1, 1};
+  for (size_t i = 0; i < p.tasks.size(); ++i) {
+    const double length = parallel[i] ? p.tasks[i].parallel_s : p.tasks[i].single_s;
+    witness.tasks.push_back(TaskSlot{starts[i], starts[i] + length, parallel[i], tensor_core[i], vector_core[i]});
+  }
+  witness.makespan_s = 27.5;
+  ASSERT_EQ(check_schedule(p, witness), "");
+  const Schedule exact = make_exact_solver()->solve(p), milp = make_milp_solver()->solve(p);
+  EXPECT_DOUBLE_EQ(exact.makespan_s, 27.5);
+  EXPECT_TRUE(exact.proven_optimal);
+  EXPECT_DOUBLE_EQ(milp.makespan_s, 27.5);
+  EXPECT_TRUE(milp.proven_optimal);
+}
+
 // Hand-worked: three long tensor operators (10 s single, 1.5 s parallel) and ten short ones (4 s single)
 // on 8 tensor cores. Running a long one parallel costs 1.5 s plus 10 s for the two others, so all three
 // run single-core and hold three cores for 10 s, which nothing of 4 s can share below 14 s. Below 10.5 s

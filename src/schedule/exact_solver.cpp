@@ -21,8 +21,7 @@
 // remaining tasks and for the remaining ancestors of each collective followed by what comes after it;
 // and, near the incumbent, the integral packing of single-core runs on the cores.
 //
-// Incumbent: two greedy dives (free modes; every task parallel); when a short search does not finish, a
-// local search over the tasks' modes, each mode vector scheduled by a greedy dive.
+// Incumbent: the better of two greedy dives (free modes; every task parallel).
 
 #include <algorithm>
 #include <bit>
@@ -55,9 +54,6 @@ constexpr int kSplitTasks = 16;
 
 /// ... and a task is split at only when at most this many tasks of the set are incomparable with it.
 constexpr int kSplitFreeTasks = 3;
-
-/// Nodes of the first, short search; the mode local search runs only when that does not finish.
-constexpr int64_t kQuickNodes = 20'000;
 
 /// Tasks the packing bound runs parallel at most, one after another, before it gives up.
 constexpr int kPackingDepth = 3;
@@ -1118,47 +1114,6 @@ Dive greedy_dive(const Problem& problem, const Prepared& q, std::vector<int8_t> 
   return {search.best(), search.best_path()};
 }
 
-/// Improves an incumbent by local search over the modes: from a few starting assignments, flip one task's
-/// mode at a time and keep the flip when the fixed-mode dive gets shorter. Single-core runs beside long
-/// ones, or one parallel run among single-core phases, are many greedy decisions away from either dive.
-void improve_by_modes(const Problem& problem, const Prepared& q, Dive& best) {
-  const int n = static_cast<int>(q.task.size());
-  std::vector<int8_t> from_best(n, 0);
-  for (const Choice& c : best.path) from_best[c.task] = c.parallel ? 1 : 0;
-  // Parallel on a longest chain of fastest variants, single-core elsewhere: the other tasks fit beside.
-  std::vector<double> head(n, 0);
-  double longest = 0;
-  for (int s = 0; s < n; ++s) {
-    for (int pr : q.preds[s]) head[s] = std::max(head[s], head[pr] + q.fastest[pr]);
-    longest = std::max(longest, head[s] + q.tail[s]);
-  }
-  std::vector<int8_t> critical(n, 0);
-  for (int s = 0; s < n; ++s) critical[s] = head[s] + q.tail[s] >= longest * (1 - 1e-9) ? 1 : 0;
-  for (const std::vector<int8_t>& start : {std::vector<int8_t>(n, 0), from_best, critical}) {
-    std::vector<int8_t> modes = start;
-    Dive current = greedy_dive(problem, q, modes);
-    for (int round = 0; round < n; ++round) {
-      // The best single flip of the round (the first of equals), kept only when it shortens.
-      int best_flip = -1;
-      Dive best_dive = current;
-      for (int v = 0; v < n; ++v) {
-        if (!q.can_parallel[v] || !std::isfinite(q.parallel[v])) continue;
-        modes[v] ^= 1;
-        Dive flipped = greedy_dive(problem, q, modes);
-        modes[v] ^= 1;
-        if (flipped.makespan < best_dive.makespan * (1 - kBoundTolerance)) {
-          best_dive = std::move(flipped);
-          best_flip = v;
-        }
-      }
-      if (best_flip < 0) break;
-      modes[best_flip] ^= 1;
-      current = std::move(best_dive);
-    }
-    if (current.makespan < best.makespan) best = std::move(current);
-  }
-}
-
 Schedule run(const Problem& problem, bool greedy, int64_t node_limit) {
   if (!validate(problem).empty()) return Schedule{};
   const Prepared q = prepare(problem);
@@ -1172,24 +1127,14 @@ Schedule run(const Problem& problem, bool greedy, int64_t node_limit) {
   bool optimal = false;
   double root_bound = 0;
   if (!greedy) {
-    // A short search first; when it does not finish, a better incumbent from the mode local search
-    // usually pays for itself many times over in the full one.
-    int64_t quick = std::min(node_limit, kQuickNodes);
-    for (int attempt = 0; attempt < 2 && !optimal; ++attempt) {
-      if (attempt == 1) {
-        if (node_limit <= quick) break;
-        improve_by_modes(problem, q, incumbent);
-        quick = node_limit - quick;
-      }
-      Search search(problem, q, quick, false);
-      root_bound = search.root_bound();
-      // Strictly better than the incumbent only, so that its schedule is kept when nothing better exists.
-      search.set_incumbent(incumbent.makespan);
-      search.run();
-      if (!search.best_path().empty() && search.best() < incumbent.makespan)
-        incumbent = Dive{search.best(), search.best_path()};
-      optimal = search.complete();
-    }
+    Search search(problem, q, node_limit, false);
+    root_bound = search.root_bound();
+    // Strictly better than the incumbent only, so that its schedule is kept when nothing better exists.
+    search.set_incumbent(incumbent.makespan);
+    search.run();
+    if (!search.best_path().empty() && search.best() < incumbent.makespan)
+      incumbent = Dive{search.best(), search.best_path()};
+    optimal = search.complete();
     path = incumbent.path;
   }
   Schedule s = build(problem, q, path);

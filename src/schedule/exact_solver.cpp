@@ -218,9 +218,8 @@ class Search {
   void set_incumbent(double makespan) { best_ = makespan; }
   /// The bound of the empty schedule: no schedule is shorter (call before run).
   double root_bound() const { return lower_bound(0, 0.0); }
-  /// A dive with every task's mode fixed (1: intra-operator parallel where it can be, 0: single-core),
-  /// taking the earliest start first.
-  void set_modes(std::vector<int8_t> modes) { modes_ = std::move(modes); }
+  /// A dive that runs every task that can be intra-operator parallel that way.
+  void set_parallel_only() { parallel_only_ = true; }
   void run() { dive(0, 0.0, -1, 0.0); }
   bool complete() const { return nodes_ <= node_limit_; }
   double best() const { return best_; }
@@ -669,11 +668,11 @@ class Search {
       }
       const uint8_t use = q_.use[s];
       const bool parallel_ok = q_.can_parallel[s] && std::isfinite(q_.parallel[s]);
-      if (parallel_ok && (modes_.empty() || modes_[s] == 1)) {
+      if (parallel_ok) {
         const bool fits = !((use & kTc) && p_.tensor_cores < 1) && !((use & kVc) && p_.vector_cores < 1);
         if (fits) offer(true, -1, std::max(ready, conflict_floor(use, true)));
       }
-      if (parallel_ok && !modes_.empty() && modes_[s] == 1) continue;
+      if (parallel_ok && parallel_only_) continue;
       const double floor = std::max(ready, conflict_floor(use, false));
       // Groups equivalent from this task's start on are offered once: same kind, same start, same free
       // time of a pair's unused side (clamped to the start, as every later task starts no earlier).
@@ -693,7 +692,7 @@ class Search {
     }
     // Promising choices first: earliest finish, then longest remaining chain (the parallel-only dive: the
     // earliest start, then the longest remaining chain, as list scheduling by critical path does).
-    if (!modes_.empty()) {
+    if (parallel_only_) {
       std::sort(out.begin(), out.end(), [&](const Choice& a, const Choice& b) {
         if (a.start != b.start) return a.start < b.start;
         if (q_.tail[a.task] != q_.tail[b.task]) return q_.tail[a.task] > q_.tail[b.task];
@@ -980,7 +979,7 @@ class Search {
   int n_;
   int64_t node_limit_;
   bool greedy_;
-  std::vector<int8_t> modes_;  // empty: every mode is open
+  bool parallel_only_ = false;
   int64_t nodes_ = 0;
   uint64_t all_ = 0;
   struct Item {
@@ -1102,14 +1101,14 @@ void place_layout_tasks(const Problem& p, Schedule& s) {
   for (const TaskSlot& slot : s.tasks) s.makespan_s = std::max(s.makespan_s, slot.finish_s);
 }
 
-/// A greedy dive: free modes (earliest finish first), or every mode fixed (earliest start first).
+/// A greedy dive: free modes (earliest finish first), or every task parallel (earliest start first).
 struct Dive {
   double makespan = kInf;
   std::vector<Choice> path;
 };
-Dive greedy_dive(const Problem& problem, const Prepared& q, std::vector<int8_t> modes = {}) {
+Dive greedy_dive(const Problem& problem, const Prepared& q, bool parallel_only) {
   Search search(problem, q, std::numeric_limits<int64_t>::max(), true);
-  if (!modes.empty()) search.set_modes(std::move(modes));
+  if (parallel_only) search.set_parallel_only();
   search.run();
   return {search.best(), search.best_path()};
 }
@@ -1120,8 +1119,8 @@ Schedule run(const Problem& problem, bool greedy, int64_t node_limit) {
   // Two greedy dives, the better one is the incumbent: free choice of modes, and all tasks parallel
   // (often optimal when parallel runs are efficient and collectives leave room for the rest).
   // The dives go straight down (a node per task), so the budget is for the search below.
-  Dive incumbent = greedy_dive(problem, q);
-  Dive parallel = greedy_dive(problem, q, std::vector<int8_t>(q.task.size(), 1));
+  Dive incumbent = greedy_dive(problem, q, false);
+  Dive parallel = greedy_dive(problem, q, true);
   if (parallel.makespan < incumbent.makespan) incumbent = std::move(parallel);
   std::vector<Choice> path = incumbent.path;
   bool optimal = false;

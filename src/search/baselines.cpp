@@ -29,28 +29,8 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 /// then be wrong.
 constexpr double kBoundSlack = 1 - 1e-9;
 
-/// Designs an estimator serves before it is replaced (its memory of GEMM estimates only grows).
-constexpr int64_t kDesignsPerEstimator = 64;
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-/// The record round trip the driver applies to every point, so a baseline point compares and prints like
-/// the search's points.
-PointOutcome as_recorded(const PointOutcome& p) {
-  return from_record(p.key, nlohmann::json::parse(to_record(p).dump()));
-}
-
-/// The best of `points` in the answer's order, feasible ones only.
-std::optional<PointOutcome> best_feasible(const std::vector<PointOutcome>& points) {
-  std::optional<PointOutcome> best;
-  for (const PointOutcome& p : points) {
-    if (!p.feasible) continue;
-    PointOutcome recorded = as_recorded(p);
-    if (!best || better(recorded, *best)) best = std::move(recorded);
-  }
-  return best;
 }
 
 // ---- Spotlight-style objective ----
@@ -310,12 +290,12 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
 // ---- All of them ----
 
 Baselines compute_baselines(const SearchQuestion& q, const std::optional<PointOutcome>& best,
-                            const std::optional<PointOutcome>& tpuv4_best, ScheduleCache& cache, BaselineTimes* times) {
+                            const std::optional<PointOutcome>& tpuv4_best, const Workload& workload,
+                            ScheduleCache& cache, BaselineTimes* times) {
   const auto begin = std::chrono::steady_clock::now();
   Baselines out;
   BaselineTimes spent;
   Scheduling scheduling = make_scheduling(q, cache);
-  const Workload workload = prepare_workload(q);
 
   // The strict TPUv4-like point: the same evaluation as the search's, with 32 GiB as the only HBM size.
   auto start = std::chrono::steady_clock::now();
@@ -323,7 +303,6 @@ Baselines compute_baselines(const SearchQuestion& q, const std::optional<PointOu
   strict.hbm_bytes = {kTpuv4HbmBytes};
   Workload strict_workload = workload;
   strict_workload.question = &strict;
-  strict_workload.fits.clear();  // it is indexed by the question's HBM sizes; the planner decides instead
   Evaluator strict_evaluator(strict_workload, cache);
   out.tpuv4_32gib =
       best_feasible(strict_evaluator.evaluate(tpuv4_design(strict), [](const std::string&) { return true; }));

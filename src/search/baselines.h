@@ -15,6 +15,7 @@
 #include "hw/enumerate.h"
 #include "placement/chain.h"
 #include "schedule/problem.h"
+#include "search/evaluate.h"
 #include "search/point.h"
 #include "search/question.h"
 #include "search/schedule_cache.h"
@@ -136,9 +137,10 @@ struct BaselineTimes {
 };
 
 /// Computes every baseline for the question, given the search's best point and the TPUv4-like baseline
-/// point (either may be missing). Deterministic; `cache` may be the search's.
+/// point (either may be missing), and the search's workload of `question`. Deterministic; `cache` may be
+/// the search's.
 Baselines compute_baselines(const SearchQuestion& question, const std::optional<PointOutcome>& best,
-                            const std::optional<PointOutcome>& tpuv4_best, ScheduleCache& cache,
-                            BaselineTimes* times = nullptr);
+                            const std::optional<PointOutcome>& tpuv4_best, const Workload& workload,
+                            ScheduleCache& cache, BaselineTimes* times = nullptr);
 
 }  // namespace phaze::search

@@ -333,19 +333,16 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
         q, designs, order, combos, scores,
         [&](const std::function<void(PointOutcome &&)>& take) {
           // The same text round trip as through the results file, so both paths give the same answer.
-          for (const PointOutcome& p : memory) take(from_record(p.key, nlohmann::json::parse(to_record(p).dump())));
+          for (const PointOutcome& p : memory) take(as_recorded(p));
         },
         settings);
   }
 
   // The baseline is evaluated afresh (it is one design) through the same path as every point.
   Evaluator evaluator(workload, cache);
-  for (PointOutcome& p : evaluator.evaluate(tpuv4_design(q), [](const std::string&) { return true; })) {
-    p = from_record(p.key, nlohmann::json::parse(to_record(p).dump()));
-    if (p.feasible && (!answer.tpuv4_baseline || better(p, *answer.tpuv4_baseline))) answer.tpuv4_baseline = p;
-  }
-  answer.baselines =
-      compute_baselines(q, answer.best, answer.tpuv4_baseline, cache, stats ? &stats->baseline_times : nullptr);
+  answer.tpuv4_baseline = best_feasible(evaluator.evaluate(tpuv4_design(q), [](const std::string&) { return true; }));
+  answer.baselines = compute_baselines(q, answer.best, answer.tpuv4_baseline, workload, cache,
+                                       stats ? &stats->baseline_times : nullptr);
 
   if (stats) {
     stats->points_resumed = 0;

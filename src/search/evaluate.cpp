@@ -10,10 +10,6 @@ namespace phaze::search {
 
 namespace {
 
-/// Designs an estimator serves before it is replaced: its memory of GEMM estimates grows with every core
-/// configuration, and neighbouring designs in canonical order share most of theirs.
-constexpr int64_t kDesignsPerEstimator = 64;
-
 LayerSchedules::Passes schedule_layer(const model::Layer& layer, const hw::Architecture& design,
                                       cost::Estimator& estimator, schedule::Solver& solver, ScheduleCache& cache) {
   return {cache.solve(schedule::layer_problem(layer.forward, design, estimator), solver),
@@ -42,6 +38,7 @@ Workload prepare_workload(const SearchQuestion& q) {
     for (PassSummary* s : {&p.forward, &p.backward}) *s = {true, 1.0, 0, 0, 0, true, 1.0};
   const hw::Architecture base = enumeration_options(q).base;
   placement::Planner planner;
+  w.fits_hbm_bytes = q.hbm_bytes;
   for (size_t mi = 0; mi < q.models.size(); ++mi) {
     auto& per_model = w.fits.emplace_back();
     for (size_t bi = 0; bi < q.micro_batches.size(); ++bi) {
@@ -59,12 +56,9 @@ Workload prepare_workload(const SearchQuestion& q) {
 }
 
 bool Workload::fits_in_memory(size_t model, size_t micro_batch_index, int64_t hbm_bytes, bool recompute) const {
-  const std::vector<int64_t>& sizes = question->hbm_bytes;
-  const auto hbm = static_cast<size_t>(std::find(sizes.begin(), sizes.end(), hbm_bytes) - sizes.begin());
-  // A size outside the table (a baseline's own HBM size) is left to the planner.
-  if (hbm == sizes.size() || model >= fits.size() || micro_batch_index >= fits[model].size() ||
-      hbm >= fits[model][micro_batch_index].size())
-    return true;
+  const auto hbm =
+      static_cast<size_t>(std::find(fits_hbm_bytes.begin(), fits_hbm_bytes.end(), hbm_bytes) - fits_hbm_bytes.begin());
+  if (hbm == fits_hbm_bytes.size()) return true;  // e.g. a baseline's own HBM size
   return fits[model][micro_batch_index][hbm][recompute ? 1 : 0];
 }
 

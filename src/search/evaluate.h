@@ -20,16 +20,21 @@
 
 namespace phaze::search {
 
+/// Designs an estimator serves before it is replaced: its memory of GEMM estimates grows with every core
+/// configuration, and neighbouring designs in canonical order share most of theirs.
+inline constexpr int64_t kDesignsPerEstimator = 64;
+
 /// The layer graphs of the workload, built once: per model, per micro-batch size (the question's order) and
 /// per width (the model's order).
 struct Workload {
   const SearchQuestion* question = nullptr;
   std::vector<std::vector<std::vector<model::LayerGraph>>> graphs;  ///< [model][micro-batch][width]
-  /// Whether a training plan of some width fits in memory: [model][micro-batch][HBM size (the question's
-  /// order)][recomputation off, on]. The memory of a plan does not depend on the design, so a model that fits
-  /// nowhere at a point has no plan on any design, and its schedules are not needed there. A point outside
-  /// the table counts as fitting: the planner decides.
+  /// Whether a training plan of some width fits in memory: [model][micro-batch][HBM size, in the order of
+  /// fits_hbm_bytes][recomputation off, on]. The memory of a plan does not depend on the design, so a model
+  /// that fits nowhere at a point has no plan on any design, and its schedules are not needed there. An HBM
+  /// size outside the table counts as fitting: the planner decides.
   std::vector<std::vector<std::vector<std::array<bool, 2>>>> fits;
+  std::vector<int64_t> fits_hbm_bytes;  ///< the HBM sizes of the table (the question's when prepared)
   bool fits_in_memory(size_t model, size_t micro_batch_index, int64_t hbm_bytes, bool recompute) const;
 };
 Workload prepare_workload(const SearchQuestion& question);

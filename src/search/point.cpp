@@ -110,6 +110,20 @@ PointOutcome from_record(const std::string& key, const json& r) {
   return p;
 }
 
+PointOutcome as_recorded(const PointOutcome& p) {
+  return from_record(p.key, json::parse(to_record(p).dump()));
+}
+
+std::optional<PointOutcome> best_feasible(const std::vector<PointOutcome>& points) {
+  std::optional<PointOutcome> best;
+  for (const PointOutcome& p : points) {
+    if (!p.feasible) continue;
+    PointOutcome recorded = as_recorded(p);
+    if (!best || better(recorded, *best)) best = std::move(recorded);
+  }
+  return best;
+}
+
 bool before(const PointOutcome& a, const PointOutcome& b) {
   return order_key(a) < order_key(b);
 }

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,8 @@ struct PointOutcome {
 /// round trip bit for bit, so an answer built from stored records equals one built from fresh ones.
 nlohmann::json to_record(const PointOutcome& point);
 PointOutcome from_record(const std::string& key, const nlohmann::json& record);
+/// A point after the round trip through its record: fresh points and stored ones compare and print alike.
+PointOutcome as_recorded(const PointOutcome& point);
 
 /// The total order of the answer: higher score first; among equal scores the earlier design in canonical
 /// enumeration order (hw/enumerate.h: num_tc, num_vc, width, vc_width, depth, GLB, each from the largest
@@ -73,5 +76,9 @@ bool better(const PointOutcome& a, const PointOutcome& b);
 bool better_for_model(const PointOutcome& a, const PointOutcome& b, size_t m);
 /// Canonical order alone (no score): the order of points in listings.
 bool before(const PointOutcome& a, const PointOutcome& b);
+
+/// The best feasible point of `points` in the answer's order (`better`), as recorded; nothing when none is
+/// feasible.
+std::optional<PointOutcome> best_feasible(const std::vector<PointOutcome>& points);
 
 }  // namespace phaze::search

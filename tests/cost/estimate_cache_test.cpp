@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -24,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/child_process.h"
 #include "support/sqlite_script.h"
 #include "support/temp_dir.h"
 #include "util/input_error.h"
@@ -327,38 +327,24 @@ TEST(EstimateCache, TwoProcessesWriteConcurrently) {
 
   std::vector<pid_t> children;
   for (int writer = 1; writer <= 2; ++writer) {
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      int status = 1;
-      try {
-        // Both children create the file: schema creation races too.
-        EstimateCache cache(path);
-        const int begin = (writer - 1) * (per_child - overlap);
-        for (int batch = begin; batch < begin + per_child; batch += 250) {
-          std::vector<std::pair<std::string, CachedEstimate>> entries;
-          for (int i = batch; i < batch + 250; ++i) entries.emplace_back(key(i), value(i, writer));
-          cache.store_many(entries);
-          std::vector<std::string> keys;
-          for (int i = batch; i < batch + 250; ++i) keys.push_back(key(i));
-          for (const auto& found : cache.find_many(keys)) {
-            if (!found) throw std::runtime_error("a stored key is missing");
-          }
+    children.push_back(phaze_test::start_child([&] {
+      // Both children create the file: schema creation races too.
+      EstimateCache cache(path);
+      const int begin = (writer - 1) * (per_child - overlap);
+      for (int batch = begin; batch < begin + per_child; batch += 250) {
+        std::vector<std::pair<std::string, CachedEstimate>> entries;
+        for (int i = batch; i < batch + 250; ++i) entries.emplace_back(key(i), value(i, writer));
+        cache.store_many(entries);
+        std::vector<std::string> keys;
+        for (int i = batch; i < batch + 250; ++i) keys.push_back(key(i));
+        for (const auto& found : cache.find_many(keys)) {
+          if (!found) throw std::runtime_error("a stored key is missing");
         }
-        status = 0;
-      } catch (...) {
-        status = 1;
       }
-      ::_exit(status);
-    }
-    children.push_back(pid);
+    }));
+    ASSERT_GE(children.back(), 0);
   }
-  for (const pid_t pid : children) {
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status)) << status;
-    EXPECT_EQ(WEXITSTATUS(status), 0) << "child " << pid << " failed";
-  }
+  EXPECT_EQ(phaze_test::wait_for_exit_codes(children), (std::vector<int>{0, 0}));
 
   EstimateCache cache(path);
   EXPECT_EQ(cache.size(), total);

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "cost/estimate_cache.h"
+#include "support/child_process.h"
 #include "support/sqlite_script.h"
 #include "support/temp_dir.h"
 #include "util/input_error.h"
@@ -41,7 +42,9 @@ using nlohmann::json;
 using phaze::InputError;
 using phaze::io::PointResult;
 using phaze::io::ResultsDb;
+using phaze_test::start_child;
 using phaze_test::TempDir;
+using phaze_test::wait_for_exit_codes;
 
 constexpr const char* kIdentity = R"({"cost_model":"v3","models":["gpt3-175b"],"mbs":[1,2,4,8]})";
 
@@ -545,30 +548,17 @@ TEST(ResultsDb, TwoProcessesWriteConcurrently) {
   constexpr int kOverlap = 20;
   std::vector<pid_t> children;
   for (int writer = 0; writer < 2; ++writer) {
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      int status = 1;
-      try {
-        ResultsDb db(path, kIdentity);  // both create the file: schema creation races too
-        const int begin = writer * (kBatches - kOverlap);
-        for (int id = begin; id < begin + kBatches; ++id) {
-          db.put_batch(batch(id));
-          if (!db.find(batch_point(id, kPointsPerBatch - 1).key)) throw std::runtime_error("a stored point is missing");
-        }
-        status = 0;
-      } catch (...) {
-        status = 1;
+    children.push_back(start_child([&] {
+      ResultsDb db(path, kIdentity);  // both create the file: schema creation races too
+      const int begin = writer * (kBatches - kOverlap);
+      for (int id = begin; id < begin + kBatches; ++id) {
+        db.put_batch(batch(id));
+        if (!db.find(batch_point(id, kPointsPerBatch - 1).key)) throw std::runtime_error("a stored point is missing");
       }
-      ::_exit(status);
-    }
-    children.push_back(pid);
+    }));
+    ASSERT_GE(children.back(), 0);
   }
-  for (const pid_t pid : children) {
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writer " << pid << " failed: " << status;
-  }
+  EXPECT_EQ(wait_for_exit_codes(children), (std::vector<int>{0, 0}));
   EXPECT_EQ(check_batches(path), 2 * kBatches - kOverlap);
   EXPECT_EQ(ResultsDb(path, kIdentity).count(), (2 * kBatches - kOverlap) * kPointsPerBatch);
 }
@@ -579,31 +569,15 @@ TEST(ResultsDb, OfTwoRunsCreatingOneFileOnlyOneWins) {
     const std::string path = dir.file("results-" + std::to_string(round) + ".sqlite");
     std::vector<pid_t> children;
     for (int writer = 0; writer < 2; ++writer) {
-      const pid_t pid = ::fork();
-      ASSERT_GE(pid, 0);
-      if (pid == 0) {
-        int status = 1;
-        try {
-          ResultsDb db(path, "run " + std::to_string(writer));
-          db.put_batch({point("written by run " + std::to_string(writer), writer, true, 1)});
-          status = 0;
-        } catch (const InputError&) {
-          status = 2;
-        } catch (...) {
-          status = 1;
-        }
-        ::_exit(status);
-      }
-      children.push_back(pid);
+      children.push_back(start_child([&] {
+        ResultsDb db(path, "run " + std::to_string(writer));
+        db.put_batch({point("written by run " + std::to_string(writer), writer, true, 1)});
+      }));
+      ASSERT_GE(children.back(), 0);
     }
-    std::multiset<int> statuses;
-    for (const pid_t pid : children) {
-      int status = 0;
-      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-      ASSERT_TRUE(WIFEXITED(status));
-      statuses.insert(WEXITSTATUS(status));
-    }
-    EXPECT_EQ(statuses, (std::multiset<int>{0, 2})) << "round " << round;
+    // One run creates the file; the other finds another run's identity there (bad input, status 2).
+    const std::vector<int> codes = wait_for_exit_codes(children);
+    EXPECT_EQ(std::multiset<int>(codes.begin(), codes.end()), (std::multiset<int>{0, 2})) << "round " << round;
     const std::string winner = query_text(path, "SELECT value FROM meta WHERE name = 'run_identity'");
     EXPECT_EQ(query_text(path, "SELECT key FROM points"), "written by " + winner);
     EXPECT_EQ(query_text(path, "SELECT count(*) FROM points"), "1");

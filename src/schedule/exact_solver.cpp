@@ -203,6 +203,7 @@ class Search {
     if (p.vector_cores > pairs) groups_.push_back(Group{0, 0, p.vector_cores - pairs, kVc});
     finish_.assign(n_, 0);
     start_.assign(n_, 0);
+    choice_lists_.resize(static_cast<size_t>(n_) + 1);
     awaited_by_.assign(n_, 0);
     overlaps_.assign(n_, 0);
     for (int s = 0; s < n_; ++s)
@@ -723,20 +724,21 @@ class Search {
   struct Memo {
     double last_start, makespan;
     std::vector<double> times;
-    std::vector<Group> groups;
+    std::vector<Group> groups;  // normalised at last_start
   };
 
-  std::vector<double> state_times(uint64_t done) const {
-    std::vector<double> t{link_end_};
+  void state_times(uint64_t done, std::vector<double>& t) const {
+    t.assign({link_end_});
     t.insert(t.end(), std::begin(compute_end_), std::end(compute_end_));
     t.insert(t.end(), std::begin(parallel_end_), std::end(parallel_end_));
     for (int s = 0; s < n_; ++s)
       if ((done >> s & 1) && (awaited_by_[s] & ~done)) t.push_back(finish_[s]);
-    return t;
   }
 
-  static std::vector<Group> normalized(const std::vector<Group>& groups, double at) {
-    std::vector<Group> out;
+  // The groups as seen from `at` on (into `out`): free times raised to it, empty groups dropped, sorted, and
+  // groups in the same state merged. Normalising at a and then at b ≥ a gives the same as at b directly.
+  static void normalize(const std::vector<Group>& groups, double at, std::vector<Group>& out) {
+    out.clear();
     for (Group g : groups) {
       if (g.count == 0) continue;
       g.tc_free = std::max(g.tc_free, at);
@@ -746,15 +748,15 @@ class Search {
     std::sort(out.begin(), out.end(), [](const Group& a, const Group& b) {
       return std::tie(a.kind, a.tc_free, a.vc_free) < std::tie(b.kind, b.tc_free, b.vc_free);
     });
-    std::vector<Group> merged;
+    size_t kept = 0;
     for (const Group& g : out) {
-      if (!merged.empty() && merged.back().kind == g.kind && merged.back().tc_free == g.tc_free &&
-          merged.back().vc_free == g.vc_free)
-        merged.back().count += g.count;
+      if (kept > 0 && out[kept - 1].kind == g.kind && out[kept - 1].tc_free == g.tc_free &&
+          out[kept - 1].vc_free == g.vc_free)
+        out[kept - 1].count += g.count;
       else
-        merged.push_back(g);
+        out[kept++] = g;
     }
-    return merged;
+    out.resize(kept);
   }
 
   static bool same_groups(const std::vector<Group>& a, const std::vector<Group>& b) {
@@ -768,17 +770,19 @@ class Search {
 
   bool dominated(uint64_t done, double last_start) {
     if (greedy_) return false;
-    const std::vector<double> times = state_times(done);
+    state_times(done, times_);
     auto& entries = memo_[done];
-    const std::vector<Group> mine = normalized(groups_, last_start);
+    normalize(groups_, last_start, mine_);
     for (const Memo& e : entries) {
       if (e.last_start > last_start || e.makespan > makespan_) continue;
       bool no_later = true;
-      for (size_t i = 0; i < times.size() && no_later; ++i)
-        no_later = std::max(e.times[i], last_start) <= std::max(times[i], last_start);
-      if (no_later && same_groups(normalized(e.groups, last_start), mine)) return true;
+      for (size_t i = 0; i < times_.size() && no_later; ++i)
+        no_later = std::max(e.times[i], last_start) <= std::max(times_[i], last_start);
+      if (!no_later) continue;
+      normalize(e.groups, last_start, theirs_);
+      if (same_groups(theirs_, mine_)) return true;
     }
-    if (entries.size() < 32) entries.push_back(Memo{last_start, makespan_, times, groups_});
+    if (entries.size() < 32) entries.push_back(Memo{last_start, makespan_, times_, mine_});
     return false;
   }
 
@@ -824,11 +828,12 @@ class Search {
     }
     // Bounds sum the latencies in another order than the schedule does: a bound within rounding of the
     // incumbent cannot lead to a schedule better by more than that.
-    if (lower_bound(done, last_start) >= best_ * (1 - kBoundTolerance)) return;
     if (lonely_single(last_start)) return;
     if (closed_phase_dominated()) return;
+    if (lower_bound(done, last_start) >= best_ * (1 - kBoundTolerance)) return;
     if (dominated(done, last_start)) return;
-    std::vector<Choice> choices;
+    // One list of choices per depth (sized in the constructor, never resized), kept across nodes.
+    std::vector<Choice>& choices = choice_lists_[path_.size()];
     options(done, last_start, last_task, last_task_start, choices);
     for (const Choice& c : choices) {
       if (std::max(makespan_, c.finish) >= best_) continue;
@@ -1005,8 +1010,11 @@ class Search {
   };
   std::vector<Key> seen_;
   std::unordered_map<uint64_t, std::vector<Memo>> memo_;
-  std::vector<uint64_t> awaited_by_;  // successors of each task (search indices)
-  std::vector<int> open_singles_;     // single-core compute tasks in sequence order
+  std::vector<double> times_;                      // work space of dominated()
+  std::vector<Group> mine_, theirs_;               // work space of dominated()
+  std::vector<std::vector<Choice>> choice_lists_;  // per depth of the dive
+  std::vector<uint64_t> awaited_by_;               // successors of each task (search indices)
+  std::vector<int> open_singles_;                  // single-core compute tasks in sequence order
   // The current phase: a maximal run of overlapping single-core compute tasks (path_ indices from
   // phase_begin_), ending at phase_end_; closed_begin_/closed_end_ name the phase the last task closed.
   int phase_begin_ = -1;

@@ -8,8 +8,10 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <numeric>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include "hw/area.h"
@@ -103,24 +105,58 @@ struct Slot {
   std::optional<double> score;
 };
 
-/// The designs in visiting order, handed out to threads, and the buckets finished so far. Every member is
-/// guarded by `mutex`.
+/// The positions (in visiting order) a thread takes at once, in the order they are handed out. The bucket
+/// search hands out one design at a time in visiting order, as its stop rule needs. The exhaustive search,
+/// whose answer does not depend on the order, hands out all designs with the same tensor cores (count and
+/// systolic array) together, one GLB size after another per vector-core configuration: their GEMM estimates
+/// are shared by one estimator, and designs that differ only in a GLB larger than every tile meet the same
+/// layer schedules while the schedule cache still holds them.
+std::vector<std::vector<size_t>> work_units(const std::vector<hw::Design>& designs, const BucketOrder& order,
+                                            bool exhaustive) {
+  std::vector<std::vector<size_t>> units;
+  if (!exhaustive) {
+    for (size_t p = 0; p < order.designs.size(); ++p) units.push_back({p});
+    return units;
+  }
+  std::vector<size_t> positions(order.designs.size());
+  std::iota(positions.begin(), positions.end(), size_t{0});
+  auto group = [&](size_t p) {
+    const hw::Architecture& a = designs[order.designs[p]].arch;
+    return std::tuple(a.tc_width, a.tc_depth, a.num_tc);
+  };
+  auto inside = [&](size_t p) {
+    const hw::Architecture& a = designs[order.designs[p]].arch;
+    return std::tuple(a.num_vc, a.vc_width, a.glb_bytes);
+  };
+  std::stable_sort(positions.begin(), positions.end(),
+                   [&](size_t a, size_t b) { return std::pair(group(a), inside(a)) < std::pair(group(b), inside(b)); });
+  for (size_t k = 0; k < positions.size(); ++k) {
+    if (k == 0 || group(positions[k]) != group(positions[k - 1])) units.emplace_back();
+    units.back().push_back(positions[k]);
+  }
+  return units;
+}
+
+/// The designs in visiting order, handed out to threads in work units, and the buckets finished so far.
+/// Every member is guarded by `mutex`.
 struct Walk {
   const BucketOrder& order;
+  std::vector<std::vector<size_t>> units;
   size_t combinations;
   std::optional<int64_t> window;  ///< nothing: exhaustive
   size_t look_ahead;              ///< designs beyond the start of the first unfinished bucket
   std::mutex mutex;
   std::condition_variable changed;
-  size_t next = 0;                       ///< position of the next design to hand out
+  size_t next = 0;                       ///< the next work unit to hand out
   size_t frontier = 0;                   ///< the first bucket not finished
   std::vector<size_t> finished_designs;  ///< per bucket
   std::vector<Slot> slots;               ///< [position · combinations + combination]
   std::vector<CombinationState> states;  ///< per combination, updated as buckets finish in visiting order
   std::exception_ptr failure;
 
-  Walk(const BucketOrder& o, size_t c, std::optional<int64_t> w, size_t ahead)
+  Walk(const BucketOrder& o, std::vector<std::vector<size_t>> u, size_t c, std::optional<int64_t> w, size_t ahead)
       : order(o),
+        units(std::move(u)),
         combinations(c),
         window(w),
         look_ahead(ahead),
@@ -131,11 +167,13 @@ struct Walk {
   bool any_running() const {
     return std::any_of(states.begin(), states.end(), [&](const CombinationState& s) { return running(s, order); });
   }
-  bool more() const { return !failure && next < order.designs.size() && any_running(); }
-  /// The positions that may be handed out now: the first unfinished bucket whole, and the look-ahead.
-  size_t limit() const {
-    if (!window || frontier >= order.buckets()) return order.designs.size();
-    return std::max(order.start[frontier + 1], order.start[frontier] + look_ahead);
+  bool more() const { return !failure && next < units.size() && any_running(); }
+  /// Whether the next unit may be handed out now: its positions lie in the first unfinished bucket or the
+  /// look-ahead after its start.
+  bool next_allowed() const {
+    if (!window || frontier >= order.buckets()) return true;
+    const size_t limit = std::max(order.start[frontier + 1], order.start[frontier] + look_ahead);
+    return std::all_of(units[next].begin(), units[next].end(), [&](size_t p) { return p < limit; });
   }
   Slot& slot(size_t position, size_t combination) { return slots[position * combinations + combination]; }
   /// Counts the design at `position` as finished and finishes the buckets that are now complete, in visiting
@@ -240,7 +278,8 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
   std::vector<PointOutcome> memory;  // without a results file: every point, for the answer
   std::optional<PointOutcome> best_so_far;
   std::atomic<int64_t> evaluated{0}, unproven{0};
-  Walk walk(order, combos.size(), stop_window(q), kLookAheadPerThread * static_cast<size_t>(threads));
+  Walk walk(order, work_units(designs, order, q.exhaustive), combos.size(), stop_window(q),
+            kLookAheadPerThread * static_cast<size_t>(threads));
 
   {
     // The bucket search counts buckets, whose total is only a bound; the exhaustive search counts points.
@@ -251,10 +290,8 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
       try {
         Evaluator evaluator(workload, cache);
         std::unique_lock lock(walk.mutex);
-        while (true) {
-          walk.changed.wait(lock, [&] { return !walk.more() || walk.next < walk.limit(); });
-          if (!walk.more()) break;
-          const size_t position = walk.next++;
+        // Evaluates the design at `position`, called and returning with the lock held.
+        auto visit = [&](size_t position) {
           std::vector<size_t> running_now;
           for (size_t c = 0; c < combos.size(); ++c)
             if (running(walk.states[c], order)) running_now.push_back(c);
@@ -300,6 +337,11 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
           const int64_t buckets_finished = walk.finish_design(position);
           progress.advance(q.exhaustive ? static_cast<int64_t>(points.size() + resumed.size()) : buckets_finished);
           walk.changed.notify_all();
+        };
+        while (true) {
+          walk.changed.wait(lock, [&] { return !walk.more() || walk.next_allowed(); });
+          if (!walk.more()) break;
+          for (const size_t position : walk.units[walk.next++]) visit(position);
         }
         unproven += evaluator.unproven_passes();
       } catch (...) {

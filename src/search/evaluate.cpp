@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
+#include <optional>
+#include <tuple>
 
 #include "schedule/layer_problem.h"
 
@@ -10,10 +13,53 @@ namespace phaze::search {
 
 namespace {
 
-LayerSchedules::Passes schedule_layer(const model::Layer& layer, const hw::Architecture& design,
-                                      cost::Estimator& estimator, schedule::Solver& solver, ScheduleCache& cache) {
-  return {cache.solve(schedule::layer_problem(layer.forward, design, estimator), solver),
-          cache.solve(schedule::layer_problem(layer.backward, design, estimator), solver)};
+/// Relative slack on a width's bound before it rules the width out: the lower bounds and the schedules sum
+/// their latencies in other orders, so a bound may exceed the makespan it bounds by rounding.
+constexpr double kBoundSlack = 1e-9;
+
+/// The scheduling problems of one width: embedding, transformer layer and head, forward then backward.
+using WidthProblems = std::array<schedule::Problem, 6>;
+
+WidthProblems width_problems(const model::LayerGraph& graph, const hw::Architecture& design,
+                             cost::Estimator& estimator) {
+  WidthProblems out;
+  const model::Layer* layers[3] = {&graph.embedding, &graph.transformer, &graph.head};
+  for (size_t k = 0; k < 3; ++k) {
+    out[2 * k] = schedule::layer_problem(layers[k]->forward, design, estimator);
+    out[2 * k + 1] = schedule::layer_problem(layers[k]->backward, design, estimator);
+  }
+  return out;
+}
+
+bool all_finite(const WidthProblems& problems) {
+  return std::all_of(problems.begin(), problems.end(), schedule::has_finite_latencies);
+}
+
+LayerSchedules solve_width(const WidthProblems& problems, schedule::Solver& solver, ScheduleCache& cache) {
+  LayerSchedules s;
+  for (size_t k = 0; k < 3; ++k)
+    s.layers[k] = {cache.solve(problems[2 * k], solver), cache.solve(problems[2 * k + 1], solver)};
+  return s;
+}
+
+/// Stand-in schedules whose makespans are the exact solver's root bounds (slightly lowered, kBoundSlack): a
+/// plan on their chain is no slower than on the optimal schedules, as every stage load grows with the layers'
+/// latencies. Needs finite latencies.
+LayerSchedules bound_width(const WidthProblems& problems) {
+  LayerSchedules s;
+  for (size_t k = 0; k < 3; ++k)
+    for (size_t pass = 0; pass < 2; ++pass) {
+      const double bound = schedule::exact_lower_bound(problems[2 * k + pass]) * (1 - kBoundSlack);
+      (pass == 0 ? s.layers[k].forward : s.layers[k].backward) = {true, bound, 0, 0, 0, false, bound};
+    }
+  return s;
+}
+
+/// Whether `plan` of width index `width` beats `best` of width index `best_width`: faster, or as fast with a
+/// smaller width (the planner's rule over widths).
+bool beats(const placement::Plan& plan, size_t width, const placement::Plan& best, size_t best_width) {
+  return plan.feasible && (!best.feasible || plan.time_per_batch < best.time_per_batch ||
+                           (plan.time_per_batch == best.time_per_batch && width < best_width));
 }
 
 }  // namespace
@@ -78,11 +124,7 @@ const LayerSchedules::Passes& LayerSchedules::node(int64_t index, int64_t size) 
 
 LayerSchedules schedule_layers(const model::LayerGraph& graph, const hw::Architecture& design,
                                cost::Estimator& estimator, schedule::Solver& solver, ScheduleCache& cache) {
-  LayerSchedules s;
-  s.layers[0] = schedule_layer(graph.embedding, design, estimator, solver, cache);
-  s.layers[1] = schedule_layer(graph.transformer, design, estimator, solver, cache);
-  s.layers[2] = schedule_layer(graph.head, design, estimator, solver, cache);
-  return s;
+  return solve_width(width_problems(graph, design, estimator), solver, cache);
 }
 
 placement::Chain make_chain(const model::LayerGraph& graph, const LayerSchedules& schedules) {
@@ -173,14 +215,82 @@ Evaluator::Evaluator(const Workload& workload, ScheduleCache& cache)
                   ? schedule::make_exact_solver(workload.question->schedule_node_budget)
                   : schedule::make_exact_solver()) {}
 
+Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>& graphs,
+                                            const hw::Architecture& design,
+                                            const std::vector<placement::Cluster>& clusters) {
+  const size_t widths = graphs.size(), points = clusters.size();
+  ModelPlans out;
+  out.schedules.resize(widths);
+  out.plans.resize(points);
+  out.width_of.assign(points, widths);
+  std::vector<WidthProblems> problems(widths);
+  std::vector<char> usable(widths, 0);
+  for (size_t wi = 0; wi < widths; ++wi) {
+    problems[wi] = width_problems(graphs[wi], design, *estimator_);
+    usable[wi] = all_finite(problems[wi]) ? 1 : 0;
+    out.any_width = out.any_width || usable[wi];
+  }
+  // Schedules one width exactly and lets its plans compete for every point.
+  auto solve = [&](size_t wi) {
+    const LayerSchedules& s = out.schedules[wi].emplace(solve_width(problems[wi], *solver_, cache_));
+    for (const auto& p : s.layers) unproven_ += !p.forward.proven_optimal + !p.backward.proven_optimal;
+    const placement::Chain chain = make_chain(graphs[wi], s);
+    for (size_t k = 0; k < points; ++k) {
+      placement::Plan plan = planner_.solve(chain, clusters[k]);
+      if (beats(plan, wi, out.plans[k], out.width_of[k])) {
+        out.plans[k] = std::move(plan);
+        out.width_of[k] = wi;
+      }
+    }
+  };
+
+  if (design.num_tc > kBoundWidthsUpToTensorCores) {
+    for (size_t wi = 0; wi < widths; ++wi)
+      if (usable[wi]) solve(wi);
+    return out;
+  }
+  // Few tensor cores: the layer schedules cost far more than placements, so every width is first placed on
+  // the root bounds of its layers, which bound its time per batch from below, and a width is scheduled only
+  // while it could still beat (or tie with a smaller width) the best plan of some point. The plans are those
+  // of scheduling every width.
+  std::vector<std::vector<double>> bound(widths, std::vector<double>(points, std::numeric_limits<double>::infinity()));
+  for (size_t wi = 0; wi < widths; ++wi) {
+    if (!usable[wi]) continue;
+    const placement::Chain chain = make_chain(graphs[wi], bound_width(problems[wi]));
+    for (size_t k = 0; k < points; ++k) {
+      const placement::Plan plan = planner_.solve(chain, clusters[k]);
+      if (plan.feasible) bound[wi][k] = plan.time_per_batch;
+    }
+  }
+  auto could_win = [&](size_t wi, size_t k) {
+    const placement::Plan& best = out.plans[k];
+    const double b = bound[wi][k];
+    return usable[wi] && !out.schedules[wi] && b < std::numeric_limits<double>::infinity() &&
+           (!best.feasible || b < best.time_per_batch || (b == best.time_per_batch && wi < out.width_of[k]));
+  };
+  while (true) {
+    // The first point that an unscheduled width could still improve, and its most promising such width.
+    std::optional<size_t> next;
+    for (size_t k = 0; k < points && !next; ++k)
+      for (size_t wi = 0; wi < widths; ++wi)
+        if (could_win(wi, k) && (!next || bound[wi][k] < bound[*next][k])) next = wi;
+    if (!next) break;
+    solve(*next);
+  }
+  return out;
+}
+
 std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
                                               const std::function<bool(const std::string&)>& wanted) {
   const SearchQuestion& q = *workload_.question;
-  if (!estimator_ || designs_since_reset_ >= kDesignsPerEstimator) {
+  // Designs with the same tensor cores keep their estimator: they share their GEMM estimates.
+  const auto array = std::tuple(design.arch.tc_width, design.arch.tc_depth, design.arch.num_tc);
+  if (!estimator_ || (designs_since_reset_ >= kDesignsPerEstimator && array != last_array_)) {
     estimator_ = std::make_unique<cost::Estimator>();
     designs_since_reset_ = 0;
   }
   ++designs_since_reset_;
+  last_array_ = array;
   const double ring_latency_s = estimator_->params().collective_latency_s;
   const std::vector<bool> recomputes = recompute_values(q.recompute);
   std::vector<PointOutcome> out;
@@ -197,25 +307,18 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
       }
     if (todo.empty()) continue;
 
-    // Schedules and chains per model and width; a width with an operator without estimate is left out. A model
-    // that fits in memory at none of the points to do has no plan at any of them, schedules or not.
-    std::vector<std::vector<LayerSchedules>> schedules(q.models.size());
-    std::vector<std::vector<placement::Chain>> chains(q.models.size());
-    std::vector<std::vector<size_t>> chain_width(q.models.size());  // width index of each chain
+    // Per model, the best plan of every point that fits in memory. A model that fits at none of the points to do
+    // has no plan at any of them, schedules or not.
+    std::vector<ModelPlans> plans(q.models.size());
     for (size_t mi = 0; mi < q.models.size(); ++mi) {
-      if (std::none_of(todo.begin(), todo.end(),
-                       [&](const auto& point) { return workload_.fits_in_memory(mi, bi, point.first, point.second); }))
-        continue;
-      const auto& graphs = workload_.graphs[mi][bi];
-      for (size_t wi = 0; wi < graphs.size(); ++wi) {
-        LayerSchedules s = schedule_layers(graphs[wi], design.arch, *estimator_, *solver_, cache_);
-        for (const auto& p : s.layers) unproven_ += !p.forward.proven_optimal + !p.backward.proven_optimal;
-        if (s.feasible()) {
-          chains[mi].push_back(make_chain(graphs[wi], s));
-          chain_width[mi].push_back(wi);
-        }
-        schedules[mi].push_back(s);
+      std::vector<placement::Cluster> clusters;
+      for (const auto& [hbm, rc] : todo) {
+        hw::Architecture a = design.arch;
+        a.hbm_bytes = hbm;
+        if (workload_.fits_in_memory(mi, bi, hbm, rc))
+          clusters.push_back(make_cluster(q, a, b, hbm, rc, ring_latency_s));
       }
+      if (!clusters.empty()) plans[mi] = plan_model(workload_.graphs[mi][bi], design.arch, clusters);
     }
 
     for (const auto& [hbm, rc] : todo) {
@@ -233,18 +336,18 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
         auto no_fit = [&] { return fmt::format("no plan fits in {} GiB of HBM on {} devices", hbm / kGiB, q.devices); };
         if (!workload_.fits_in_memory(mi, bi, hbm, rc)) {
           m.reason = no_fit();
-        } else if (chains[mi].empty()) {
-          m.reason = "an operator has no finite estimate on this design at every width";
         } else {
-          const placement::Cluster cluster = make_cluster(q, p.design, b, hbm, rc, ring_latency_s);
-          const placement::Plan plan = planner_.solve(chains[mi], cluster);
-          if (!plan.feasible) {
+          ModelPlans& mp = plans[mi];
+          const size_t k = mp.next_point++;  // the points that fit, in the order of `todo`
+          if (!mp.any_width) {
+            m.reason = "an operator has no finite estimate on this design at every width";
+          } else if (!mp.plans[k].feasible) {
             m.reason = no_fit();
           } else {
-            size_t k = 0;
-            while (chains[mi][k].width != plan.width) ++k;
-            const size_t wi = chain_width[mi][k];
-            m = model_outcome(workload_.graphs[mi][bi][wi], schedules[mi][wi], plan, cluster, p.design, q.global_batch);
+            const size_t wi = mp.width_of[k];
+            const placement::Cluster cluster = make_cluster(q, p.design, b, hbm, rc, ring_latency_s);
+            m = model_outcome(workload_.graphs[mi][bi][wi], *mp.schedules[wi], mp.plans[k], cluster, p.design,
+                              q.global_batch);
           }
         }
         p.feasible = p.feasible && m.feasible;

@@ -6,7 +6,9 @@
 #include <array>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cost/operator_cost.h"
@@ -20,8 +22,8 @@
 
 namespace phaze::search {
 
-/// Designs an estimator serves before it is replaced: its memory of GEMM estimates grows with every core
-/// configuration, and neighbouring designs in canonical order share most of theirs.
+/// Designs an estimator serves before it is replaced (at the next change of tensor cores): its memory
+/// of GEMM estimates grows with every core configuration, and neighbouring designs share most of theirs.
 inline constexpr int64_t kDesignsPerEstimator = 64;
 
 /// The layer graphs of the workload, built once: per model, per micro-batch size (the question's order) and
@@ -75,6 +77,11 @@ placement::Cluster make_cluster(const SearchQuestion& question, const hw::Archit
 ModelOutcome model_outcome(const model::LayerGraph& graph, const LayerSchedules& schedules, const placement::Plan& plan,
                            const placement::Cluster& cluster, const hw::Architecture& design, int64_t global_batch);
 
+/// Designs with at most this many tensor cores have their widths bounded before they are scheduled: there the
+/// exact solver meets near-ties of single-core and parallel runs and needs tens of milliseconds per backward
+/// layer, while a placement takes a fraction of one.
+inline constexpr int64_t kBoundWidthsUpToTensorCores = 4;
+
 /// Evaluates designs on one thread; keeps its estimator, solver and planner across designs.
 class Evaluator {
  public:
@@ -87,12 +94,25 @@ class Evaluator {
   int64_t unproven_passes() const { return unproven_; }
 
  private:
+  /// One model's best plans at the points of one micro-batch (clusters) over its widths, and the schedules
+  /// of the widths that were scheduled.
+  struct ModelPlans {
+    bool any_width = false;                                ///< some width has finite estimates
+    std::vector<std::optional<LayerSchedules>> schedules;  ///< per width; nothing: not needed
+    std::vector<placement::Plan> plans;                    ///< per point; infeasible when no width fits
+    std::vector<size_t> width_of;                          ///< per point, the width index of its plan
+    size_t next_point = 0;                                 ///< for reading the points back in order
+  };
+  ModelPlans plan_model(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
+                        const std::vector<placement::Cluster>& clusters);
+
   const Workload& workload_;
   ScheduleCache& cache_;
   std::unique_ptr<cost::Estimator> estimator_;
   std::unique_ptr<schedule::Solver> solver_;
   placement::Planner planner_;
   int64_t designs_since_reset_ = 0;
+  std::tuple<int64_t, int64_t, int64_t> last_array_;  ///< width, depth and count of the last design's tensor cores
   int64_t unproven_ = 0;
 };
 

@@ -120,6 +120,9 @@ struct BruteBest {
   std::vector<phaze::placement::Plan> plans;  ///< per model
 };
 
+/// A point of the small question: num_tc, num_vc, tc_width, HBM bytes, micro-batch, recomputation.
+using PointKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
+
 /// A model of the set with its sequence length.
 struct ModelAt {
   std::string path;
@@ -132,10 +135,11 @@ struct ModelAt {
 /// 1.2e12 B/s). A point counts only when every model has a plan; its score is the mean of the models' best
 /// throughputs over the widths t = 1, 2, 4 that divide its heads, key/value heads and FFN size. Visits points in the
 /// documented tie order (design, HBM ascending, micro-batch ascending, recomputation off first) and keeps
-/// the first of the highest score.
+/// the first of the highest score. With `every`, also the score of every point (-1: a model has no plan).
 BruteBest brute_force(const std::vector<ModelAt>& models, const std::vector<int64_t>& tcs,
                       const std::vector<int64_t>& vcs, const std::vector<int64_t>& widths,
-                      const std::vector<int64_t>& mbs_list, const std::vector<double>& hbm_gib_list) {
+                      const std::vector<int64_t>& mbs_list, const std::vector<double>& hbm_gib_list,
+                      std::map<PointKey, double>* every = nullptr) {
   phaze::hw::EnumerationOptions options;
   options.lower_fraction = 0;
   options.base.link_bandwidth = kLinkGibS * kGiB;
@@ -205,10 +209,13 @@ BruteBest brute_force(const std::vector<ModelAt>& models, const std::vector<int6
             throughputs.push_back(model_best);
             plans.push_back(model_plan);
           }
+          const PointKey key{design.arch.num_tc, design.arch.num_vc, design.arch.tc_width, hbm, mbs_list[bi], rc};
+          if (every) (*every)[key] = -1;
           if (*std::min_element(throughputs.begin(), throughputs.end()) < 0) continue;  // a model has no plan
           double sum = 0;
           for (double x : throughputs) sum += x;
           const double score = sum / double(models.size());
+          if (every) (*every)[key] = score;
           if (score > best.score) best = {score, throughputs, design.arch, hbm, mbs_list[bi], rc, plans};
         }
     }
@@ -444,6 +451,31 @@ std::vector<CsvPoint> parse_points_csv(const std::string& text) {
     out.push_back(p);
   }
   return out;
+}
+
+TEST(SearchEndToEnd, EveryPointMatchesBruteForce) {
+  // Every point, not only the best: the search places a width only while it could still win a point (designs
+  // with few tensor cores), which must leave every point's plan as scheduling every width does.
+  TempDir dir;
+  const auto r = run_phaze(small_args() + " --exhaustive --threads 2 --csv " + dir.file("all.csv"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::map<PointKey, double> expect;
+  brute_force({{kModel, kSeq}}, kTc, kVc, kWidth, kMbs, kHbmGib, &expect);
+  const std::vector<CsvPoint> points = parse_points_csv(read(dir.file("all.csv")));
+  ASSERT_EQ(points.size(), expect.size());
+  int feasible = 0;
+  for (const CsvPoint& p : points) {
+    SCOPED_TRACE(p.line);
+    const auto found = expect.find({p.design[0], p.design[3], p.design[1], p.hbm_bytes, p.mbs, p.recompute});
+    ASSERT_NE(found, expect.end());
+    EXPECT_EQ(p.feasible, found->second >= 0);
+    if (p.feasible) {
+      EXPECT_DOUBLE_EQ(p.score, found->second);
+      ++feasible;
+    }
+  }
+  EXPECT_GT(feasible, 0);
+  EXPECT_LT(feasible, static_cast<int>(points.size()));
 }
 
 /// The documented total order of the answer: higher score, then the earlier design in canonical order

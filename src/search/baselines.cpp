@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <queue>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "model/layer_graph.h"
@@ -291,7 +295,7 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
 
 Baselines compute_baselines(const SearchQuestion& q, const std::optional<PointOutcome>& best,
                             const std::optional<PointOutcome>& tpuv4_best, const Workload& workload,
-                            ScheduleCache& cache, BaselineTimes* times) {
+                            ScheduleCache& cache, int threads, BaselineTimes* times) {
   const auto begin = std::chrono::steady_clock::now();
   Baselines out;
   BaselineTimes spent;
@@ -317,9 +321,32 @@ Baselines compute_baselines(const SearchQuestion& q, const std::optional<PointOu
   // micro-batch over every HBM size and recomputation setting.
   start = std::chrono::steady_clock::now();
   const std::vector<hw::Design> designs = search_designs(q);
+  // The argmins of the micro-batch sizes are independent: threads take them in turn, each with its own
+  // estimator and solver (the schedule cache is shared), and the results stay in the question's order.
+  std::vector<SpotlightChoice> choices(q.micro_batches.size());
+  {
+    std::atomic<size_t> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto work = [&] {
+      try {
+        Scheduling own = make_scheduling(q, cache);
+        for (size_t i = next++; i < choices.size(); i = next++)
+          choices[i] = spotlight_choice(q, designs, q.micro_batches[i], own);
+      } catch (...) {
+        std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int k = 1; k < std::min<int>(threads, static_cast<int>(choices.size())); ++k) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
+  }
   Evaluator evaluator(workload, cache);
-  for (int64_t b : q.micro_batches) {
-    SpotlightChoice choice = spotlight_choice(q, designs, b, scheduling);
+  for (SpotlightChoice& choice : choices) {
+    const int64_t b = choice.micro_batch;
     spent.spotlight_estimated += choice.designs_estimated;
     spent.spotlight_scheduled += choice.designs_scheduled;
     if (choice.found) {

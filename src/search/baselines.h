@@ -137,10 +137,11 @@ struct BaselineTimes {
 };
 
 /// Computes every baseline for the question, given the search's best point and the TPUv4-like baseline
-/// point (either may be missing), and the search's workload of `question`. Deterministic; `cache` may be
-/// the search's.
+/// point (either may be missing), and the search's workload of `question`. Deterministic whatever the number
+/// of `threads` (the Spotlight-style argmins of the micro-batch sizes run on them); `cache` may be the
+/// search's.
 Baselines compute_baselines(const SearchQuestion& question, const std::optional<PointOutcome>& best,
                             const std::optional<PointOutcome>& tpuv4_best, const Workload& workload,
-                            ScheduleCache& cache, BaselineTimes* times = nullptr);
+                            ScheduleCache& cache, int threads = 1, BaselineTimes* times = nullptr);
 
 }  // namespace phaze::search

@@ -383,7 +383,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
   // The baseline is evaluated afresh (it is one design) through the same path as every point.
   Evaluator evaluator(workload, cache);
   answer.tpuv4_baseline = best_feasible(evaluator.evaluate(tpuv4_design(q), [](const std::string&) { return true; }));
-  answer.baselines = compute_baselines(q, answer.best, answer.tpuv4_baseline, workload, cache,
+  answer.baselines = compute_baselines(q, answer.best, answer.tpuv4_baseline, workload, cache, threads,
                                        stats ? &stats->baseline_times : nullptr);
 
   if (stats) {

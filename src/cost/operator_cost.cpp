@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 
 #include "cost/gemm_cost.h"
 #include "cost/vector_cost.h"
+#include "util/run_on_threads.h"
 
 namespace phaze::cost {
 
@@ -67,11 +67,7 @@ std::vector<Estimate> Estimator::gemms(const std::vector<std::pair<model::Gemm, 
       results[i] = Estimate{m.latency_s(), m.energy_j};
     }
   };
-  const int count = std::max(1, std::min<int>(threads, static_cast<int>(unique.size())));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < count; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  run_on_threads(std::min<int>(threads, static_cast<int>(unique.size())), work);
 
   std::vector<std::pair<std::string, CachedEstimate>> fresh;
   for (size_t i : unique) {

@@ -6,12 +6,9 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <exception>
 #include <limits>
-#include <mutex>
 #include <queue>
 #include <set>
-#include <thread>
 #include <tuple>
 
 #include "model/layer_graph.h"
@@ -21,6 +18,7 @@
 #include "search/driver.h"
 #include "search/evaluate.h"
 #include "util/input_error.h"
+#include "util/run_on_threads.h"
 
 namespace phaze::search {
 
@@ -324,26 +322,12 @@ Baselines compute_baselines(const SearchQuestion& q, const std::optional<PointOu
   // The argmins of the micro-batch sizes are independent: threads take them in turn, each with its own
   // estimator and solver (the schedule cache is shared), and the results stay in the question's order.
   std::vector<SpotlightChoice> choices(q.micro_batches.size());
-  {
-    std::atomic<size_t> next{0};
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
-    auto work = [&] {
-      try {
-        Scheduling own = make_scheduling(q, cache);
-        for (size_t i = next++; i < choices.size(); i = next++)
-          choices[i] = spotlight_choice(q, designs, q.micro_batches[i], own);
-      } catch (...) {
-        std::lock_guard lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-      }
-    };
-    std::vector<std::thread> pool;
-    for (int k = 1; k < std::min<int>(threads, static_cast<int>(choices.size())); ++k) pool.emplace_back(work);
-    work();
-    for (std::thread& t : pool) t.join();
-    if (failure) std::rethrow_exception(failure);
-  }
+  std::atomic<size_t> next{0};
+  run_on_threads(std::min<int>(threads, static_cast<int>(choices.size())), [&] {
+    Scheduling own = make_scheduling(q, cache);
+    for (size_t i = next++; i < choices.size(); i = next++)
+      choices[i] = spotlight_choice(q, designs, q.micro_batches[i], own);
+  });
   Evaluator evaluator(workload, cache);
   for (SpotlightChoice& choice : choices) {
     const int64_t b = choice.micro_batch;

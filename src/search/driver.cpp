@@ -10,7 +10,6 @@
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
-#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -19,6 +18,7 @@
 #include "io/results_db.h"
 #include "search/evaluate.h"
 #include "search/schedule_cache.h"
+#include "util/run_on_threads.h"
 
 namespace phaze::search {
 
@@ -350,10 +350,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
         walk.changed.notify_all();
       }
     };
-    std::vector<std::thread> pool;
-    for (int k = 1; k < threads; ++k) pool.emplace_back(work);
-    work();
-    for (std::thread& t : pool) t.join();
+    run_on_threads(threads, work);  // `work` keeps its failure in the walk, to wake the waiting threads
     if (walk.failure) std::rethrow_exception(walk.failure);
     if (!q.exhaustive) progress.set_total(static_cast<int64_t>(walk.frontier));
     progress.finish();

@@ -309,19 +309,24 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
 
     // Per model, the best plan of every point that fits in memory. A model that fits at none of the points to do
     // has no plan at any of them, schedules or not.
+    // clusters[mi][k] is the cluster of point todo[fitting[mi][k]].
     std::vector<ModelPlans> plans(q.models.size());
+    std::vector<std::vector<placement::Cluster>> clusters(q.models.size());
+    std::vector<std::vector<size_t>> fitting(q.models.size());
     for (size_t mi = 0; mi < q.models.size(); ++mi) {
-      std::vector<placement::Cluster> clusters;
-      for (const auto& [hbm, rc] : todo) {
+      for (size_t j = 0; j < todo.size(); ++j) {
+        const auto& [hbm, rc] = todo[j];
+        if (!workload_.fits_in_memory(mi, bi, hbm, rc)) continue;
         hw::Architecture a = design.arch;
         a.hbm_bytes = hbm;
-        if (workload_.fits_in_memory(mi, bi, hbm, rc))
-          clusters.push_back(make_cluster(q, a, b, hbm, rc, ring_latency_s));
+        clusters[mi].push_back(make_cluster(q, a, b, hbm, rc, ring_latency_s));
+        fitting[mi].push_back(j);
       }
-      if (!clusters.empty()) plans[mi] = plan_model(workload_.graphs[mi][bi], design.arch, clusters);
+      if (!clusters[mi].empty()) plans[mi] = plan_model(workload_.graphs[mi][bi], design.arch, clusters[mi]);
     }
 
-    for (const auto& [hbm, rc] : todo) {
+    for (size_t j = 0; j < todo.size(); ++j) {
+      const auto& [hbm, rc] = todo[j];
       PointOutcome p;
       p.design = design.arch;
       p.design.hbm_bytes = hbm;
@@ -334,19 +339,19 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
       for (size_t mi = 0; mi < q.models.size(); ++mi) {
         ModelOutcome m;
         auto no_fit = [&] { return fmt::format("no plan fits in {} GiB of HBM on {} devices", hbm / kGiB, q.devices); };
-        if (!workload_.fits_in_memory(mi, bi, hbm, rc)) {
+        const auto at = std::find(fitting[mi].begin(), fitting[mi].end(), j);
+        if (at == fitting[mi].end()) {
           m.reason = no_fit();
         } else {
-          ModelPlans& mp = plans[mi];
-          const size_t k = mp.next_point++;  // the points that fit, in the order of `todo`
+          const ModelPlans& mp = plans[mi];
+          const auto k = static_cast<size_t>(at - fitting[mi].begin());
           if (!mp.any_width) {
             m.reason = "an operator has no finite estimate on this design at every width";
           } else if (!mp.plans[k].feasible) {
             m.reason = no_fit();
           } else {
             const size_t wi = mp.width_of[k];
-            const placement::Cluster cluster = make_cluster(q, p.design, b, hbm, rc, ring_latency_s);
-            m = model_outcome(workload_.graphs[mi][bi][wi], *mp.schedules[wi], mp.plans[k], cluster, p.design,
+            m = model_outcome(workload_.graphs[mi][bi][wi], *mp.schedules[wi], mp.plans[k], clusters[mi][k], p.design,
                               q.global_batch);
           }
         }

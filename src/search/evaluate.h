@@ -101,7 +101,6 @@ class Evaluator {
     std::vector<std::optional<LayerSchedules>> schedules;  ///< per width; nothing: not needed
     std::vector<placement::Plan> plans;                    ///< per point; infeasible when no width fits
     std::vector<size_t> width_of;                          ///< per point, the width index of its plan
-    size_t next_point = 0;                                 ///< for reading the points back in order
   };
   ModelPlans plan_model(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
                         const std::vector<placement::Cluster>& clusters);

@@ -29,12 +29,14 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "schedule/problem.h"
+#include "schedule/segment_dp.h"
 
 namespace phaze::schedule {
 
@@ -223,6 +225,7 @@ class Search {
   void set_parallel_only() { parallel_only_ = true; }
   void run() { dive(0, 0.0, -1, 0.0); }
   bool complete() const { return nodes_ <= node_limit_; }
+  int64_t nodes() const { return nodes_; }
   double best() const { return best_; }
   const std::vector<Choice>& best_path() const { return best_path_; }
 
@@ -1121,8 +1124,55 @@ Dive greedy_dive(const Problem& problem, const Prepared& q, bool parallel_only) 
   return {search.best(), search.best_path()};
 }
 
-Schedule run(const Problem& problem, bool greedy, int64_t node_limit) {
+// The shortest single-core schedule of a segment below `cutoff` (segment_dp.h), from the budget's nodes.
+detail::SegmentSchedule solve_segment(const Problem& segment, double cutoff, int64_t& budget) {
+  const Prepared q = prepare(segment);
+  // Earliest finish first, and (the "parallel-only" dive: no task here may run parallel) earliest start
+  // then longest remaining chain first, which packs long operators early.
+  Dive dive = greedy_dive(segment, q, false);
+  Dive by_chain = greedy_dive(segment, q, true);
+  if (by_chain.makespan < dive.makespan) dive = std::move(by_chain);
+  Search search(segment, q, std::max<int64_t>(budget, 0), false);
+  search.set_incumbent(std::min(dive.makespan, cutoff));
+  search.run();
+  budget -= search.nodes();
+  detail::SegmentSchedule out;
+  out.proven = search.complete();
+  const std::vector<Choice>* path = nullptr;
+  if (!search.best_path().empty() && search.best() < std::min(dive.makespan, cutoff))
+    path = &search.best_path();
+  else if (dive.makespan < cutoff)
+    path = &dive.path;
+  if (!path) return out;
+  out.found = true;
+  out.schedule = build(segment, q, *path);
+  if (!out.schedule.feasible) {
+    out.schedule.feasible = true;
+    out.schedule.tasks.assign(segment.tasks.size(), TaskSlot{});
+    for (const Choice& c : *path) out.schedule.tasks[q.task[c.task]] = TaskSlot{c.start, c.finish, false, -1, -1};
+    assign_cores(segment, out.schedule);
+  }
+  place_layout_tasks(segment, out.schedule);
+  return out;
+}
+
+Schedule run(const Problem& problem, bool greedy, int64_t node_limit, bool segments = true) {
   if (!validate(problem).empty()) return Schedule{};
+  if (!greedy && segments && detail::segments_apply(problem)) {
+    // Exact by segments between parallel runs (segment_dp.cpp), when the DAG allows it, with a quarter of
+    // the budget for its single-core segment schedules; else (or when that runs out) the search.
+    int64_t budget = std::max<int64_t>(node_limit / 4, 1);
+    std::optional<Schedule> by_segments = detail::solve_by_segments(
+        problem, [&](const Problem& segment, double cutoff) { return solve_segment(segment, cutoff, budget); });
+    if (by_segments) {
+      Schedule s = std::move(*by_segments);
+      place_layout_tasks(problem, s);
+      s.proven_optimal = true;
+      s.lower_bound_s = s.makespan_s;
+      summarize(problem, s);
+      return s;
+    }
+  }
   const Prepared q = prepare(problem);
   // Two greedy dives, the better one is the incumbent: free choice of modes, and all tasks parallel
   // (often optimal when parallel runs are efficient and collectives leave room for the rest).
@@ -1183,6 +1233,10 @@ std::unique_ptr<Solver> make_exact_solver() {
 std::unique_ptr<Solver> make_exact_solver(int64_t node_budget) {
   return std::make_unique<ExactSolver>(std::max<int64_t>(node_budget, 1));
 }
+Schedule detail::solve_by_search(const Problem& problem, int64_t node_budget) {
+  return run(problem, false, std::max<int64_t>(node_budget, 1), false);
+}
+
 double exact_lower_bound(const Problem& problem) {
   if (!validate(problem).empty()) return 0;
   const Prepared q = prepare(problem);

@@ -1127,16 +1127,22 @@ Dive greedy_dive(const Problem& problem, const Prepared& q, bool parallel_only) 
 // The shortest single-core schedule of a segment below `cutoff` (segment_dp.h), from the budget's nodes.
 detail::SegmentSchedule solve_segment(const Problem& segment, double cutoff, int64_t& budget) {
   const Prepared q = prepare(segment);
+  Search search(segment, q, std::max<int64_t>(budget, 0), false);
+  detail::SegmentSchedule out;
+  // Most segments asked about have no schedule below the cutoff, which the bounds often show at once.
+  search.set_incumbent(cutoff);
+  if (cutoff < kInf && search.root_bound() >= cutoff * (1 - kBoundTolerance)) {
+    out.proven = true;
+    return out;
+  }
   // Earliest finish first, and (the "parallel-only" dive: no task here may run parallel) earliest start
   // then longest remaining chain first, which packs long operators early.
   Dive dive = greedy_dive(segment, q, false);
   Dive by_chain = greedy_dive(segment, q, true);
   if (by_chain.makespan < dive.makespan) dive = std::move(by_chain);
-  Search search(segment, q, std::max<int64_t>(budget, 0), false);
   search.set_incumbent(std::min(dive.makespan, cutoff));
   search.run();
   budget -= search.nodes();
-  detail::SegmentSchedule out;
   out.proven = search.complete();
   const std::vector<Choice>* path = nullptr;
   if (!search.best_path().empty() && search.best() < std::min(dive.makespan, cutoff))

@@ -1,6 +1,7 @@
 // Per-layer scheduling: the exact solver on the forward and backward DAGs of a GPT-3 175B layer (t = 8)
-// and a Llama-2-7B layer (t = 1) on the TPUv4-like design (target: under 1 ms each, median), CBC on the
-// same inputs, the exact solver over a sample of 100 enumerated designs, and as the core count grows.
+// and a Llama-2-7B layer (t = 1, backward also t = 8) on the TPUv4-like design (target: under 1 ms each,
+// median), CBC on the same inputs, the exact solver over a sample of 100 enumerated designs, and as the
+// core count grows.
 
 #include <benchmark/benchmark.h>
 

@@ -1167,9 +1167,12 @@ Schedule run(const Problem& problem, bool greedy, int64_t node_limit, bool segme
   if (!greedy && segments && detail::segments_apply(problem)) {
     // Exact by segments between parallel runs (segment_dp.cpp), when the DAG allows it, with a quarter of
     // the budget for its single-core segment schedules; else (or when that runs out) the search.
-    int64_t budget = std::max<int64_t>(node_limit / 4, 1);
+    const int64_t granted = std::max<int64_t>(node_limit / 4, 1);
+    int64_t budget = granted;
     std::optional<Schedule> by_segments = detail::solve_by_segments(
         problem, [&](const Problem& segment, double cutoff) { return solve_segment(segment, cutoff, budget); });
+    // The search below gets what is left, so that the budget bounds the whole solve.
+    node_limit = std::max<int64_t>(node_limit - (granted - budget), 1);
     if (by_segments) {
       Schedule s = std::move(*by_segments);
       place_layout_tasks(problem, s);

@@ -117,41 +117,48 @@ std::optional<Dag> make_dag(const Problem& p) {
 /// Ideal → its index, by open addressing (the enumeration looks it up at every branch).
 class IdealTable {
  public:
+  IdealTable() { rehash(1024); }
   int find(uint64_t key) const {
     for (size_t h = slot(key);; h = (h + 1) & mask_) {
-      if (index_[h] < 0) return -1;
-      if (keys_[h] == key) return index_[h];
+      if (slots_[h].index < 0) return -1;
+      if (slots_[h].key == key) return slots_[h].index;
     }
   }
-  void insert(uint64_t key, int value) {
-    if (2 * (size_ + 1) > keys_.size()) grow();
-    put(key, value);
+  /// The index of `key`, entered with `value` when absent (then `inserted` is set).
+  int find_or_insert(uint64_t key, int value, bool& inserted) {
+    if (2 * (size_ + 1) > slots_.size()) rehash(2 * slots_.size());
+    size_t h = slot(key);
+    for (; slots_[h].index >= 0; h = (h + 1) & mask_)
+      if (slots_[h].key == key) {
+        inserted = false;
+        return slots_[h].index;
+      }
+    slots_[h] = Slot{key, value};
+    ++size_;
+    inserted = true;
+    return value;
   }
 
  private:
+  struct Slot {
+    uint64_t key = 0;
+    int index = -1;
+  };
   size_t slot(uint64_t key) const { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_); }
-  void put(uint64_t key, int value) {
-    size_t h = slot(key);
-    while (index_[h] >= 0) h = (h + 1) & mask_;
-    keys_[h] = key;
-    index_[h] = value;
-    ++size_;
-  }
-  void grow() {
-    const std::vector<uint64_t> keys = std::move(keys_);
-    const std::vector<int> index = std::move(index_);
-    const size_t capacity = keys.empty() ? 1024 : 2 * keys.size();
-    keys_.assign(capacity, 0);
-    index_.assign(capacity, -1);
+  void rehash(size_t capacity) {
+    const std::vector<Slot> old = std::move(slots_);
+    slots_.assign(capacity, Slot{});
     mask_ = capacity - 1;
     shift_ = 64 - std::countr_zero(capacity);
-    size_ = 0;
-    for (size_t h = 0; h < keys.size(); ++h)
-      if (index[h] >= 0) put(keys[h], index[h]);
+    for (const Slot& e : old)
+      if (e.index >= 0) {
+        size_t h = slot(e.key);
+        while (slots_[h].index >= 0) h = (h + 1) & mask_;
+        slots_[h] = e;
+      }
   }
 
-  std::vector<uint64_t> keys_;
-  std::vector<int> index_;
+  std::vector<Slot> slots_;
   size_t mask_ = 0, size_ = 0;
   int shift_ = 64;
 };
@@ -195,26 +202,26 @@ class SegmentDp {
   // Breadth first from the empty ideal, so the list is ordered by size; each ideal keeps the operators
   // ready at it and, per ready operator, the ideal that running it leads to.
   bool enumerate_ideals() {
-    ideals_.reserve(512);
-    ready_.reserve(512);
-    moves_.reserve(2048);
-    moves_begin_.reserve(512);
+    ideals_.reserve(1024);
+    ready_.reserve(1024);
+    moves_.reserve(4096);
+    moves_begin_.reserve(1024);
     ideals_.assign(1, 0);
     ready_.assign(1, 0);
     for (int v = 0; v < n_; ++v)
       if (!d_.pred[v]) ready_[0] |= bit(v);
-    table_.insert(0, 0);
+    bool inserted = false;
+    table_.find_or_insert(0, 0, inserted);
     moves_begin_.assign(1, 0);
     for (size_t k = 0; k < ideals_.size(); ++k) {
       const uint64_t ideal = ideals_[k];
       for (uint64_t m = ready_[k]; m; m &= m - 1) {
         const int v = std::countr_zero(m);
         const uint64_t next = ideal | bit(v);
-        int index = table_.find(next);
-        if (index < 0) {
+        bool inserted = false;
+        const int index = table_.find_or_insert(next, static_cast<int>(ideals_.size()), inserted);
+        if (inserted) {
           if (ideals_.size() == kMaxIdeals) return false;
-          index = static_cast<int>(ideals_.size());
-          table_.insert(next, index);
           ideals_.push_back(next);
           uint64_t ready = ready_[k] & ~bit(v);
           for (uint64_t s = d_.succ[v]; s; s &= s - 1)

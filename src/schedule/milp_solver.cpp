@@ -13,9 +13,12 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace phaze::schedule {
@@ -45,6 +48,7 @@ struct Instance {
   std::vector<char> may_parallel;        ///< y is free (compute operator, not a collective)
   std::vector<std::vector<char>> reach;  ///< reach[a][b]: b ∈ R(a), over V indices
   std::vector<int> full_order;           ///< topological order of all tasks
+  std::vector<int> order;                ///< V indices in topological order
   std::vector<std::vector<int>> full_preds;
   int64_t n_tc = 0;
   int64_t n_vc = 0;
@@ -164,6 +168,8 @@ Instance prepare(const Problem& problem) {
   in.reach.assign(in.n, std::vector<char>(in.n, 0));
   for (int a = 0; a < in.n; ++a)
     for (int b = 0; b < in.n; ++b) in.reach[a][b] = full[in.task[a]][in.task[b]];
+  for (int u : in.full_order)
+    if (index[u] >= 0) in.order.push_back(index[u]);
   return in;
 }
 
@@ -178,12 +184,17 @@ struct PhaseSolution {
   int rows = 0;
   int columns = 0;
   double seconds = 0;
+  double root_bound_s = 0;
 };
 
 /// Builds the MILP of section 3 with S1-S8 and, per enabled type, S9-S11 (S12 when both are enabled).
 class MilpBuilder {
+  using Terms = std::vector<std::pair<int, double>>;
+
  public:
-  MilpBuilder(const Instance& in, bool tc, bool vc) : in_(in), tc_(tc), vc_(vc) {
+  /// `lower_bound_s` > 0: a proven lower bound on this model's optimum (an earlier phase's optimum: that
+  /// phase solved a relaxation of this one), added as T ≥ it when `cuts`.
+  MilpBuilder(const Instance& in, bool tc, bool vc, bool cuts, double lower_bound_s = 0) : in_(in), tc_(tc), vc_(vc) {
     const int n = in.n;
     col_t_.resize(n);
     col_y_.resize(n);
@@ -207,6 +218,13 @@ class MilpBuilder {
         for (int64_t c = 0; c < in.n_vc; ++c) col_zvc_[a].push_back(add_column(0, 1, 0, true));
     }
     add_rows();
+    if (cuts) {
+      add_makespan_bounds();
+      add_capacity_rows();
+      add_symmetry_rows();
+      // A margin of 1e-9 relative keeps CBC's rounding of the earlier optimum from cutting off this one.
+      if (lower_bound_s > 0) add_row(lower_bound_s * in.scale * (1 - 1e-9), kInfinity, {{col_makespan_, 1}});
+    }
   }
 
   PhaseSolution solve(const MilpOptions& options) const;
@@ -320,6 +338,284 @@ class MilpBuilder {
       }
   }
 
+  // Valid inequalities (not in layer-schedule.md 3). Every schedule of the full problem satisfies them, so
+  // each phase still solves a relaxation of the full problem (section 4) and the scheme stays exact. They
+  // only tighten the LP relaxation, which the big-M rows S6 leave weak.
+  //
+  // Makespan and start-time bounds rest on two facts about any schedule:
+  // (a) a set K of parallel-capable operators that pairwise exclude each other (S7: any two compute
+  //     operators; under overlap_across_types those sharing a core type) run their parallel variants in
+  //     disjoint intervals, and these are disjoint from the single-core run of every operator that each
+  //     k ∈ K excludes;
+  // (b) the operators of a set A running single-core at one instant are pairwise incomparable and each
+  //     holds a core, so at most d(A) = min(width of A, cores A can use) of them run at once, and the time
+  //     during which some of them runs is at least Σ_{i∈A} (1 − y_i)·ℓ_i / d(A). A chain has d = 1.
+  // So a window of time that contains every operator of K and A, with each k ∈ K excluding each i ∈ A, is
+  // at least Σ_{k∈K} y_k·ℓ'_k + Σ_{i∈A} (1 − y_i)·ℓ_i / d(A) long. Windows used: [0, T] (all operators),
+  // [0, t_j] (the ancestors of j) and [t_j + p_j, T] (the descendants of j). Collectives on the link run
+  // one at a time (S8), so the same holds for a set A of them with d = 1 and K empty.
+  void add_makespan_bounds() {
+    const Instance& in = in_;
+    const int n = in.n;
+    std::vector<int> all(n);
+    for (int a = 0; a < n; ++a) all[a] = a;
+    const Terms makespan = {{col_makespan_, 1}};
+
+    // Whole schedule: the operators of each core type, and chains of compute operators through each one
+    // (the longest by ℓ and by ℓ'); under the variant also each operator alone (its K is larger there).
+    for (const std::vector<int>& set : work_sets(all)) add_window_bound(makespan, 0, all, set);
+    std::vector<char> everywhere(n, 1);
+    for (int j = 0; j < n; ++j) {
+      if (!in.compute(j)) continue;
+      add_window_bound(makespan, 0, all, longest_chain(everywhere, false, j));
+      add_window_bound(makespan, 0, all, longest_chain(everywhere, true, j));
+      if (in.problem->overlap_across_types) add_window_bound(makespan, 0, all, {j});
+    }
+    add_window_bound(makespan, 0, {}, links(all));
+
+    // Before each operator starts and after it ends.
+    for (int j = 0; j < n; ++j) {
+      std::vector<int> before;
+      std::vector<int> after;
+      for (int a = 0; a < n; ++a) {
+        if (in.reach[a][j]) before.push_back(a);
+        if (in.reach[j][a]) after.push_back(a);
+      }
+      const Terms start = {{col_t_[j], 1}};
+      // T − t_j − p_j with p_j = ℓ_j + (ℓ'_j − ℓ_j)·y_j.
+      const Terms rest = {{col_makespan_, 1}, {col_t_[j], -1}, {col_y_[j], -stretch(j)}};
+      for (const auto& [window, lhs, constant] :
+           {std::tuple{&before, &start, 0.0}, std::tuple{&after, &rest, length(j)}}) {
+        if (window->empty()) continue;
+        std::vector<char> inside(n, 0);
+        for (int a : *window) inside[a] = 1;
+        for (const std::vector<int>& set : work_sets(*window)) add_window_bound(*lhs, constant, *window, set);
+        add_window_bound(*lhs, constant, *window, longest_chain(inside, false, -1));
+        add_window_bound(*lhs, constant, {}, links(*window));
+      }
+    }
+  }
+
+  /// The compute operators of `window` that use tensor cores, and those that use vector cores.
+  std::vector<std::vector<int>> work_sets(const std::vector<int>& window) const {
+    std::vector<int> tensor;
+    std::vector<int> vector;
+    for (int a : window) {
+      if (in_.uses_tc(a)) tensor.push_back(a);
+      if (in_.uses_vc(a)) vector.push_back(a);
+    }
+    return {tensor, vector};
+  }
+
+  /// The collectives on the link among `window`.
+  std::vector<int> links(const std::vector<int>& window) const {
+    std::vector<int> out;
+    for (int a : window)
+      if (in_.kind[a] == Kind::Link) out.push_back(a);
+    return out;
+  }
+
+  /// The longest chain (by ℓ, or by ℓ' when `by_parallel`) of compute operators inside `window`, through
+  /// operator `through` (which must be inside) or anywhere when it is −1.
+  std::vector<int> longest_chain(const std::vector<char>& window, bool by_parallel, int through) const {
+    const Instance& in = in_;
+    const int n = in.n;
+    const auto weight = [&](int a) { return by_parallel ? in.parallel[a] : in.single[a]; };
+    const auto member = [&](int a) { return window[a] && in.compute(a); };
+    std::vector<double> head(n, 0);
+    std::vector<double> tail(n, 0);
+    std::vector<int> prev(n, -1);
+    std::vector<int> next(n, -1);
+    for (int a : in.order) {
+      if (!member(a)) continue;
+      for (int b : in.order)
+        if (member(b) && in.reach[b][a] && (prev[a] < 0 || head[b] > head[prev[a]])) prev[a] = b;
+      head[a] = weight(a) + (prev[a] < 0 ? 0 : head[prev[a]]);
+    }
+    for (auto it = in.order.rbegin(); it != in.order.rend(); ++it) {
+      const int a = *it;
+      if (!member(a)) continue;
+      for (int b : in.order)
+        if (member(b) && in.reach[a][b] && (next[a] < 0 || tail[b] > tail[next[a]])) next[a] = b;
+      tail[a] = weight(a) + (next[a] < 0 ? 0 : tail[next[a]]);
+    }
+    int pivot = through;
+    if (pivot < 0)
+      for (int a = 0; a < n; ++a)
+        if (member(a) && (pivot < 0 || head[a] > head[pivot])) pivot = a;
+    std::vector<int> chain;
+    if (pivot < 0 || !member(pivot)) return chain;
+    for (int a = prev[pivot]; a >= 0; a = prev[a]) chain.push_back(a);
+    std::reverse(chain.begin(), chain.end());
+    if (through < 0) {
+      chain.push_back(pivot);
+      return chain;
+    }
+    for (int a = pivot; a >= 0; a = next[a]) chain.push_back(a);
+    return chain;
+  }
+
+  /// Most operators of `set` that can run single-core at one instant: pairwise incomparable (Dilworth:
+  /// |set| minus a maximum matching of a → b with b ∈ R(a)) and no more than the cores they use.
+  int64_t concurrency(const std::vector<int>& set) const {
+    const Instance& in = in_;
+    const int m = static_cast<int>(set.size());
+    std::vector<int> matched(m, -1);  // right vertex -> left vertex
+    int matching = 0;
+    for (int l = 0; l < m; ++l) {
+      std::vector<char> seen(m, 0);
+      if (augment(set, l, matched, seen)) ++matching;
+    }
+    bool all_tc = true;
+    bool all_vc = true;
+    for (int a : set) {
+      all_tc = all_tc && in.uses_tc(a);
+      all_vc = all_vc && in.uses_vc(a);
+    }
+    const int64_t cores = all_tc && all_vc ? in.n_p : all_tc ? in.n_tc : all_vc ? in.n_vc : in.n_tc + in.n_vc;
+    return std::min<int64_t>(m - matching, cores);
+  }
+
+  bool augment(const std::vector<int>& set, int l, std::vector<int>& matched, std::vector<char>& seen) const {
+    for (size_t r = 0; r < set.size(); ++r) {
+      if (seen[r] || !in_.reach[set[l]][set[r]]) continue;
+      seen[r] = 1;
+      if (matched[r] < 0 || augment(set, matched[r], matched, seen)) {
+        matched[r] = l;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /// Sets K of fact (a): parallel-capable operators of `window` that exclude every operator of `set` and
+  /// each other. Without the variant that is one set; under it, those using tensor cores and those using
+  /// vector cores (fused ones in both).
+  std::vector<std::vector<int>> exclusive_sets(const std::vector<int>& window, const std::vector<int>& set) const {
+    std::vector<int> all;
+    for (int k : window) {
+      if (!in_.may_parallel[k]) continue;
+      bool excludes = true;
+      for (int i : set) excludes = excludes && in_.exclusive(k, i);
+      if (excludes) all.push_back(k);
+    }
+    if (!in_.problem->overlap_across_types) return {all};
+    std::vector<int> tensor;
+    std::vector<int> vector;
+    for (int k : all) {
+      if (in_.uses_tc(k)) tensor.push_back(k);
+      if (in_.uses_vc(k)) vector.push_back(k);
+    }
+    if (tensor.empty() || vector.empty() || tensor == vector) return {tensor.empty() ? vector : tensor};
+    return {tensor, vector};
+  }
+
+  /// lhs ≥ constant + Σ_{k∈K} y_k·ℓ'_k + Σ_{i∈set} (1 − y_i)·ℓ_i / d(set) for each K of exclusive_sets
+  /// (K empty when `set` holds collectives); lhs and constant in internal units.
+  void add_window_bound(const Terms& lhs, double constant, const std::vector<int>& window,
+                        const std::vector<int>& set) {
+    const Instance& in = in_;
+    if (set.empty()) return;
+    const bool link = in.kind[set.front()] == Kind::Link;
+    const double d = link ? 1.0 : static_cast<double>(concurrency(set));
+    const std::vector<std::vector<int>> ks = link ? std::vector<std::vector<int>>{{}} : exclusive_sets(window, set);
+    for (const std::vector<int>& k : ks) {
+      std::map<int, double> coef;
+      double rhs = constant;
+      for (const auto& [col, value] : lhs)
+        if (col >= 0) coef[col] += value;
+      for (int a : k) coef[col_y_[a]] -= in.parallel[a] * in.scale;
+      for (int a : set) {
+        const double share = in.single[a] * in.scale / d;
+        rhs += share;
+        if (col_y_[a] >= 0) coef[col_y_[a]] += share;
+      }
+      Terms terms(coef.begin(), coef.end());
+      if (!seen_rows_.insert({terms, rhs}).second) continue;
+      add_row(rhs, kInfinity, terms);
+    }
+  }
+
+  // Core capacity without core variables: among n_X + 1 pairwise incomparable operators that use core type
+  // X, some two do not overlap (Helly: pairwise overlapping intervals share an instant, when n_X + 1 cores
+  // of type X would be busy; a parallel one overlaps none of them), and x orders every pair that does not
+  // overlap: Σ_{a≠b ∈ S} x_ab ≥ 1. With all of them no replay exceeds n_X, so phase 1 needs no re-solve for
+  // the core counts (z only for the pairing check). They are enumerated up to a limit per type, any subset
+  // being valid.
+  void add_capacity_rows() {
+    const Instance& in = in_;
+    constexpr int kLimit = 4000;
+    for (int type = 0; type < 2; ++type) {
+      const int64_t cores = type == 0 ? in.n_tc : in.n_vc;
+      std::vector<int> users;
+      for (int a = 0; a < in.n; ++a)
+        if (type == 0 ? in.uses_tc(a) : in.uses_vc(a)) users.push_back(a);
+      if (static_cast<int64_t>(users.size()) <= cores) continue;
+      int added = 0;
+      std::vector<int> set;
+      const auto extend = [&](const auto& self, size_t from) -> void {
+        if (added >= kLimit) return;
+        if (static_cast<int64_t>(set.size()) == cores + 1) {
+          Terms terms;
+          for (int a : set)
+            for (int b : set)
+              if (a != b) terms.emplace_back(col_x_[a][b], 1);
+          add_row(1, kInfinity, terms);
+          ++added;
+          return;
+        }
+        for (size_t k = from; k < users.size(); ++k) {
+          const int b = users[k];
+          bool incomparable = true;
+          for (int a : set) incomparable = incomparable && !in.comparable(a, b);
+          if (!incomparable) continue;
+          set.push_back(b);
+          self(self, k + 1);
+          set.pop_back();
+        }
+      };
+      extend(extend, 0);
+    }
+  }
+
+  // Symmetry breaking. Cores of one type are interchangeable, except that tensor core c and vector core c
+  // (c < n_P) form a pair: with both types enabled the groups are the pairs, the remaining tensor cores and
+  // the remaining vector cores; with one type, all of its cores. Renumbering the members of a group by the
+  // first operator (in V order) placed on each keeps a schedule feasible with the same makespan, so some
+  // optimal schedule has: an operator on member r ≥ 1 of a group comes after an operator on member r − 1.
+  // Rows: u(a_m, r) ≤ Σ_{m' < m} u(a_{m'}, r − 1) over the operators a_0, a_1, … that may use the group.
+  void add_symmetry_rows() {
+    const Instance& in = in_;
+    const auto group = [&](const std::vector<std::vector<int>>& first, const std::vector<std::vector<int>>& second,
+                           int64_t from, int64_t to) {
+      // u(a, r): operator a on member r, i.e. on core from + r of `first`, else of `second` (a fused
+      // operator has equal columns in both by S12).
+      std::vector<std::vector<int>> u;
+      for (int a = 0; a < in.n; ++a) {
+        const std::vector<int>& z = !first[a].empty() ? first[a] : second[a];
+        if (static_cast<int64_t>(z.size()) < to) continue;
+        u.emplace_back(z.begin() + from, z.begin() + to);
+      }
+      const int64_t members = to - from;
+      for (size_t m = 0; m < u.size(); ++m)
+        for (int64_t r = 1; r < members; ++r) {
+          Terms terms = {{u[m][r], 1}};
+          for (size_t earlier = 0; earlier < m; ++earlier) terms.emplace_back(u[earlier][r - 1], -1);
+          add_row(-kInfinity, 0, terms);
+        }
+    };
+    const std::vector<std::vector<int>> none(in.n);
+    if (tc_ && vc_) {
+      group(col_ztc_, col_zvc_, 0, in.n_p);
+      group(col_ztc_, none, in.n_p, in.n_tc);
+      group(col_zvc_, none, in.n_p, in.n_vc);
+    } else if (tc_) {
+      group(col_ztc_, none, 0, in.n_tc);
+    } else if (vc_) {
+      group(col_zvc_, none, 0, in.n_vc);
+    }
+  }
+
   /// The serial schedule (topological order, each operator with its faster variant, on core 0): always
   /// feasible, objective H.
   std::vector<double> serial_solution() const {
@@ -355,6 +651,7 @@ class MilpBuilder {
   const Instance& in_;
   bool tc_;
   bool vc_;
+  std::set<std::pair<Terms, double>> seen_rows_;  ///< valid inequalities added so far
   int col_makespan_ = -1;
   std::vector<int> col_t_;
   std::vector<int> col_y_;
@@ -387,6 +684,14 @@ PhaseSolution MilpBuilder::solve(const MilpOptions& options) const {
   lp.loadProblem(matrix, col_lo_.data(), col_hi_.data(), cost_.data(), row_lo_.data(), row_hi_.data());
   for (int c = 0; c < columns; ++c)
     if (integer_[c]) lp.setInteger(c);
+  double root_bound = 0;
+  if (options.root_bound) {
+    OsiClpSolverInterface relaxation(lp);
+    relaxation.setDblParam(OsiPrimalTolerance, 1e-9);
+    relaxation.setDblParam(OsiDualTolerance, 1e-9);
+    relaxation.initialSolve();
+    if (relaxation.isProvenOptimal()) root_bound = relaxation.getObjValue() / in_.scale;
+  }
 
   CbcModel model(lp);
   model.setLogLevel(0);
@@ -442,6 +747,7 @@ PhaseSolution MilpBuilder::solve(const MilpOptions& options) const {
   }
 
   PhaseSolution out;
+  out.root_bound_s = root_bound;
   out.rows = rows;
   out.columns = columns;
   // Fall back to the serial schedule (objective H) when CBC has no solution (a time limit stopped it first)
@@ -600,12 +906,14 @@ Schedule solve_milp(const Problem& problem, const MilpOptions& options, MilpRepo
 
   bool tc = false;
   bool vc = false;
+  double lower_bound = 0;  // the largest proven optimum of an earlier phase
   for (int resolves = 0;; ++resolves) {
-    const PhaseSolution s = MilpBuilder(in, tc, vc).solve(options);
+    const PhaseSolution s = MilpBuilder(in, tc, vc, options.valid_inequalities, lower_bound).solve(options);
+    if (s.proven_optimal) lower_bound = std::max(lower_bound, s.objective_s);
     const Replay r = replay(in, s.y, s.x);
     if (report != nullptr)
       report->phases.push_back(MilpPhase{tc, vc, s.objective_s, r.makespan, r.tc_peak, r.vc_peak, s.proven_optimal,
-                                         s.columns, s.rows, s.seconds});
+                                         s.columns, s.rows, s.seconds, s.root_bound_s});
     const bool need_tc = r.tc_peak > in.n_tc;
     const bool need_vc = r.vc_peak > in.n_vc;
     if ((need_tc && tc) || (need_vc && vc))

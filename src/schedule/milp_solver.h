@@ -12,6 +12,11 @@ namespace phaze::schedule::detail {
 
 struct MilpOptions {
   double time_limit_s = 0;  ///< wall-clock limit of each CBC solve; 0 = none (then every solve has gap 0)
+  /// Adds the valid inequalities (makespan and start-time bounds, core symmetry breaking) to the rows of
+  /// section 3; off gives the documented model alone.
+  bool valid_inequalities = true;
+  /// Also solves each phase's LP relaxation (MilpPhase::root_bound_s); for tests and diagnostics.
+  bool root_bound = false;
 };
 
 /// One CBC solve of the two-phase scheme (layer-schedule.md 4) and the replay of its solution.
@@ -25,7 +30,8 @@ struct MilpPhase {
   bool proven_optimal = false;      ///< CBC proved optimality (gap 0)
   int columns = 0;
   int rows = 0;
-  double seconds = 0;  ///< wall time of the CBC solve
+  double seconds = 0;       ///< wall time of the CBC solve
+  double root_bound_s = 0;  ///< optimum of the LP relaxation, seconds (only with MilpOptions::root_bound)
 };
 
 struct MilpReport {

@@ -50,10 +50,19 @@ Problem chip(int64_t tc, int64_t vc) {
   return p;
 }
 
-/// Solves through the two-phase scheme, checks the schedule independently and the phase-1 / final values.
+/// Solves through the two-phase scheme of the documented model (no valid inequalities), checks the schedule
+/// independently and the phase-1 / final values; then solves with the valid inequalities, which change the
+/// phases (phase 1 sees the core counts) but not the optimum.
 Schedule solve_and_check(const Problem& p, double phase1, double final_t, MilpReport* report_out = nullptr) {
+  phaze::schedule::detail::MilpOptions with_cuts;
+  const Schedule cut = solve_milp(p, with_cuts);
+  EXPECT_TRUE(cut.proven_optimal);
+  EXPECT_NEAR(cut.makespan_s, final_t, kTol);
+  EXPECT_EQ(check_schedule(p, cut, 1e-9), "");
+  phaze::schedule::detail::MilpOptions documented;
+  documented.valid_inequalities = false;
   MilpReport report;
-  const Schedule s = solve_milp(p, {}, &report);
+  const Schedule s = solve_milp(p, documented, &report);
   EXPECT_TRUE(s.feasible);
   EXPECT_TRUE(s.proven_optimal);
   EXPECT_EQ(check_schedule(p, s, 1e-9), "");
@@ -694,7 +703,7 @@ TEST(MilpRandom, Deterministic) {
   }
 }
 
-/// A 12-task instance (µs) whose final solve takes CBC tens of seconds to prove.
+/// A 12-task instance (µs) whose final solve takes CBC tens of seconds to prove without the valid inequalities.
 Problem hard_twelve_tasks() {
   Problem p = chip(2, 1);
   p.tasks = {task("t0", TaskKind::Tensor, 5, 3.81),  task("t1", TaskKind::Tensor, 9, 7.938),
@@ -715,6 +724,7 @@ TEST(MilpRandom, TimeLimitStillGivesAValidSchedule) {
   const Problem p = hard_twelve_tasks();
   phaze::schedule::detail::MilpOptions options;
   options.time_limit_s = 0.3;
+  options.valid_inequalities = false;  // with them CBC proves this instance within the limit
   MilpReport report;
   const Schedule s = solve_milp(p, options, &report);
   ASSERT_TRUE(s.feasible);
@@ -741,6 +751,79 @@ TEST(MilpRandom, TwelveTaskDag) {
                 phase.tensor_constraints ? 1 : 0, phase.vector_constraints ? 1 : 0, phase.objective_s,
                 static_cast<long long>(phase.tensor_peak), static_cast<long long>(phase.vector_peak), phase.columns,
                 phase.rows, phase.seconds);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Valid inequalities: the LP relaxation reaches closed-form lower bounds.
+
+/// The LP bound of the first solve and the final makespan, with the valid inequalities.
+std::pair<double, Schedule> root_and_solution(const Problem& p) {
+  phaze::schedule::detail::MilpOptions options;
+  options.root_bound = true;
+  MilpReport report;
+  const Schedule s = solve_milp(p, options, &report);
+  EXPECT_FALSE(report.phases.empty());
+  return {report.phases.empty() ? 0.0 : report.phases.front().root_bound_s, s};
+}
+
+TEST(MilpCuts, WorkBoundMakesAllParallelTheRootBound) {
+  // Two tensor cores, four independent tensor operators of 6 (parallel 2.5). At most two run single-core at
+  // once, so the time without a parallel operator is at least Σ (1 − y)·6/2 and T ≥ Σ (2.5·y + 3·(1 − y)) ≥ 10
+  // for any y in [0, 1]: all parallel, 10, and the LP bound is 10 already.
+  Problem p = chip(2, 1);
+  for (int i = 0; i < 4; ++i) p.tasks.push_back(task(numbered("G", i), TaskKind::Tensor, 6, 2.5));
+  const auto [root, s] = root_and_solution(p);
+  EXPECT_GE(root, 10 - kTol);
+  EXPECT_TRUE(s.proven_optimal);
+  EXPECT_NEAR(s.makespan_s, 10, kTol);
+  EXPECT_NEAR(Enumeration(p).run(), 10, kTol);
+}
+
+TEST(MilpCuts, WidthBoundsConcurrency) {
+  // Eight tensor cores but only three independent operators of 9 (parallel 2): at most three run single-core
+  // at once, so each costs at least 9/3 = 3 > 2 of time without parallel operators; a vector operator of 4
+  // (parallel 2.5; one vector core) after all of them. T ≥ 3·2 + 2.5 = 8.5 for any fractional y.
+  Problem p = chip(8, 1);
+  for (int i = 0; i < 3; ++i) p.tasks.push_back(task(numbered("G", i), TaskKind::Tensor, 9, 2));
+  p.tasks.push_back(task("V", TaskKind::Vector, 4, 2.5));
+  p.edges = {{0, 3}, {1, 3}, {2, 3}};
+  const auto [root, s] = root_and_solution(p);
+  EXPECT_GE(root, 8.5 - kTol);
+  EXPECT_NEAR(s.makespan_s, 8.5, kTol);
+  EXPECT_NEAR(Enumeration(p).run(), 8.5, kTol);
+}
+
+TEST(MilpCuts, CapacityRowsKeepPhaseOneWithinTheCores) {
+  // Example C: four independent tensor operators on two tensor cores. Without the rows phase 1 runs all four
+  // at once (T = 4); with them no three overlap, so phase 1 already gives the documented optimum 8.
+  Problem p = chip(2, 1);
+  for (int i = 0; i < 4; ++i) p.tasks.push_back(task(numbered("G", i), TaskKind::Tensor, 4, 2.5));
+  MilpReport report;
+  const Schedule s = solve_milp(p, {}, &report);
+  EXPECT_TRUE(s.proven_optimal);
+  EXPECT_NEAR(s.makespan_s, 8, kTol);
+  ASSERT_EQ(report.phases.size(), 1u);
+  EXPECT_LE(report.phases[0].tensor_peak, 2);
+  EXPECT_EQ(check_schedule(p, s, 1e-9), "");
+}
+
+TEST(MilpCuts, EveryLpBoundIsAtMostTheEnumeratedOptimum) {
+  // Each phase's LP relaxation, valid inequalities included, is a relaxation of the full problem: its bound
+  // never exceeds the optimum found by enumeration (a cut that removed the optimum would show here, or in
+  // the final makespan).
+  std::mt19937 rng(424242);
+  for (int instance = 0; instance < 80; ++instance) {
+    const Problem p = random_problem(rng, 3 + instance % 4);
+    const double expected = Enumeration(p).run();
+    phaze::schedule::detail::MilpOptions options;
+    options.root_bound = true;
+    MilpReport report;
+    const Schedule s = solve_milp(p, options, &report);
+    SCOPED_TRACE(numbered("instance ", instance));
+    EXPECT_TRUE(s.proven_optimal);
+    EXPECT_NEAR(s.makespan_s, expected, kTol);
+    for (const auto& phase : report.phases) EXPECT_LE(phase.root_bound_s, expected + kTol);
+  }
 }
 
 }  // namespace

@@ -104,6 +104,7 @@ BENCHMARK_CAPTURE(BM_Exact, gpt3_t1_backward, "gpt3-175b", 1, true)->Unit(benchm
 BENCHMARK_CAPTURE(BM_Cbc, gpt3_t8_forward, "gpt3-175b", 8, false)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK_CAPTURE(BM_Cbc, gpt3_t8_backward, "gpt3-175b", 8, true)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK_CAPTURE(BM_Cbc, llama2_forward, "llama2-7b", 1, false)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_Cbc, llama2_backward, "llama2-7b", 1, true)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK_CAPTURE(BM_ExactSampledDesigns, gpt3_t8_forward, "gpt3-175b", 8, false)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3);

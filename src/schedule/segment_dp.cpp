@@ -210,8 +210,8 @@ class SegmentDp {
     ready_.assign(1, 0);
     for (int v = 0; v < n_; ++v)
       if (!d_.pred[v]) ready_[0] |= bit(v);
-    bool inserted = false;
-    table_.find_or_insert(0, 0, inserted);
+    bool empty_entered = false;
+    table_.find_or_insert(0, 0, empty_entered);
     moves_begin_.assign(1, 0);
     for (size_t k = 0; k < ideals_.size(); ++k) {
       const uint64_t ideal = ideals_[k];

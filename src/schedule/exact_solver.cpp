@@ -35,12 +35,19 @@
 #include <unordered_map>
 #include <vector>
 
+#include "schedule/prepared.h"
 #include "schedule/problem.h"
 #include "schedule/segment_dp.h"
 
 namespace phaze::schedule {
 
 namespace {
+
+using detail::kNone;
+using detail::kTc;
+using detail::kVc;
+using detail::prepare;
+using detail::Prepared;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -72,117 +79,12 @@ struct Mix {
 constexpr Mix kMixes[] = {{0.5, 0.0, 0}, {0.5, 0.0, 1}, {1.0, 1.0, 0}, {0.0, 1.0, 0},
                           {1.0, 0.5, 1}, {0.0, 0.5, 1}, {0.5, 0.5, 1}};
 
-enum Use : uint8_t { kNone = 0, kTc = 1, kVc = 2 };
-
 /// A set of identical cores: paired (tensor core c with vector core c) or unpaired of one type.
 struct Group {
   double tc_free = 0, vc_free = 0;  // an unpaired core keeps its free time in the field of its type
   int64_t count = 0;
   uint8_t kind = 0;  // kTc | kVc: a pair; kTc: unpaired tensor cores; kVc: unpaired vector cores
 };
-
-struct Prepared {
-  std::vector<int> task;           // search index → problem index
-  std::vector<uint8_t> use;        // cores used by a single-core run
-  std::vector<char> comm;          // on the link
-  std::vector<char> can_parallel;  // compute tasks
-  std::vector<double> single, parallel, fastest;
-  std::vector<std::vector<int>> preds;  // effective predecessors (through layout tasks)
-  std::vector<double> tail;             // longest chain of fastest variants from the task to the end
-  std::vector<uint64_t> pred_mask;
-  std::vector<uint64_t> successor_mask;  // direct (effective) successors
-  std::vector<char> feeds_comm;          // a collective waits for the task
-  std::vector<uint64_t> ancestors;       // every task that must finish before the task starts
-  std::vector<uint64_t> descendants;     // every task that starts after the task finishes
-  std::vector<int> link_tasks;           // collectives on the link
-};
-
-Prepared prepare(const Problem& p) {
-  const int n_all = static_cast<int>(p.tasks.size());
-  std::vector<std::vector<int>> in(n_all);
-  for (const auto& [a, b] : p.edges) in[b].push_back(a);
-  Prepared q;
-  std::vector<int> index(n_all, -1);
-  // Topological order of all tasks.
-  std::vector<int> indegree(n_all, 0), order;
-  std::vector<std::vector<int>> out(n_all);
-  for (const auto& [a, b] : p.edges) {
-    out[a].push_back(b);
-    ++indegree[b];
-  }
-  for (int i = 0; i < n_all; ++i)
-    if (indegree[i] == 0) order.push_back(i);
-  for (size_t k = 0; k < order.size(); ++k)
-    for (int b : out[order[k]])
-      if (--indegree[b] == 0) order.push_back(b);
-  for (int i : order) {
-    const Task& t = p.tasks[i];
-    if (t.kind == TaskKind::None) continue;
-    index[i] = static_cast<int>(q.task.size());
-    q.task.push_back(i);
-    const bool comm = t.kind == TaskKind::Comm && !p.comm_as_vector;
-    const uint8_t use = t.kind == TaskKind::Tensor                                                     ? kTc
-                        : t.kind == TaskKind::Vector || (t.kind == TaskKind::Comm && p.comm_as_vector) ? kVc
-                        : t.kind == TaskKind::Fused                                                    ? (kTc | kVc)
-                                                                                                       : kNone;
-    q.use.push_back(use);
-    q.comm.push_back(comm);
-    // A parallel run no faster than the single-core one is dominated: it takes every core of its kind and
-    // excludes everything else for at least as long, where one core would do (they are all free then).
-    const bool parallel_ok = (t.kind == TaskKind::Tensor || t.kind == TaskKind::Vector || t.kind == TaskKind::Fused) &&
-                             t.parallel_s < t.single_s;
-    q.can_parallel.push_back(parallel_ok);
-    q.single.push_back(t.single_s);
-    q.parallel.push_back(parallel_ok ? t.parallel_s : kInf);
-    q.fastest.push_back(parallel_ok ? std::min(t.single_s, t.parallel_s) : t.single_s);
-  }
-  const int n = static_cast<int>(q.task.size());
-  if (n > 64) throw std::length_error("exact scheduler: more than 64 operators in one layer");
-  q.preds.assign(n, {});
-  q.pred_mask.assign(n, 0);
-  for (int s = 0; s < n; ++s) {
-    // Real predecessors reached through chains of layout tasks.
-    std::vector<int> stack(in[q.task[s]].begin(), in[q.task[s]].end());
-    std::vector<char> seen(n_all, 0);
-    while (!stack.empty()) {
-      const int v = stack.back();
-      stack.pop_back();
-      if (seen[v]) continue;
-      seen[v] = 1;
-      if (index[v] >= 0) {
-        if (!(q.pred_mask[s] >> index[v] & 1)) q.preds[s].push_back(index[v]);
-        q.pred_mask[s] |= uint64_t{1} << index[v];
-      } else {
-        for (int u : in[v]) stack.push_back(u);
-      }
-    }
-  }
-  q.successor_mask.assign(n, 0);
-  for (int s = 0; s < n; ++s)
-    for (int pr : q.preds[s]) q.successor_mask[pr] |= uint64_t{1} << s;
-  q.ancestors.assign(n, 0);
-  for (int s = 0; s < n; ++s) {
-    q.ancestors[s] = q.pred_mask[s];
-    for (int pr : q.preds[s]) q.ancestors[s] |= q.ancestors[pr];
-    if (q.comm[s]) q.link_tasks.push_back(s);
-  }
-  q.descendants.assign(n, 0);
-  for (int s = 0; s < n; ++s)
-    for (int a = 0; a < n; ++a)
-      if (q.ancestors[s] >> a & 1) q.descendants[a] |= uint64_t{1} << s;
-  q.feeds_comm.assign(n, 0);
-  for (int s = 0; s < n; ++s)
-    if (q.comm[s])
-      for (int pr : q.preds[s]) q.feeds_comm[pr] = 1;
-  // tail[s] = fastest[s] + the largest tail of a successor; search indices are topological.
-  q.tail.assign(n, 0);
-  std::vector<double> best_after(n, 0);
-  for (int s = n - 1; s >= 0; --s) {
-    q.tail[s] = q.fastest[s] + best_after[s];
-    for (int pr : q.preds[s]) best_after[pr] = std::max(best_after[pr], q.tail[s]);
-  }
-  return q;
-}
 
 /// One decision of the search: which task, in which mode, on which group of cores.
 struct Choice {
@@ -1091,18 +993,7 @@ void place_layout_tasks(const Problem& p, Schedule& s) {
   std::vector<std::vector<int>> in(p.tasks.size());
   for (const auto& [a, b] : p.edges) in[b].push_back(a);
   // Layout tasks take no time: they sit at the latest finish of their predecessors (in topological order).
-  std::vector<int> indegree(p.tasks.size(), 0), order;
-  std::vector<std::vector<int>> out(p.tasks.size());
-  for (const auto& [a, b] : p.edges) {
-    out[a].push_back(b);
-    ++indegree[b];
-  }
-  for (size_t i = 0; i < p.tasks.size(); ++i)
-    if (indegree[i] == 0) order.push_back(static_cast<int>(i));
-  for (size_t k = 0; k < order.size(); ++k)
-    for (int b : out[order[k]])
-      if (--indegree[b] == 0) order.push_back(b);
-  for (int i : order) {
+  for (int i : detail::topological_order(p)) {
     if (p.tasks[i].kind != TaskKind::None) continue;
     double t = 0;
     for (int a : in[i]) t = std::max(t, s.tasks[a].finish_s);
@@ -1164,13 +1055,14 @@ detail::SegmentSchedule solve_segment(const Problem& segment, double cutoff, int
 
 Schedule run(const Problem& problem, bool greedy, int64_t node_limit, bool segments = true) {
   if (!validate(problem).empty()) return Schedule{};
+  const Prepared q = prepare(problem);
   if (!greedy && segments && detail::segments_apply(problem)) {
     // Exact by segments between parallel runs (segment_dp.cpp), when the DAG allows it, with a quarter of
     // the budget for its single-core segment schedules; else (or when that runs out) the search.
     const int64_t granted = std::max<int64_t>(node_limit / 4, 1);
     int64_t budget = granted;
     std::optional<Schedule> by_segments = detail::solve_by_segments(
-        problem, [&](const Problem& segment, double cutoff) { return solve_segment(segment, cutoff, budget); });
+        problem, q, [&](const Problem& segment, double cutoff) { return solve_segment(segment, cutoff, budget); });
     // The search below gets what is left, so that the budget bounds the whole solve.
     node_limit = std::max<int64_t>(node_limit - (granted - budget), 1);
     if (by_segments) {
@@ -1182,7 +1074,6 @@ Schedule run(const Problem& problem, bool greedy, int64_t node_limit, bool segme
       return s;
     }
   }
-  const Prepared q = prepare(problem);
   // Two greedy dives, the better one is the incumbent: free choice of modes, and all tasks parallel
   // (often optimal when parallel runs are efficient and collectives leave room for the rest).
   // The dives go straight down (a node per task), so the budget is for the search below.

@@ -49,71 +49,6 @@ uint64_t bit(int v) {
   return uint64_t{1} << v;
 }
 
-/// The operators (layout tasks left out) in topological order, with what the recursion needs of them.
-struct Dag {
-  std::vector<int> task;             ///< operator index → problem index
-  std::vector<uint64_t> pred;        ///< predecessors, through layout tasks
-  std::vector<uint64_t> down;        ///< the operator and every operator after it
-  std::vector<uint64_t> succ;        ///< direct successors (through layout tasks)
-  std::vector<double> single;        ///< ℓ, seconds
-  std::vector<double> parallel;      ///< ℓ', seconds; infinite when it cannot (or need not) run parallel
-  std::vector<char> tensor, vector;  ///< a single-core run holds a core of this type
-  std::vector<double> after;         ///< longest chain of fastest variants after the operator, seconds
-};
-
-std::optional<Dag> make_dag(const Problem& p) {
-  const int count = static_cast<int>(p.tasks.size());
-  std::vector<std::vector<int>> in(count), out(count);
-  std::vector<int> indegree(count, 0), order;
-  for (const auto& [a, b] : p.edges) {
-    in[b].push_back(a);
-    out[a].push_back(b);
-    ++indegree[b];
-  }
-  for (int i = 0; i < count; ++i)
-    if (indegree[i] == 0) order.push_back(i);
-  for (size_t k = 0; k < order.size(); ++k)
-    for (int b : out[order[k]])
-      if (--indegree[b] == 0) order.push_back(b);
-  Dag d;
-  std::vector<int> index(count, -1);
-  std::vector<uint64_t> reach(count, 0);  // operators a task waits for, through layout tasks
-  for (int i : order) {
-    const Task& t = p.tasks[i];
-    uint64_t before = 0;
-    for (int a : in[i]) before |= index[a] >= 0 ? bit(index[a]) : reach[a];
-    if (t.kind == TaskKind::None) {
-      reach[i] = before;
-      continue;
-    }
-    if (d.task.size() == 64) return std::nullopt;
-    index[i] = static_cast<int>(d.task.size());
-    d.task.push_back(i);
-    d.pred.push_back(before);
-    // A parallel run no faster than the single-core one never helps (the exact search's rule too).
-    const bool compute = t.kind == TaskKind::Tensor || t.kind == TaskKind::Vector || t.kind == TaskKind::Fused;
-    d.single.push_back(t.single_s);
-    d.parallel.push_back(compute && t.parallel_s < t.single_s ? t.parallel_s : kInf);
-    d.tensor.push_back(t.kind == TaskKind::Tensor || t.kind == TaskKind::Fused);
-    d.vector.push_back(t.kind == TaskKind::Vector || t.kind == TaskKind::Fused || t.kind == TaskKind::Comm);
-  }
-  const int n = static_cast<int>(d.task.size());
-  d.down.assign(n, 0);
-  d.succ.assign(n, 0);
-  for (int s = 0; s < n; ++s)
-    for (uint64_t m = d.pred[s]; m; m &= m - 1) d.succ[std::countr_zero(m)] |= bit(s);
-  d.after.assign(n, 0);
-  for (int v = n - 1; v >= 0; --v) {
-    d.down[v] = bit(v);
-    for (int s = v + 1; s < n; ++s)
-      if (d.pred[s] >> v & 1) {
-        d.down[v] |= d.down[s];
-        d.after[v] = std::max(d.after[v], std::min(d.single[s], d.parallel[s]) + d.after[s]);
-      }
-  }
-  return d;
-}
-
 /// Ideal → its index, by open addressing (the enumeration looks it up at every branch).
 class IdealTable {
  public:
@@ -172,8 +107,8 @@ struct SegmentMemo {
 
 class SegmentDp {
  public:
-  SegmentDp(const Problem& p, const Dag& d, const SegmentSolver& solve)
-      : p_(p), d_(d), solve_(solve), n_(static_cast<int>(d.task.size())) {
+  SegmentDp(const Problem& p, const Prepared& q, const SegmentSolver& solve)
+      : p_(p), q_(q), solve_(solve), n_(static_cast<int>(q.task.size())) {
     all_ = n_ == 64 ? ~uint64_t{0} : bit(n_) - 1;
     n_tc_ = static_cast<double>(p.tensor_cores);
     n_vc_ = static_cast<double>(p.vector_cores);
@@ -209,7 +144,7 @@ class SegmentDp {
     ideals_.assign(1, 0);
     ready_.assign(1, 0);
     for (int v = 0; v < n_; ++v)
-      if (!d_.pred[v]) ready_[0] |= bit(v);
+      if (!q_.pred_mask[v]) ready_[0] |= bit(v);
     bool empty_entered = false;
     table_.find_or_insert(0, 0, empty_entered);
     moves_begin_.assign(1, 0);
@@ -224,8 +159,8 @@ class SegmentDp {
           if (ideals_.size() == kMaxIdeals) return false;
           ideals_.push_back(next);
           uint64_t ready = ready_[k] & ~bit(v);
-          for (uint64_t s = d_.succ[v]; s; s &= s - 1)
-            if (!(d_.pred[std::countr_zero(s)] & ~next)) ready |= uint64_t{1} << std::countr_zero(s);
+          for (uint64_t s = q_.successor_mask[v]; s; s &= s - 1)
+            if (!(q_.pred_mask[std::countr_zero(s)] & ~next)) ready |= uint64_t{1} << std::countr_zero(s);
           ready_.push_back(ready);
         }
         moves_.push_back(Move{v, index});
@@ -237,6 +172,9 @@ class SegmentDp {
 
   double f(uint64_t ideal) const { return f_[table_.find(ideal)]; }
 
+  /// The operator and every operator after it: what leaving it out of a segment leaves out.
+  uint64_t down(int v) const { return q_.descendants[v] | bit(v); }
+
   void solve_ideal(int k) {
     ideal_ = ideals_[k];
     if (ideal_ == all_) {
@@ -247,7 +185,7 @@ class SegmentDp {
     best_decision_ = Decision{};
     for (size_t i = moves_begin_[k]; i < moves_begin_[k + 1]; ++i) {
       const auto [v, next] = moves_[i];
-      const double via = d_.parallel[v] + f_[next];
+      const double via = q_.parallel[v] + f_[next];
       if (via < best_) {
         best_ = via;
         best_decision_ = Decision{v, 0};
@@ -263,7 +201,7 @@ class SegmentDp {
       work_tc_ = work_vc_ = longest_ = parallel_sum_ = through_ = 0;
       include(v, f(all_ & ~excluded_));
       if (aborted_) return;
-      excluded_ |= d_.down[v];
+      excluded_ |= down(v);
     }
     f_[k] = best_;
     decision_[k] = best_decision_;
@@ -274,13 +212,13 @@ class SegmentDp {
     const double work_tc = work_tc_, work_vc = work_vc_, longest = longest_, parallel_sum = parallel_sum_,
                  through = through_;
     double before = 0;
-    for (uint64_t m = d_.pred[v] & segment_; m; m &= m - 1) before = std::max(before, chain_[std::countr_zero(m)]);
-    chain_[v] = before + d_.single[v];
+    for (uint64_t m = q_.pred_mask[v] & segment_; m; m &= m - 1) before = std::max(before, chain_[std::countr_zero(m)]);
+    chain_[v] = before + q_.single[v];
     longest_ = std::max(longest_, chain_[v]);
-    through_ = std::max(through_, chain_[v] + d_.after[v]);
-    if (d_.tensor[v]) work_tc_ += d_.single[v];
-    if (d_.vector[v]) work_vc_ += d_.single[v];
-    parallel_sum_ += d_.parallel[v];
+    through_ = std::max(through_, chain_[v] + q_.after[v]);
+    if (q_.use[v] & kTc) work_tc_ += q_.single[v];
+    if (q_.use[v] & kVc) work_vc_ += q_.single[v];
+    parallel_sum_ += q_.parallel[v];
     segment_ |= bit(v);
     branch(v + 1, after);
     segment_ &= ~bit(v);
@@ -304,7 +242,7 @@ class SegmentDp {
     }
     const int v = std::countr_zero(open);
     const uint64_t excluded = excluded_;
-    excluded_ |= d_.down[v];
+    excluded_ |= down(v);
     branch(v + 1, f(all_ & ~excluded_));
     excluded_ = excluded;
     include(v, after);
@@ -337,11 +275,11 @@ class SegmentDp {
     for (uint64_t m = s; m; m &= m - 1) {
       const int v = std::countr_zero(m);
       local[v] = static_cast<int>(segment.tasks.size());
-      Task t = p_.tasks[d_.task[v]];
+      Task t = p_.tasks[q_.task[v]];
       t.parallel_s = t.single_s;  // single-core runs only
       t.parallel_energy_j = t.single_energy_j;
       segment.tasks.push_back(std::move(t));
-      for (uint64_t pm = d_.pred[v] & s; pm; pm &= pm - 1)
+      for (uint64_t pm = q_.pred_mask[v] & s; pm; pm &= pm - 1)
         segment.edges.emplace_back(local[std::countr_zero(pm)], local[v]);
     }
     const SegmentSchedule result = solve_(segment, cutoff);
@@ -368,8 +306,8 @@ class SegmentDp {
       const Decision& dec = decision_[table_.find(ideal)];
       if (dec.parallel >= 0) {
         const int v = dec.parallel;
-        out.tasks[d_.task[v]] = TaskSlot{now, now + d_.parallel[v], true, -1, -1};
-        now += d_.parallel[v];
+        out.tasks[q_.task[v]] = TaskSlot{now, now + q_.parallel[v], true, -1, -1};
+        now += q_.parallel[v];
         ideal |= bit(v);
         continue;
       }
@@ -379,7 +317,7 @@ class SegmentDp {
         TaskSlot slot = memo.schedule.tasks[local];
         slot.start_s += now;
         slot.finish_s += now;
-        out.tasks[d_.task[std::countr_zero(m)]] = slot;
+        out.tasks[q_.task[std::countr_zero(m)]] = slot;
       }
       now += memo.makespan;
       ideal |= dec.segment;
@@ -389,7 +327,7 @@ class SegmentDp {
   }
 
   const Problem& p_;
-  const Dag& d_;
+  const Prepared& q_;
   const SegmentSolver& solve_;
   int n_;
   uint64_t all_ = 0;
@@ -428,14 +366,12 @@ bool segments_apply(const Problem& problem) {
                       [&](const Task& t) { return t.kind == TaskKind::Comm && !problem.comm_as_vector; });
 }
 
-std::optional<Schedule> solve_by_segments(const Problem& problem, const SegmentSolver& solve_segment) {
+std::optional<Schedule> solve_by_segments(const Problem& problem, const Prepared& q,
+                                          const SegmentSolver& solve_segment) {
   if (!segments_apply(problem)) return std::nullopt;
-  const std::optional<Dag> dag = make_dag(problem);
-  if (!dag) return std::nullopt;
-  const auto single_only = std::count(dag->parallel.begin(), dag->parallel.end(), kInf);
-  if (static_cast<double>(single_only) > kMaxSingleOnlyShare * static_cast<double>(dag->task.size()))
-    return std::nullopt;
-  return SegmentDp(problem, *dag, solve_segment).run();
+  const auto single_only = std::count(q.parallel.begin(), q.parallel.end(), kInf);
+  if (static_cast<double>(single_only) > kMaxSingleOnlyShare * static_cast<double>(q.task.size())) return std::nullopt;
+  return SegmentDp(problem, q, solve_segment).run();
 }
 
 }  // namespace phaze::schedule::detail

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 
+#include "schedule/prepared.h"
 #include "schedule/problem.h"
 
 namespace phaze::schedule::detail {
@@ -28,8 +29,10 @@ bool segments_apply(const Problem& problem);
 
 /// The minimum makespan schedule, with its slots set for every task except layout tasks (left at zero),
 /// or nothing when the problem does not qualify (segments_apply), its DAG has too many ideals, or a
-/// segment's single-core schedule could not be proven within the solver's budget.
-std::optional<Schedule> solve_by_segments(const Problem& problem, const SegmentSolver& solve_segment);
+/// segment's single-core schedule could not be proven within the solver's budget. `prepared` is
+/// prepare(problem).
+std::optional<Schedule> solve_by_segments(const Problem& problem, const Prepared& prepared,
+                                          const SegmentSolver& solve_segment);
 
 /// The exact solver without the dynamic program: its branch and bound alone (exact_solver.cpp), for tests
 /// that compare the two.

@@ -44,7 +44,7 @@ TEST(SegmentDp, HandWorkedSegmentBetweenParallelRuns) {
   p.tasks = {task("p", TaskKind::Tensor, 8, 2), task("a", TaskKind::Tensor, 4, 2.5),
              task("b", TaskKind::Tensor, 4, 2.5), task("v", TaskKind::Vector, 3, 3), task("c", TaskKind::Vector, 1, 1)};
   p.edges = {{0, 1}, {0, 2}, {0, 3}, {1, 4}, {2, 4}};
-  const std::optional<Schedule> dp = detail::solve_by_segments(p, segment_by_search);
+  const std::optional<Schedule> dp = detail::solve_by_segments(p, detail::prepare(p), segment_by_search);
   ASSERT_TRUE(dp.has_value());
   EXPECT_DOUBLE_EQ(dp->makespan_s, 7.0);
   EXPECT_TRUE(dp->tasks[0].parallel);
@@ -62,7 +62,7 @@ TEST(SegmentDp, NotForCollectivesOnTheLinkOrOverlapAcrossTypes) {
   p.tasks = {task("a", TaskKind::Tensor, 2, 1), task("c", TaskKind::Comm, 1, 1)};
   p.edges = {{0, 1}};
   EXPECT_FALSE(detail::segments_apply(p));
-  EXPECT_FALSE(detail::solve_by_segments(p, segment_by_search).has_value());
+  EXPECT_FALSE(detail::solve_by_segments(p, detail::prepare(p), segment_by_search).has_value());
   p.comm_as_vector = true;  // then a collective is a vector operator that cannot run parallel
   EXPECT_TRUE(detail::segments_apply(p));
   p.overlap_across_types = true;
@@ -103,7 +103,7 @@ TEST(SegmentDp, EqualsTheBranchAndBoundOnRandomDags) {
                                       << " TC, " << p.vector_cores << " VC");
     ASSERT_EQ(validate(p), "");
     const Schedule search = detail::solve_by_search(p, 4'000'000);
-    const std::optional<Schedule> dp = detail::solve_by_segments(p, segment_by_search);
+    const std::optional<Schedule> dp = detail::solve_by_segments(p, detail::prepare(p), segment_by_search);
     if (!search.proven_optimal) {
       // Then the dynamic program's optimum lies between the search's bound and its best schedule.
       if (dp) {
@@ -134,7 +134,7 @@ TEST(SegmentDp, BackwardLayersOfSeedModelsEqualTheBranchAndBound) {
         layer_problem(model::build_transformer_layer(spec, {spec.default_seq, 1, 1}, {}).backward, arch, estimator);
     const Schedule search = detail::solve_by_search(p, 4'000'000);
     ASSERT_TRUE(search.proven_optimal);
-    const std::optional<Schedule> dp = detail::solve_by_segments(p, segment_by_search);
+    const std::optional<Schedule> dp = detail::solve_by_segments(p, detail::prepare(p), segment_by_search);
     ASSERT_TRUE(dp.has_value());
     EXPECT_NEAR(dp->makespan_s, search.makespan_s, 1e-9 * search.makespan_s);
     const Schedule exact = make_exact_solver()->solve(p);

@@ -1,0 +1,100 @@
+#include "schedule/prepared.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace phaze::schedule::detail {
+
+std::vector<int> topological_order(const Problem& p) {
+  const size_t n = p.tasks.size();
+  std::vector<int> indegree(n, 0), order;
+  std::vector<std::vector<int>> out(n);
+  for (const auto& [a, b] : p.edges) {
+    out[a].push_back(b);
+    ++indegree[b];
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (indegree[i] == 0) order.push_back(static_cast<int>(i));
+  for (size_t k = 0; k < order.size(); ++k)
+    for (int b : out[order[k]])
+      if (--indegree[b] == 0) order.push_back(b);
+  return order;
+}
+
+Prepared prepare(const Problem& p) {
+  const int n_all = static_cast<int>(p.tasks.size());
+  std::vector<std::vector<int>> in(n_all);
+  for (const auto& [a, b] : p.edges) in[b].push_back(a);
+  Prepared q;
+  std::vector<int> index(n_all, -1);
+  for (int i : topological_order(p)) {
+    const Task& t = p.tasks[i];
+    if (t.kind == TaskKind::None) continue;
+    index[i] = static_cast<int>(q.task.size());
+    q.task.push_back(i);
+    const bool comm = t.kind == TaskKind::Comm && !p.comm_as_vector;
+    const uint8_t use = t.kind == TaskKind::Tensor                                                     ? kTc
+                        : t.kind == TaskKind::Vector || (t.kind == TaskKind::Comm && p.comm_as_vector) ? kVc
+                        : t.kind == TaskKind::Fused                                                    ? (kTc | kVc)
+                                                                                                       : kNone;
+    q.use.push_back(use);
+    q.comm.push_back(comm);
+    // A parallel run no faster than the single-core one is dominated: it takes every core of its kind and
+    // excludes everything else for at least as long, where one core would do (they are all free then).
+    const bool parallel_ok = (t.kind == TaskKind::Tensor || t.kind == TaskKind::Vector || t.kind == TaskKind::Fused) &&
+                             t.parallel_s < t.single_s;
+    q.can_parallel.push_back(parallel_ok);
+    q.single.push_back(t.single_s);
+    q.parallel.push_back(parallel_ok ? t.parallel_s : std::numeric_limits<double>::infinity());
+    q.fastest.push_back(parallel_ok ? std::min(t.single_s, t.parallel_s) : t.single_s);
+  }
+  const int n = static_cast<int>(q.task.size());
+  if (n > 64) throw std::length_error("exact scheduler: more than 64 operators in one layer");
+  q.preds.assign(n, {});
+  q.pred_mask.assign(n, 0);
+  for (int s = 0; s < n; ++s) {
+    // Real predecessors reached through chains of layout tasks.
+    std::vector<int> stack(in[q.task[s]].begin(), in[q.task[s]].end());
+    std::vector<char> seen(n_all, 0);
+    while (!stack.empty()) {
+      const int v = stack.back();
+      stack.pop_back();
+      if (seen[v]) continue;
+      seen[v] = 1;
+      if (index[v] >= 0) {
+        if (!(q.pred_mask[s] >> index[v] & 1)) q.preds[s].push_back(index[v]);
+        q.pred_mask[s] |= uint64_t{1} << index[v];
+      } else {
+        for (int u : in[v]) stack.push_back(u);
+      }
+    }
+  }
+  q.successor_mask.assign(n, 0);
+  for (int s = 0; s < n; ++s)
+    for (int pr : q.preds[s]) q.successor_mask[pr] |= uint64_t{1} << s;
+  q.ancestors.assign(n, 0);
+  for (int s = 0; s < n; ++s) {
+    q.ancestors[s] = q.pred_mask[s];
+    for (int pr : q.preds[s]) q.ancestors[s] |= q.ancestors[pr];
+    if (q.comm[s]) q.link_tasks.push_back(s);
+  }
+  q.descendants.assign(n, 0);
+  for (int s = 0; s < n; ++s)
+    for (int a = 0; a < n; ++a)
+      if (q.ancestors[s] >> a & 1) q.descendants[a] |= uint64_t{1} << s;
+  q.feeds_comm.assign(n, 0);
+  for (int s = 0; s < n; ++s)
+    if (q.comm[s])
+      for (int pr : q.preds[s]) q.feeds_comm[pr] = 1;
+  // tail[s] = fastest[s] + the largest tail of a successor; search indices are topological.
+  q.tail.assign(n, 0);
+  q.after.assign(n, 0);
+  for (int s = n - 1; s >= 0; --s) {
+    q.tail[s] = q.fastest[s] + q.after[s];
+    for (int pr : q.preds[s]) q.after[pr] = std::max(q.after[pr], q.tail[s]);
+  }
+  return q;
+}
+
+}  // namespace phaze::schedule::detail

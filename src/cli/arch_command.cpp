@@ -6,6 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/option_values.h"
 #include "cli/text_format.h"
 #include "hw/architecture_json.h"
 #include "hw/area.h"
@@ -190,12 +191,12 @@ void add_arch_command(CLI::App& app) {
       "enumerate", "List the designs of the searched space within the area budget, in canonical order");
   CLI::Option* budget =
       en->add_option("--budget", o->budget, "Budget = area of this preset or architecture file (default: tpuv4-like)");
-  CLI::Option* budget_um2 = en->add_option("--budget-um2", o->budget_um2, "Budget in µm²");
+  CLI::Option* budget_um2 =
+      add_number_option(en, "--budget-um2", o->budget_um2, 0, hw::kMaxBudgetUm2, false, "Budget in µm²");
   budget->excludes(budget_um2);
   budget_um2->excludes(budget);
-  en->add_option("--lower-fraction", o->lower_fraction,
-                 "Keep designs with area ≥ this fraction of the budget (not applied when num_tc = 1 or num_vc = 1)")
-      ->capture_default_str();
+  add_number_option(en, "--lower-fraction", o->lower_fraction, 0, 1, false,
+                    "Keep designs with area ≥ this fraction of the budget (not applied when num_tc = 1 or num_vc = 1)");
   en->add_flag("--no-single-core-exemption", o->no_exemption,
                "Apply the lower bound to num_tc = 1 and num_vc = 1 designs too");
   en->add_flag("--untie-vector-width", o->untie, "Enumerate the vector-core width independently of the PE width");

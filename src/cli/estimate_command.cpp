@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/shape_options.h"
 #include "cost/operator_cost.h"
 #include "hw/architecture_json.h"
 #include "model/hf_config.h"
@@ -19,10 +20,7 @@ namespace {
 struct EstimateOptions {
   std::string model;
   std::string arch = "tpuv4-like";
-  int64_t seq = 0;
-  bool seq_given = false;
-  int64_t mbs = 1;
-  int64_t tp = 1;
+  ShapeOptions shape;
   std::string layer = "transformer";
   std::string cache;
   bool no_cache = false;
@@ -72,7 +70,7 @@ void print_rows(const char* title, const std::vector<Row>& rows) {
 void estimate(const EstimateOptions& o) {
   const model::ModelSpec spec = model::load_model(o.model);
   const hw::Architecture arch = hw::load_architecture(o.arch);
-  const model::Shape shape{o.seq_given ? o.seq : spec.default_seq, o.mbs, o.tp};
+  const model::Shape shape = o.shape.shape(spec);
   const model::LayerGraph graph = model::build_layer_graph(spec, shape, model::Precision{}, o.model);
   const model::Layer* layer = o.layer == "embedding" ? &graph.embedding
                               : o.layer == "head"    ? &graph.head
@@ -108,19 +106,14 @@ void add_estimate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("estimate", "Latency and energy of every operator of a layer on a design");
   cmd->add_option("--model", o->model, "Preset or Hugging Face config.json")->required();
   cmd->add_option("--arch", o->arch, "Architecture preset or JSON file")->capture_default_str();
-  cmd->add_option("--seq", o->seq, "Sequence length (default: the model's)");
-  cmd->add_option("--mbs", o->mbs, "Micro-batch size")->capture_default_str();
-  cmd->add_option("--tp", o->tp, "Tensor-parallel width")->capture_default_str();
+  add_shape_options(cmd, o->shape);
   cmd->add_option("--layer", o->layer, "embedding, transformer or head")
       ->check(CLI::IsMember({"embedding", "transformer", "head"}))
       ->capture_default_str();
   cmd->add_option("--cache", o->cache, "Estimate cache file (default: $XDG_CACHE_HOME/phaze/estimates.sqlite)");
   cmd->add_flag("--no-cache", o->no_cache, "Do not read or write the estimate cache");
   cmd->add_flag("--json", o->json, "Print JSON");
-  cmd->callback([o, cmd] {
-    o->seq_given = cmd->count("--seq") > 0;
-    estimate(*o);
-  });
+  cmd->callback([o] { estimate(*o); });
 }
 
 }  // namespace phaze::cli

@@ -4,6 +4,8 @@
 
 #include <iostream>
 
+#include "cli/option_values.h"
+#include "cli/shape_options.h"
 #include "cli/text_format.h"
 #include "io/model_json.h"
 #include "model/hf_config.h"
@@ -18,14 +20,11 @@ using namespace phaze::model;
 
 struct ShowOptions {
   std::string model;
-  int64_t seq = 0;
-  int64_t mbs = 1;
-  int64_t tp = 1;
+  ShapeOptions shape;
   int64_t activation_bytes = 2;
   int64_t parameter_bytes = 2;
   bool json = false;
   bool operators = false;
-  bool seq_given = false;
 };
 
 void list_models(bool json) {
@@ -107,14 +106,10 @@ void print_report(const LayerGraph& g, const ModelTotals& totals, bool operators
 
 void show_model(const ShowOptions& o) {
   const ModelSpec spec = load_model(o.model);
-  if (o.activation_bytes < 1 || o.activation_bytes > 8)
-    throw InputError(fmt::format("--activation-bytes = {} must lie in 1..8", o.activation_bytes));
-  if (o.parameter_bytes < 1 || o.parameter_bytes > 8)
-    throw InputError(fmt::format("--parameter-bytes = {} must lie in 1..8", o.parameter_bytes));
   Precision precision;
   precision.activation_bytes = o.activation_bytes;
   precision.parameter_bytes = o.parameter_bytes;
-  const Shape shape{o.seq_given ? o.seq : spec.default_seq, o.mbs, o.tp};
+  const Shape shape = o.shape.shape(spec);
   const std::string source = o.model;
   const LayerGraph graph = build_layer_graph(spec, shape, precision, source);
   const ModelTotals totals = model_totals(spec, shape.seq, precision);
@@ -140,17 +135,12 @@ void add_model_command(CLI::App& app) {
   CLI::App* show = model->add_subcommand("show", "Show a model's layer graph, parameter count and FLOPs");
   show->add_option("model", o->model, "Preset name (see 'phaze model list') or path to a Hugging Face config.json")
       ->required();
-  show->add_option("--seq", o->seq, "Sequence length (default: the model's)");
-  show->add_option("--mbs", o->mbs, "Micro-batch size in sequences")->capture_default_str();
-  show->add_option("--tp", o->tp, "Tensor-parallel width (must divide the heads)")->capture_default_str();
-  show->add_option("--activation-bytes", o->activation_bytes, "Bytes per activation element")->capture_default_str();
-  show->add_option("--parameter-bytes", o->parameter_bytes, "Bytes per parameter")->capture_default_str();
+  add_shape_options(show, o->shape);
+  add_integer_option(show, "--activation-bytes", o->activation_bytes, 1, 8, "Bytes per activation element");
+  add_integer_option(show, "--parameter-bytes", o->parameter_bytes, 1, 8, "Bytes per parameter");
   show->add_flag("--json", o->json, "Print JSON");
   show->add_flag("--ops", o->operators, "Include the operator graphs of the embedding, one layer and the head");
-  show->callback([o, show] {
-    o->seq_given = show->count("--seq") > 0;
-    show_model(*o);
-  });
+  show->callback([o] { show_model(*o); });
 }
 
 }  // namespace phaze::cli

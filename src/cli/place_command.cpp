@@ -9,6 +9,7 @@
 #include "io/placement_json.h"
 #include "placement/planner.h"
 #include "util/input_error.h"
+#include "util/output_file.h"
 #include "util/read_file.h"
 
 namespace phaze::cli {
@@ -22,6 +23,7 @@ struct PlaceOptions {
 
 void place(const PlaceOptions& o) {
   const io::PlacementInput input = io::parse_placement_input(read_text_file(o.input), o.input);
+  if (!o.output.empty()) check_writable("--output", o.output);
   placement::Planner planner;
   const placement::Plan plan = planner.solve(input.chains, input.cluster);
   placement::PlanCheck hand;
@@ -37,8 +39,7 @@ void place(const PlaceOptions& o) {
     std::cout << text;
     return;
   }
-  std::ofstream out(o.output, std::ios::binary);
-  if (!out || !(out << text)) throw InputError(fmt::format("{}: cannot write file", o.output));
+  write_text_file(o.output, text);
 }
 
 }  // namespace

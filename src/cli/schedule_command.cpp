@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cli/shape_options.h"
 #include "cost/operator_cost.h"
 #include "hw/architecture_json.h"
 #include "io/schedule_json.h"
@@ -19,6 +20,7 @@
 #include "schedule/layer_problem.h"
 #include "schedule/problem.h"
 #include "util/input_error.h"
+#include "util/output_file.h"
 #include "util/read_file.h"
 
 namespace phaze::cli {
@@ -34,9 +36,7 @@ struct ScheduleOptions {
   std::string file;
   std::string model;
   std::string arch = "tpuv4-like";
-  int64_t seq = 0;
-  int64_t mbs = 1;
-  int64_t tp = 1;
+  ShapeOptions shape;
   std::string pass = "fwd";
   std::string layer = "transformer";
   std::string solver = "exact";
@@ -47,7 +47,6 @@ struct ScheduleOptions {
   bool overlap_across_types = false;
   std::string question_out;                   ///< write the question here as JSON ("-": stdout) and stop
   std::vector<std::string> model_only_given;  ///< --model options given (an error with FILE)
-  bool seq_given = false;
 };
 
 /// What the output says about where the problem came from.
@@ -202,7 +201,7 @@ void print_text(const Context& ctx, const Problem& p, const Schedule& s, std::st
 Problem model_problem(const ScheduleOptions& o, Context& ctx) {
   const model::ModelSpec spec = model::load_model(o.model);
   const hw::Architecture arch = hw::load_architecture(o.arch);
-  const model::Shape shape{o.seq_given ? o.seq : spec.default_seq, o.mbs, o.tp};
+  const model::Shape shape = o.shape.shape(spec);
   const model::LayerGraph graph = model::build_layer_graph(spec, shape, model::Precision{}, o.model);
   const model::Layer& layer = o.layer == "embedding" ? graph.embedding
                               : o.layer == "head"    ? graph.head
@@ -234,9 +233,7 @@ void write_question(const Problem& problem, const std::string& path) {
     std::cout << text;
     return;
   }
-  std::ofstream out(path);
-  out << text;
-  if (!out.good()) throw InputError(fmt::format("schedule: cannot write '{}'", path));
+  write_text_file(path, text);
 }
 
 /// The absolute time tolerance of the schedule check: relative to the problem's time scale.
@@ -251,6 +248,7 @@ void run_schedule(const ScheduleOptions& o) {
     throw InputError("schedule: give exactly one of FILE (a JSON question) or --model");
   if (!o.file.empty() && !o.model_only_given.empty())
     throw InputError(fmt::format("schedule: {} applies only with --model, not with FILE", o.model_only_given[0]));
+  if (!o.question_out.empty() && o.question_out != "-") check_writable("--write-question", o.question_out);
 
   Context ctx;
   Problem problem;
@@ -310,9 +308,7 @@ void add_schedule_command(CLI::App& app) {
   const std::vector<std::string> model_only = {"--arch", "--seq",   "--mbs",   "--tp",
                                                "--pass", "--layer", "--cache", "--no-cache"};
   cmd->add_option("--arch", o->arch, "Architecture preset or JSON file (with --model)")->capture_default_str();
-  cmd->add_option("--seq", o->seq, "Sequence length (default: the model's)");
-  cmd->add_option("--mbs", o->mbs, "Micro-batch size")->capture_default_str();
-  cmd->add_option("--tp", o->tp, "Tensor-parallel width")->capture_default_str();
+  add_shape_options(cmd, o->shape);
   cmd->add_option("--pass", o->pass, "fwd or bwd")->check(CLI::IsMember({"fwd", "bwd"}))->capture_default_str();
   cmd->add_option("--layer", o->layer, "embedding, transformer or head")
       ->check(CLI::IsMember({"embedding", "transformer", "head"}))
@@ -326,7 +322,6 @@ void add_schedule_command(CLI::App& app) {
   cmd->add_option("--write-question", o->question_out,
                   "Write the scheduling question as JSON to this file ('-': standard output) instead of solving");
   cmd->callback([o, cmd, model_only] {
-    o->seq_given = cmd->count("--seq") > 0;
     o->model_only_given.clear();
     for (const std::string& name : model_only)
       if (cmd->count(name) > 0) o->model_only_given.push_back(name);

@@ -8,12 +8,15 @@
 #include <iostream>
 #include <thread>
 
+#include "cli/option_values.h"
 #include "hw/architecture_json.h"
 #include "hw/area.h"
 #include "model/hf_config.h"
 #include "search/driver.h"
 #include "search/report.h"
 #include "util/input_error.h"
+#include "util/output_file.h"
+#include "util/run_on_threads.h"
 
 namespace phaze::cli {
 
@@ -44,51 +47,26 @@ struct SearchOptions {
   int64_t schedule_nodes = 0;
 };
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    out.push_back(text.substr(start, comma - start));
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
-
-/// A comma-separated list of positive integers ("" gives an empty list).
-std::vector<int64_t> integers(const std::string& text, const char* option) {
-  std::vector<int64_t> out;
-  if (text.empty()) return out;
-  for (const std::string& item : split(text)) {
-    int64_t v = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (ec != std::errc() || end != item.data() + item.size() || v <= 0)
-      throw InputError(fmt::format("{} '{}': '{}' is not a positive integer", option, text, item));
-    out.push_back(v);
-  }
-  return out;
-}
-
-/// A comma-separated list of positive sizes in GiB, as bytes.
+/// A comma-separated list of sizes in GiB, as bytes; each at least 1 KiB, so that none rounds to nothing.
 std::vector<int64_t> gibibytes(const std::string& text, const char* option) {
   std::vector<int64_t> out;
-  for (const std::string& item : split(text)) {
-    double v = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (ec != std::errc() || end != item.data() + item.size() || !(std::isfinite(v) && v > 0) || v * kGiB > 9e18)
-      throw InputError(fmt::format("{} '{}': '{}' is not a positive size in GiB", option, text, item));
-    out.push_back(static_cast<int64_t>(std::llround(v * kGiB)));
+  for (double gib : parse_number_list(option, text, 0, search::limits::kHbmGiB)) {
+    if (gib < 1.0 / (1 << 20))
+      throw InputError(fmt::format("{} '{}': {} GiB is below the smallest size, 1 KiB (2^-20 GiB)", option, text, gib));
+    out.push_back(static_cast<int64_t>(std::llround(gib * kGiB)));
   }
   return out;
 }
 
 search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, bool budget_um2_given) {
   search::SearchQuestion q;
-  const std::vector<int64_t> seqs = integers(o.seq, "--seq");
+  if (o.models.size() > kMaxListValues)
+    throw InputError(fmt::format("--model: {} models, at most {} allowed", o.models.size(), kMaxListValues));
+  const std::vector<int64_t> seqs = parse_integer_list("--seq", o.seq, 1, model::limits::kSequence);
   if (!seqs.empty() && seqs.size() != 1 && seqs.size() != o.models.size())
     throw InputError(
         fmt::format("--seq '{}': give one length for all models or one per model ({})", o.seq, o.models.size()));
-  const std::vector<int64_t> widths = integers(o.tp, "--tp");
+  const std::vector<int64_t> widths = parse_integer_list("--tp", o.tp, 1, model::limits::kTensorParallel);
   for (size_t i = 0; i < o.models.size(); ++i) {
     search::ModelCase m;
     m.source = o.models[i];
@@ -100,40 +78,35 @@ search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, 
   }
   q.devices = o.devices;
   q.global_batch = o.global_batch;
-  q.micro_batches = integers(o.mbs, "--mbs");
+  q.micro_batches = parse_integer_list("--mbs", o.mbs, 1, model::limits::kMicroBatch);
   q.hbm_bytes = gibibytes(o.hbm, "--hbm");
   q.recompute = o.recompute == "on"    ? search::RecomputeChoice::On
                 : o.recompute == "off" ? search::RecomputeChoice::Off
                                        : search::RecomputeChoice::Both;
   q.optimizer = o.optimizer == "adam" ? placement::Optimizer::Adam : placement::Optimizer::Sgd;
   q.schedule_node_budget = o.schedule_nodes;
-  if (!(std::isfinite(o.link_gib_s) && o.link_gib_s > 0))
-    throw InputError(fmt::format("--link-bandwidth {}: must be a positive finite number of GiB/s", o.link_gib_s));
   q.link_bandwidth = o.link_gib_s * kGiB;
   if (budget_given) q.space.budget_um2 = hw::area_um2(hw::load_architecture(o.budget));
   if (budget_um2_given) q.space.budget_um2 = o.budget_um2;
   q.space.lower_fraction = o.lower_fraction;
   q.space.single_core_exemption = !o.no_exemption;
-  q.filter.num_tc = integers(o.tc, "--tc");
-  q.filter.num_vc = integers(o.vc, "--vc");
-  q.filter.width = integers(o.width, "--width");
-  q.filter.depth = integers(o.depth, "--depth");
-  for (int64_t mib : integers(o.glb_mib, "--glb-mib")) q.filter.glb_bytes.push_back(mib << 20);
+  // The template's ranges are checked in search::validate; these bounds only keep the values in range of it.
+  q.filter.num_tc = parse_integer_list("--tc", o.tc, 1, 1 << 20);
+  q.filter.num_vc = parse_integer_list("--vc", o.vc, 1, 1 << 20);
+  q.filter.width = parse_integer_list("--width", o.width, 1, 1 << 20);
+  q.filter.depth = parse_integer_list("--depth", o.depth, 1, 1 << 20);
+  for (int64_t mib : parse_integer_list("--glb-mib", o.glb_mib, 1, 1 << 20)) q.filter.glb_bytes.push_back(mib << 20);
   q.exhaustive = o.exhaustive;
   q.stop_window = o.stop_window;
   q.bucket_um2 = o.bucket_um2;
   return q;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << text) || !out.flush()) throw InputError(fmt::format("{}: cannot write file", path));
-}
-
 void run(const SearchOptions& o, bool budget_given, bool budget_um2_given) {
-  if (o.threads < 0) throw InputError(fmt::format("--threads {}: must be a positive integer", o.threads));
-  if (o.top < 0) throw InputError(fmt::format("--top {}: must be 0 or more", o.top));
   const search::SearchQuestion q = question_from(o, budget_given, budget_um2_given);
+  // The answer of a long search must not be lost to a mistyped output path: check them all first.
+  if (!o.output.empty()) check_writable("--output", o.output);
+  if (!o.csv.empty()) check_writable("--csv", o.csv);
   search::RunSettings settings;
   settings.threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   settings.db_path = o.db;
@@ -141,11 +114,16 @@ void run(const SearchOptions& o, bool budget_given, bool budget_um2_given) {
   settings.keep_all = !o.csv.empty();
   settings.progress = stderr_progress_output();
   search::RunStats stats;
-  const search::SearchAnswer answer = search::run_search(q, settings, &stats);
+  search::SearchAnswer answer;
+  try {
+    answer = search::run_search(q, settings, &stats);
+  } catch (const ThreadStartError& e) {
+    throw InputError(fmt::format("--threads {}: {}; ask for fewer threads", settings.threads, e.what()));
+  }
 
   const std::string json = search::answer_json(q, answer).dump(2) + "\n";
-  if (!o.output.empty()) write_file(o.output, json);
-  if (!o.csv.empty()) write_file(o.csv, search::points_csv(q, answer));
+  if (!o.output.empty()) write_text_file(o.output, json);
+  if (!o.csv.empty()) write_text_file(o.csv, search::points_csv(q, answer));
   if (o.json) {
     std::cout << json;
   } else {
@@ -184,11 +162,19 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--model", o->models, "Preset or Hugging Face config.json; repeat (or comma-separate) for a set")
       ->required()
       ->delimiter(',');
-  cmd->add_option("--devices", o->devices, "Accelerators in the cluster")->capture_default_str();
-  cmd->add_option("--global-batch", o->global_batch, "Sequences per iteration")->capture_default_str();
-  cmd->add_option("--seq", o->seq, "Sequence length: one for all models or one per model (default: the model's)");
-  cmd->add_option("--mbs", o->mbs, "Micro-batch sizes, comma-separated")->capture_default_str();
-  cmd->add_option("--hbm", o->hbm, "HBM capacities in GiB, comma-separated")->capture_default_str();
+  add_integer_option(cmd, "--devices", o->devices, 1, search::limits::kDevices, "Accelerators in the cluster");
+  add_integer_option(cmd, "--global-batch", o->global_batch, 1, search::limits::kGlobalBatch,
+                     "Sequences per iteration");
+  cmd->add_option("--seq", o->seq,
+                  fmt::format("Sequence length: one for all models or one per model (default: the model's) [1..{}]",
+                              model::limits::kSequence));
+  cmd->add_option("--mbs", o->mbs,
+                  fmt::format("Micro-batch sizes, comma-separated [1..{}, at most {} values]",
+                              model::limits::kMicroBatch, kMaxListValues))
+      ->capture_default_str();
+  cmd->add_option("--hbm", o->hbm,
+                  fmt::format("HBM capacities in GiB, comma-separated [(0, {:g}]]", search::limits::kHbmGiB))
+      ->capture_default_str();
   cmd->add_option("--recompute", o->recompute, "Activation recomputation: both, on or off")
       ->check(CLI::IsMember({"both", "on", "off"}))
       ->capture_default_str();
@@ -197,12 +183,12 @@ void add_search_command(CLI::App& app) {
                   "the heads)");
   CLI::Option* budget =
       cmd->add_option("--budget", o->budget, "Area budget = area of this preset or architecture file (default tpuv4)");
-  CLI::Option* budget_um2 = cmd->add_option("--budget-um2", o->budget_um2, "Area budget in µm²");
+  CLI::Option* budget_um2 =
+      add_number_option(cmd, "--budget-um2", o->budget_um2, 0, search::limits::kAreaUm2, false, "Area budget in µm²");
   budget->excludes(budget_um2);
   budget_um2->excludes(budget);
-  cmd->add_option("--lower-fraction", o->lower_fraction,
-                  "Keep designs with area ≥ this fraction of the budget (not applied when num_tc = 1 or num_vc = 1)")
-      ->capture_default_str();
+  add_number_option(cmd, "--lower-fraction", o->lower_fraction, 0, 1, false,
+                    "Keep designs with area ≥ this fraction of the budget (not applied when num_tc = 1 or num_vc = 1)");
   cmd->add_flag("--no-single-core-exemption", o->no_exemption,
                 "Apply the lower bound to num_tc = 1 and num_vc = 1 designs too");
   cmd->add_option("--tc", o->tc, "Only these tensor-core counts (comma-separated powers of two)");
@@ -210,31 +196,30 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--width", o->width, "Only these systolic-array widths (= vector-core lanes)");
   cmd->add_option("--depth", o->depth, "Only these systolic-array depths");
   cmd->add_option("--glb-mib", o->glb_mib, "Only these global-buffer sizes in MiB");
-  cmd->add_option("--link-bandwidth", o->link_gib_s, "Inter-chip link bandwidth in GiB/s (TP, pipeline, data-parallel)")
-      ->capture_default_str();
+  add_number_option(cmd, "--link-bandwidth", o->link_gib_s, 0, search::limits::kLinkGiBs, true,
+                    "Inter-chip link bandwidth in GiB/s (TP, pipeline, data-parallel)");
   cmd->add_option("--optimizer", o->optimizer, "sgd or adam (memory and optimizer-step time)")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();
   CLI::Option* exhaustive =
       cmd->add_flag("--exhaustive", o->exhaustive, "Evaluate every design instead of the area-bucket search");
-  cmd->add_option("--stop-window", o->stop_window,
-                  "Area-bucket search: stop a combination once this many last buckets with a feasible design have "
-                  "non-increasing best scores")
-      ->capture_default_str()
+  add_integer_option(cmd, "--stop-window", o->stop_window, 1, search::limits::kStopWindow,
+                     "Area-bucket search: stop a combination once this many last buckets with a feasible design have "
+                     "non-increasing best scores")
       ->excludes(exhaustive);
-  cmd->add_option("--bucket-um2", o->bucket_um2, "Area-bucket search: width of an area bucket in µm²")
-      ->capture_default_str()
+  add_number_option(cmd, "--bucket-um2", o->bucket_um2, 0, search::limits::kAreaUm2, true,
+                    "Area-bucket search: width of an area bucket in µm²")
       ->excludes(exhaustive);
-  cmd->add_option("--schedule-nodes", o->schedule_nodes,
-                  "Search nodes per layer schedule before the best one found is taken unproven (0: the exact "
-                  "solver's default, a few seconds at most)")
-      ->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Worker threads (default: one per CPU); the answer does not depend on it");
+  add_integer_option(cmd, "--schedule-nodes", o->schedule_nodes, 0, search::limits::kScheduleNodes,
+                     "Search nodes per layer schedule before the best one found is taken unproven (0: the exact "
+                     "solver's default, a few seconds at most)");
+  add_integer_option(cmd, "--threads", o->threads, 0, search::limits::kThreads,
+                     "Worker threads (0: one per CPU); the answer does not depend on it");
   cmd->add_option("--db", o->db,
                   "SQLite results file: every point is stored; a killed search run again with it resumes");
   cmd->add_option("-o,--output", o->output, "Write the answer as JSON to this file");
   cmd->add_option("--csv", o->csv, "Write every point as CSV to this file");
-  cmd->add_option("--top", o->top, "Points listed in the top list")->capture_default_str();
+  add_integer_option(cmd, "--top", o->top, 0, search::limits::kTop, "Points listed in the top list");
   cmd->add_flag("--json", o->json, "Print the answer as JSON instead of text");
   cmd->callback([o, budget, budget_um2] { run(*o, budget->count() > 0, budget_um2->count() > 0); });
 }

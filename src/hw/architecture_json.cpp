@@ -10,6 +10,7 @@
 #include "hw/area.h"
 #include "hw/presets.h"
 #include "util/input_error.h"
+#include "util/json_input.h"
 #include "util/read_file.h"
 
 namespace phaze::hw {
@@ -133,13 +134,7 @@ Architecture architecture_from_json(const json& j, const std::string& source) {
 }
 
 Architecture parse_architecture(const std::string& text, const std::string& source) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{}: malformed JSON at byte {}", source, e.byte));
-  }
-  return architecture_from_json(j, source);
+  return architecture_from_json(parse_json_input(text, source), source);
 }
 
 Architecture read_architecture_file(const std::string& path) {
@@ -149,7 +144,8 @@ Architecture read_architecture_file(const std::string& path) {
 Architecture load_architecture(const std::string& preset_or_path) {
   if (auto preset = find_preset(preset_or_path)) return *preset;
   std::error_code ec;
-  if (std::filesystem::is_regular_file(preset_or_path, ec)) return read_architecture_file(preset_or_path);
+  // An existing path that is not a regular file (a directory, /dev/zero, a FIFO) is refused by the reader.
+  if (std::filesystem::exists(preset_or_path, ec)) return read_architecture_file(preset_or_path);
   throw InputError(fmt::format("architecture '{}': no such preset or file (see 'phaze arch list')", preset_or_path));
 }
 

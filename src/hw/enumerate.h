@@ -25,6 +25,9 @@ struct PowerOfTwoRange {
   bool operator==(const PowerOfTwoRange&) const = default;
 };
 
+/// Largest area budget accepted, µm² (1 m²: a thousand times a reticle; docs/limits.md).
+inline constexpr double kMaxBudgetUm2 = 1e12;
+
 struct EnumerationOptions {
   /// Upper area bound in µm²; nothing = the area of the tpuv4-like preset (278,826,676.31216 µm²).
   std::optional<double> budget_um2;

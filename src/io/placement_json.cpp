@@ -8,6 +8,7 @@
 #include <set>
 
 #include "util/input_error.h"
+#include "util/json_input.h"
 
 namespace phaze::io {
 
@@ -124,6 +125,9 @@ std::vector<int64_t> unique_topological_order(const std::vector<int64_t>& ids, c
 std::vector<RawNode> parse_nodes(const json& list, const std::string& width_key, int64_t width, const Fields& top,
                                  const std::string& source) {
   if (!list.is_array() || list.empty()) top.fail(fmt::format("nodes[\"{}\"] must be a non-empty array", width_key));
+  if (list.size() > static_cast<size_t>(placement_limits::kNodes))
+    top.fail(fmt::format("nodes[\"{}\"] has {} nodes, at most {} allowed", width_key, list.size(),
+                         placement_limits::kNodes));
   std::vector<RawNode> nodes;
   std::set<int64_t> seen;
   for (size_t k = 0; k < list.size(); ++k) {
@@ -146,6 +150,9 @@ std::vector<RawNode> parse_nodes(const json& list, const std::string& width_key,
 std::vector<RawEdge> parse_edges(const json& list, const std::string& width_key, const std::set<int64_t>& ids,
                                  const Fields& top, const std::string& source) {
   if (!list.is_array()) top.fail(fmt::format("edges[\"{}\"] must be an array", width_key));
+  if (list.size() > static_cast<size_t>(placement_limits::kEdges))
+    top.fail(fmt::format("edges[\"{}\"] has {} edges, at most {} allowed", width_key, list.size(),
+                         placement_limits::kEdges));
   std::vector<RawEdge> edges;
   std::set<std::pair<int64_t, int64_t>> seen;
   for (size_t k = 0; k < list.size(); ++k) {
@@ -167,37 +174,45 @@ std::set<std::pair<int64_t, int64_t>> edge_set(const std::vector<RawEdge>& edges
   return out;
 }
 
+/// Refuses times that could overflow. A stage's load is at most its forward pass twice (once more under
+/// recomputation) plus its backward pass, each at most the sum of its node times and transfers; a plan runs
+/// at most N + n − 1 loads, one reference synchronisation, one ring all-reduce of every parameter byte (2·(K − 1)
+/// ring steps) and one optimizer step. When that bound is finite every time per batch is; when it is not, the
+/// planner would compare infinities and report no plan, so the file is refused with the reason instead.
+void require_finite_times(const Chain& chain, const Cluster& c, const Fields& top) {
+  double work_s = 0, transfer_s = 0, parameter_bytes = 0;
+  for (const ChainNode& n : chain.nodes) {
+    work_s += n.forward_time + n.backward_time;
+    parameter_bytes += n.parameter_bytes;
+  }
+  for (const ChainEdge& e : chain.edges) transfer_s += e.bytes / c.bandwidth;
+  const double load_s = 3 * (work_s + transfer_s);
+  const double slots = static_cast<double>(c.micro_batches) + static_cast<double>(chain.nodes.size());
+  const double sync_bandwidth = c.corrected.sync_bandwidth > 0 ? c.corrected.sync_bandwidth : c.bandwidth;
+  const double sync_s = 4 * parameter_bytes / c.bandwidth + 2 * parameter_bytes / sync_bandwidth +
+                        2 * static_cast<double>(c.devices) * c.corrected.ring_latency_s +
+                        parameter_bytes * c.corrected.optimizer_seconds_per_byte;
+  const double bound_s = load_s * slots + sync_s;
+  if (!std::isfinite(bound_s))
+    top.fail(fmt::format(
+        "times are not finite: under width {} the node latencies ({:g} s), transfers ({:g} s), synchronisation and "
+        "optimizer terms ({:g} s) can add up to more than a double holds; give times far below 1e300 s",
+        chain.width, work_s, transfer_s, sync_s));
+}
+
 }  // namespace
 
 PlacementInput parse_placement_input(const std::string& text, const std::string& source) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{}: malformed JSON at byte {}", source, e.byte));
-  } catch (const json::out_of_range&) {
-    // A number beyond the double range (1e999): the only way JSON spells a non-finite value. Parse again
-    // noting keys, to name the field.
-    std::string key;
-    try {
-      const json ignored = json::parse(text, [&key](int, json::parse_event_t event, json& parsed) {
-        if (event == json::parse_event_t::key) key = parsed.get<std::string>();
-        return true;
-      });
-    } catch (const json::exception&) {
-    }
-    throw InputError(fmt::format("{}: '{}' holds a number that is not finite (beyond the double range)", source, key));
-  }
+  const json j = parse_json_input(text, source);
   const Fields top(j, source, "");
   PlacementInput input;
   Cluster& c = input.cluster;
-  c.devices = top.integer_in("maxDevices", 1, 10000);
+  c.devices = top.integer_in("maxDevices", 1, placement_limits::kDevices);
   c.bandwidth = top.number("bandwidth");
   if (!(c.bandwidth > 0)) top.fail(fmt::format("'bandwidth' = {} must be positive", c.bandwidth));
   c.memory_bytes = top.number("maxMemoryPerDevice");
   if (!(c.memory_bytes > 0)) top.fail(fmt::format("'maxMemoryPerDevice' = {} must be positive", c.memory_bytes));
-  c.micro_batches = top.integer("mbsInBatch");
-  if (c.micro_batches < 1) top.fail(fmt::format("'mbsInBatch' = {} must be at least 1", c.micro_batches));
+  c.micro_batches = top.integer_in("mbsInBatch", 1, placement_limits::kMicroBatches);
   c.recompute = top.boolean("activationRecomputation");
   const json& optimizer = top.get("optimizerAlgorithm");
   if (optimizer == "SGD") {
@@ -211,6 +226,8 @@ PlacementInput parse_placement_input(const std::string& text, const std::string&
   const json& nodes = top.get("nodes");
   const json& edges = top.get("edges");
   if (!nodes.is_object() || nodes.empty()) top.fail("'nodes' must be an object with at least one width");
+  if (nodes.size() > static_cast<size_t>(placement_limits::kWidths))
+    top.fail(fmt::format("'nodes' has {} widths, at most {} allowed", nodes.size(), placement_limits::kWidths));
   if (!edges.is_object()) top.fail("'edges' must be an object keyed by width");
 
   std::map<int64_t, std::string> widths;  // numeric width → its key
@@ -218,7 +235,8 @@ PlacementInput parse_placement_input(const std::string& text, const std::string&
     const bool digits = !key.empty() && key.size() <= 5 &&
                         std::all_of(key.begin(), key.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
     const int64_t t = digits ? std::stoll(key) : 0;
-    if (t < 1 || t > 10000) top.fail(fmt::format("nodes: width \"{}\" must be an integer in [1, 10000]", key));
+    if (t < 1 || t > placement_limits::kDevices)
+      top.fail(fmt::format("nodes: width \"{}\" must be an integer in [1, {}]", key, placement_limits::kDevices));
     if (!widths.emplace(t, key).second) top.fail(fmt::format("nodes: width {} appears twice", t));
   }
   for (const auto& [key, value] : edges.items())
@@ -275,18 +293,15 @@ PlacementInput parse_placement_input(const std::string& text, const std::string&
     }
     if (f.has("optimizerTimePerByte")) terms.optimizer_seconds_per_byte = f.non_negative("optimizerTimePerByte");
   }
+  for (const Chain& chain : input.chains) require_finite_times(chain, c, top);
 
   if (top.has("fixedPP") || top.has("fixedTMPC") || top.has("fixedDP") || top.has("numTransformerLayers")) {
+    // Each degree at most the largest cluster: their product stays below 10^12, far inside int64_t.
     HandSetPlan hand;
-    hand.pipeline = top.integer("fixedPP");
-    hand.width = top.integer("fixedTMPC");
-    hand.data_parallel = top.integer("fixedDP");
-    hand.transformer_layers = top.integer("numTransformerLayers");
-    if (hand.pipeline < 1 || hand.width < 1 || hand.data_parallel < 1)
-      top.fail(fmt::format("fixedPP, fixedTMPC and fixedDP = {}, {}, {} must be at least 1", hand.pipeline, hand.width,
-                           hand.data_parallel));
-    if (hand.transformer_layers < 0)
-      top.fail(fmt::format("'numTransformerLayers' = {} must not be negative", hand.transformer_layers));
+    hand.pipeline = top.integer_in("fixedPP", 1, placement_limits::kDevices);
+    hand.width = top.integer_in("fixedTMPC", 1, placement_limits::kDevices);
+    hand.data_parallel = top.integer_in("fixedDP", 1, placement_limits::kDevices);
+    hand.transformer_layers = top.integer_in("numTransformerLayers", 0, placement_limits::kTransformerLayers);
     input.hand_set = hand;
   }
   return input;

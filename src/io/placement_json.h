@@ -10,6 +10,17 @@
 
 namespace phaze::io {
 
+/// Largest accepted sizes of a placement file (docs/limits.md): they bound the planner's work and memory
+/// (its tables grow with nodes² · stages) and keep every product of counts far inside int64_t.
+namespace placement_limits {
+inline constexpr int64_t kDevices = 10000;  ///< maxDevices, and each of fixedPP, fixedTMPC, fixedDP
+inline constexpr int64_t kWidths = 16;      ///< tensor-parallel widths (keys of `nodes`)
+inline constexpr int64_t kNodes = 256;      ///< nodes per width (the planner's tables: about 0.4 GB at 256)
+inline constexpr int64_t kEdges = 32768;    ///< edges per width (a DAG of 256 nodes has at most 32640)
+inline constexpr int64_t kMicroBatches = int64_t{1} << 24;  ///< mbsInBatch
+inline constexpr int64_t kTransformerLayers = 16384;        ///< numTransformerLayers
+}  // namespace placement_limits
+
 /// A placement question in the PHAZE placement format (placement.md), validated.
 struct PlacementInput {
   placement::Cluster cluster;
@@ -18,7 +29,9 @@ struct PlacementInput {
   std::optional<placement::HandSetPlan> hand_set;
 };
 
-/// Parses and validates; throws InputError naming `source` and the offending item.
+/// Parses and validates; throws InputError naming `source` and the offending item. Sizes beyond
+/// placement_limits are refused, and so are times that could add up beyond the range of a double (a plan's
+/// time per batch must stay finite: "times are not finite").
 ///
 /// Beyond placement.md, an optional object `correctedTerms` switches on the corrected time per batch of
 /// method.md D22 and D3 (placement::CorrectedTerms); absent or null keeps the reference semantics. Its

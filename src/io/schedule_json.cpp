@@ -7,6 +7,7 @@
 #include <set>
 
 #include "util/input_error.h"
+#include "util/json_input.h"
 
 namespace phaze::io {
 
@@ -101,17 +102,7 @@ std::optional<TaskKind> parse_unit(std::string_view unit) {
 }
 
 Problem parse_schedule_input(const std::string& text, const std::string& source) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{}: malformed JSON at byte {}", source, e.byte));
-  } catch (const json::exception& e) {
-    // e.g. a number too large for a double: "[json.exception.out_of_range.406] number overflow parsing '1e999'"
-    std::string what = e.what();
-    if (const size_t end = what.find("] "); end != std::string::npos) what = what.substr(end + 2);
-    throw InputError(fmt::format("{}: malformed JSON: {}", source, what));
-  }
+  const json j = parse_json_input(text, source);
   const Fields top(j, source, "");
   Problem problem;
   constexpr int64_t kMaxCores = 1 << 16;
@@ -122,6 +113,8 @@ Problem parse_schedule_input(const std::string& text, const std::string& source)
 
   const json& ops = top.get("ops");
   if (!ops.is_array() || ops.empty()) top.fail("'ops' must be a non-empty array");
+  if (ops.size() > static_cast<size_t>(schedule::kMaxTasks))
+    top.fail(fmt::format("'ops' has {} operators, at most {} allowed", ops.size(), schedule::kMaxTasks));
   std::map<std::string, int> index;
   for (size_t k = 0; k < ops.size(); ++k) {
     std::string item = fmt::format("ops[{}]", k);
@@ -197,8 +190,9 @@ ordered_json schedule_output_json(const Problem& problem, const Schedule& schedu
   out["solver"] = std::string(solver);
   out["feasible"] = schedule.feasible;
   out["proven_optimal"] = schedule.feasible && schedule.proven_optimal;
-  out["lower_bound_s"] = schedule.feasible && schedule.lower_bound_s > 0 ? nlohmann::ordered_json(schedule.lower_bound_s)
-                                                                         : nlohmann::ordered_json(nullptr);
+  out["lower_bound_s"] = schedule.feasible && schedule.lower_bound_s > 0
+                             ? nlohmann::ordered_json(schedule.lower_bound_s)
+                             : nlohmann::ordered_json(nullptr);
   out["tensor_cores"] = problem.tensor_cores;
   out["vector_cores"] = problem.vector_cores;
   out["makespan_s"] = number(schedule.makespan_s);

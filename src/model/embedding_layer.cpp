@@ -10,8 +10,8 @@ using namespace ops;
 namespace {
 
 /// Looks up a replicated table (positions, token types) and adds it; backward scatter-adds into the table.
-ForwardSpec table_add_op(std::string id, std::string name, Value x, std::vector<Operand> ids, int64_t rows, int64_t T,
-                         int64_t h) {
+ForwardSpec table_add_op(std::string id, std::string name, Value x, std::vector<Operand> ids, CheckedInt rows,
+                         CheckedInt T, CheckedInt h) {
   std::vector<Operand> operands{Operand{x}};
   operands.insert(operands.end(), ids.begin(), ids.end());
   ForwardSpec spec =
@@ -25,8 +25,8 @@ ForwardSpec table_add_op(std::string id, std::string name, Value x, std::vector<
 }  // namespace
 
 Layer build_embedding_layer(const ModelSpec& m, const Shape& shape, const Precision& p) {
-  const int64_t t = shape.tp, T = shape.tokens(), h = m.hidden, ew = m.word_embedding_dim;
-  const int64_t rows = padded_vocab(m, t) / t;
+  const CheckedInt t = shape.tp, T = shape.tokens(), h = m.hidden, ew = m.word_embedding_dim;
+  const CheckedInt rows = padded_vocab(m, t) / t;
 
   LayerBuilder lb(LayerKind::Embedding, p);
   const Value ids = lb.input("token ids", T, p.index_bytes, false);

@@ -17,8 +17,8 @@ Weight training_only(Weight w) {
 }  // namespace
 
 Layer build_head_layer(const ModelSpec& m, const Shape& shape, const Precision& p) {
-  const int64_t t = shape.tp, b = shape.micro_batch, T = shape.tokens(), h = m.hidden;
-  const int64_t rows = padded_vocab(m, t) / t;
+  const CheckedInt t = shape.tp, b = shape.micro_batch, T = shape.tokens(), h = m.hidden;
+  const CheckedInt rows = padded_vocab(m, t) / t;
   const bool bert = m.head == HeadKind::BertPretraining;
 
   LayerBuilder lb(LayerKind::Head, p);
@@ -31,7 +31,7 @@ Layer build_head_layer(const ModelSpec& m, const Shape& shape, const Precision& 
 
   // The LM head's input: BERT's MLM transform (replicated over the ranks), OPT's projection to 512.
   Value lm_in = hidden;
-  int64_t width = h;
+  CheckedInt width = h;
   if (bert) {
     const Value dense =
         lb.out(lb.add(linear_op("H2", "MLM transform dense + bias + GELU", Gemm{T, h, h, 1}, hidden,
@@ -53,7 +53,7 @@ Layer build_head_layer(const ModelSpec& m, const Shape& shape, const Precision& 
                                                lm_in, logit_weights, Epilogue{bert, false, {}}, p)));
 
   // Softmax cross-entropy over the vocabulary; vocab-parallel it needs three all-reduces of T values.
-  const int64_t n = T * rows;
+  const CheckedInt n = T * rows;
   Value loss;
   if (t == 1) {
     ForwardSpec ce = vector_op("H6", "cross-entropy", {Operand{logits}, Operand{labels, false}},

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 
 #include "model/presets.h"
 #include "util/input_error.h"
+#include "util/json_input.h"
 #include "util/read_file.h"
 
 namespace phaze::model {
@@ -27,13 +29,15 @@ class ConfigReader {
 
   bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
 
-  /// A required size: a positive integer.
-  int64_t size(const char* key) const {
+  /// A required size: a positive integer at most `limit`.
+  int64_t size(const char* key, int64_t limit) const {
     if (!has(key)) throw InputError(fmt::format("{}: missing required key '{}'", source_, key));
-    return positive(key);
+    return positive(key, limit);
   }
   /// An optional size, `fallback` when absent.
-  int64_t size(const char* key, int64_t fallback) const { return has(key) ? positive(key) : fallback; }
+  int64_t size(const char* key, int64_t limit, int64_t fallback) const {
+    return has(key) ? positive(key, limit) : fallback;
+  }
 
   /// An optional probability in [0, 1].
   double probability(const char* key, double fallback) const {
@@ -45,11 +49,14 @@ class ConfigReader {
     return p;
   }
 
-  double number(const char* key, double fallback) const {
+  /// An optional number in (0, 1] (a norm's epsilon), `fallback` when absent.
+  double epsilon(const char* key, double fallback) const {
     if (!has(key)) return fallback;
     const json& v = j_.at(key);
     if (!v.is_number()) throw type_error(key, "a number");
-    return v.get<double>();
+    const double x = v.get<double>();
+    if (!(x > 0 && x <= 1)) throw type_error(key, "a number in (0, 1]");
+    return x;
   }
 
   bool boolean(const char* key, bool fallback) const {
@@ -76,14 +83,17 @@ class ConfigReader {
     if (v.is_number_integer()) return v.get<int64_t>();
     if (v.is_number_float()) {
       const double d = v.get<double>();
-      if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
+      // Whole numbers only, and inside the range where the conversion is defined (parse_json_input already
+      // refused values beyond a double).
+      if (d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
     }
     throw type_error(key, "an integer");
   }
 
-  int64_t positive(const char* key) const {
+  int64_t positive(const char* key, int64_t limit) const {
     const int64_t value = integer_value(key);
     if (value <= 0) throw type_error(key, "positive");
+    if (value > limit) throw type_error(key, fmt::format("at most {}", limit).c_str());
     return value;
   }
 
@@ -105,15 +115,15 @@ Activation activation_of(const ConfigReader& r, const char* key, const std::stri
 
 ModelSpec from_bert(const ConfigReader& r) {
   ModelSpec m;
-  m.num_layers = r.size("num_hidden_layers");
-  m.hidden = r.size("hidden_size");
-  m.heads = r.size("num_attention_heads");
+  m.num_layers = r.size("num_hidden_layers", limits::kLayers);
+  m.hidden = r.size("hidden_size", limits::kHidden);
+  m.heads = r.size("num_attention_heads", limits::kHeads);
   m.kv_heads = m.heads;
-  m.ffn = r.size("intermediate_size");
-  m.vocab = r.size("vocab_size");
+  m.ffn = r.size("intermediate_size", limits::kFfn);
+  m.vocab = r.size("vocab_size", limits::kVocab);
   m.word_embedding_dim = m.hidden;
-  m.max_positions = r.size("max_position_embeddings");
-  m.token_types = r.size("type_vocab_size", 2);
+  m.max_positions = r.size("max_position_embeddings", limits::kSequence);
+  m.token_types = r.size("type_vocab_size", limits::kVocab, 2);
   m.default_seq = m.max_positions;
   m.pre_norm = false;
   m.final_norm = false;
@@ -126,40 +136,41 @@ ModelSpec from_bert(const ConfigReader& r) {
   m.embedding_dropout = m.hidden_dropout > 0.0;
   m.head = HeadKind::BertPretraining;
   m.tied_head = r.boolean("tie_word_embeddings", true);
-  m.norm_epsilon = r.number("layer_norm_eps", 1e-12);
+  m.norm_epsilon = r.epsilon("layer_norm_eps", 1e-12);
   return m;
 }
 
 ModelSpec from_gpt2(const ConfigReader& r) {
   ModelSpec m;
-  m.num_layers = r.size("n_layer");
-  m.hidden = r.size("n_embd");
-  m.heads = r.size("n_head");
+  m.num_layers = r.size("n_layer", limits::kLayers);
+  m.hidden = r.size("n_embd", limits::kHidden);
+  m.heads = r.size("n_head", limits::kHeads);
   m.kv_heads = m.heads;
-  m.ffn = r.size("n_inner", 4 * m.hidden);
-  m.vocab = r.size("vocab_size");
+  m.ffn = r.size("n_inner", limits::kFfn, 4 * m.hidden);
+  m.vocab = r.size("vocab_size", limits::kVocab);
   m.word_embedding_dim = m.hidden;
-  m.max_positions = r.has("n_positions") ? r.size("n_positions") : r.size("n_ctx");
+  m.max_positions =
+      r.has("n_positions") ? r.size("n_positions", limits::kSequence) : r.size("n_ctx", limits::kSequence);
   m.default_seq = m.max_positions;
   m.activation = activation_of(r, "activation_function", "gelu_new");
   m.hidden_dropout = r.probability("resid_pdrop", 0.1);
   m.attention_dropout = r.probability("attn_pdrop", 0.1);
   m.embedding_dropout = r.probability("embd_pdrop", 0.1) > 0.0;
   m.tied_head = r.boolean("tie_word_embeddings", true);
-  m.norm_epsilon = r.number("layer_norm_epsilon", 1e-5);
+  m.norm_epsilon = r.epsilon("layer_norm_epsilon", 1e-5);
   return m;
 }
 
 ModelSpec from_opt(const ConfigReader& r) {
   ModelSpec m;
-  m.num_layers = r.size("num_hidden_layers");
-  m.hidden = r.size("hidden_size");
-  m.heads = r.size("num_attention_heads");
+  m.num_layers = r.size("num_hidden_layers", limits::kLayers);
+  m.hidden = r.size("hidden_size", limits::kHidden);
+  m.heads = r.size("num_attention_heads", limits::kHeads);
   m.kv_heads = m.heads;
-  m.ffn = r.size("ffn_dim");
-  m.vocab = r.size("vocab_size");
-  m.word_embedding_dim = r.size("word_embed_proj_dim", m.hidden);
-  m.max_positions = r.size("max_position_embeddings");
+  m.ffn = r.size("ffn_dim", limits::kFfn);
+  m.vocab = r.size("vocab_size", limits::kVocab);
+  m.word_embedding_dim = r.size("word_embed_proj_dim", limits::kHidden, m.hidden);
+  m.max_positions = r.size("max_position_embeddings", limits::kSequence);
   m.position_offset = 2;
   m.default_seq = m.max_positions;
   m.pre_norm = r.boolean("do_layer_norm_before", true);
@@ -179,15 +190,15 @@ ModelSpec from_opt(const ConfigReader& r) {
 
 ModelSpec from_llama(const ConfigReader& r) {
   ModelSpec m;
-  m.num_layers = r.size("num_hidden_layers");
-  m.hidden = r.size("hidden_size");
-  m.heads = r.size("num_attention_heads");
-  m.kv_heads = r.size("num_key_value_heads", m.heads);
-  m.ffn = r.size("intermediate_size");
-  m.vocab = r.size("vocab_size");
+  m.num_layers = r.size("num_hidden_layers", limits::kLayers);
+  m.hidden = r.size("hidden_size", limits::kHidden);
+  m.heads = r.size("num_attention_heads", limits::kHeads);
+  m.kv_heads = r.size("num_key_value_heads", limits::kHeads, m.heads);
+  m.ffn = r.size("intermediate_size", limits::kFfn);
+  m.vocab = r.size("vocab_size", limits::kVocab);
   m.word_embedding_dim = m.hidden;
-  m.max_positions = r.size("max_position_embeddings");
-  m.sliding_window = r.has("sliding_window") ? r.size("sliding_window") : 0;
+  m.max_positions = r.size("max_position_embeddings", limits::kSequence);
+  m.sliding_window = r.has("sliding_window") ? r.size("sliding_window", limits::kSequence) : 0;
   m.default_seq = m.sliding_window > 0 ? std::min(m.max_positions, m.sliding_window) : m.max_positions;
   m.norm = NormKind::RmsNorm;
   if (r.text("hidden_act", "silu") != "silu") r.unsupported("hidden_act", "only the SiLU-gated FFN is modelled");
@@ -195,25 +206,20 @@ ModelSpec from_llama(const ConfigReader& r) {
   m.biases = false;
   if (r.boolean("attention_bias", false)) r.unsupported("attention_bias", "attention biases are not modelled");
   if (r.boolean("mlp_bias", false)) r.unsupported("mlp_bias", "FFN biases are not modelled");
-  if (r.has("head_dim") && m.heads > 0 && r.size("head_dim") != m.hidden / m.heads)
+  if (r.has("head_dim") && m.heads > 0 && r.size("head_dim", limits::kHidden) != m.hidden / m.heads)
     r.unsupported("head_dim", "a head size other than hidden_size / num_attention_heads is not modelled");
   m.fused_qkv = false;
   m.rotary = true;
   m.attention_dropout = r.probability("attention_dropout", 0.0);
   m.tied_head = r.boolean("tie_word_embeddings", false);
-  m.norm_epsilon = r.number("rms_norm_eps", 1e-6);
+  m.norm_epsilon = r.epsilon("rms_norm_eps", 1e-6);
   return m;
 }
 
 }  // namespace
 
 ModelSpec parse_hf_config(const std::string& text, const std::string& source) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{}: malformed JSON at byte {}", source, e.byte));
-  }
+  const json j = parse_json_input(text, source);
   if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object", source));
   const ConfigReader reader(j, source);
   const std::string type = reader.text("model_type", "");
@@ -245,7 +251,8 @@ ModelSpec read_hf_config(const std::string& path) {
 ModelSpec load_model(const std::string& preset_or_path) {
   if (auto preset = find_preset(preset_or_path)) return *preset;
   std::error_code ec;
-  if (std::filesystem::is_regular_file(preset_or_path, ec)) return read_hf_config(preset_or_path);
+  // An existing path that is not a regular file (a directory, /dev/zero, a FIFO) is refused by the reader.
+  if (std::filesystem::exists(preset_or_path, ec)) return read_hf_config(preset_or_path);
   throw InputError(fmt::format("model '{}': no such preset or file (see 'phaze model list')", preset_or_path));
 }
 

@@ -85,7 +85,7 @@ int64_t LayerBuilder::elements(Value value) const {
 
 int64_t LayerBuilder::bytes(Value value) const {
   const int64_t per_element = value.op < 0 ? inputs_[value.output].bytes_per_element : precision_.activation_bytes;
-  return elements(value) * per_element;
+  return CheckedInt(elements(value)) * per_element;
 }
 
 OperatorGraph LayerBuilder::build_forward() const {
@@ -95,12 +95,13 @@ OperatorGraph LayerBuilder::build_forward() const {
     std::set<ValueKey> read;
     for (const Operand& operand : spec.operands) {
       if (operand.value.op >= 0) add_unique(op.predecessors, operand.value.op);
-      if (read.insert(key(operand.value)).second) op.read_bytes += bytes(operand.value);
+      if (read.insert(key(operand.value)).second) op.read_bytes = checked_add(op.read_bytes, bytes(operand.value));
     }
     std::sort(op.predecessors.begin(), op.predecessors.end());
     for (size_t o = 0; o < spec.output_elements.size(); ++o)
-      op.write_bytes += bytes(Value{static_cast<int>(&spec - ops_.data()), static_cast<int>(o)});
-    op.write_bytes += spec.saved_extra_bytes;
+      op.write_bytes =
+          checked_add(op.write_bytes, bytes(Value{static_cast<int>(&spec - ops_.data()), static_cast<int>(o)}));
+    op.write_bytes = checked_add(op.write_bytes, spec.saved_extra_bytes);
     graph.ops.push_back(std::move(op));
   }
   return graph;
@@ -140,8 +141,9 @@ OperatorGraph LayerBuilder::build_backward() const {
                  0,
                  false};
     std::sort(sum.predecessors.begin(), sum.predecessors.end());
-    for (const Contribution& c : contributions) sum.read_bytes += c.elements * precision_.activation_bytes;
-    sum.write_bytes = value_elements * precision_.activation_bytes;
+    for (const Contribution& c : contributions)
+      sum.read_bytes = checked_add(sum.read_bytes, CheckedInt(c.elements) * precision_.activation_bytes);
+    sum.write_bytes = CheckedInt(value_elements) * precision_.activation_bytes;
     graph.ops.push_back(std::move(sum));
     return {static_cast<int>(graph.ops.size()) - 1};
   };
@@ -162,7 +164,7 @@ OperatorGraph LayerBuilder::build_backward() const {
 
     std::vector<int> dependencies;
     std::vector<VectorPass> absorbed;
-    int64_t output_gradient_bytes = 0;
+    CheckedInt output_gradient_bytes = 0;
     for (size_t o = 0; o < spec.output_elements.size(); ++o) {
       const Value value{i, static_cast<int>(o)};
       output_gradient_bytes += bytes(value);
@@ -180,7 +182,7 @@ OperatorGraph LayerBuilder::build_backward() const {
     }
     std::sort(dependencies.begin(), dependencies.end());
 
-    int64_t saved_bytes = spec.saved_extra_bytes;
+    CheckedInt saved_bytes = spec.saved_extra_bytes;
     for (const Value& value : spec.saved) saved_bytes += bytes(value);
 
     std::vector<int> created;
@@ -189,7 +191,7 @@ OperatorGraph LayerBuilder::build_backward() const {
       Operator op{base + b.suffix, b.name, b.engine, b.gemm, b.passes, b.collective, {}, 0, 0, b.weight_gradient};
       if (b.needs_output_gradient) {
         op.predecessors = dependencies;
-        op.read_bytes += output_gradient_bytes;
+        op.read_bytes = checked_add(op.read_bytes, output_gradient_bytes);
       }
       for (int a : b.after) add_unique(op.predecessors, created.at(a));
       std::sort(op.predecessors.begin(), op.predecessors.end());
@@ -197,13 +199,14 @@ OperatorGraph LayerBuilder::build_backward() const {
         op.passes.insert(op.passes.begin(), absorbed.begin(), absorbed.end());
         op.name += " + gradient accumulation";
       }
-      if (b.engine == Engine::Vector || b.engine == Engine::Fused) op.read_bytes += saved_bytes;
+      if (b.engine == Engine::Vector || b.engine == Engine::Fused)
+        op.read_bytes = checked_add(op.read_bytes, saved_bytes);
       for (int j : b.gradients_for) {
         const Operand& operand = spec.operands.at(j);
         if (!operand.differentiable) continue;
         const int64_t grad_elements =
             operand.gradient_elements > 0 ? operand.gradient_elements : elements(operand.value);
-        op.write_bytes += grad_elements * precision_.activation_bytes;
+        op.write_bytes = checked_add(op.write_bytes, CheckedInt(grad_elements) * precision_.activation_bytes);
       }
       graph.ops.push_back(std::move(op));
       const int index = static_cast<int>(graph.ops.size()) - 1;
@@ -230,25 +233,35 @@ OperatorGraph LayerBuilder::build_backward() const {
 Layer LayerBuilder::finish() const {
   Layer layer;
   layer.kind = kind_;
+  CheckedInt parameters = 0, tied = 0, training_only = 0, activation_bytes = 0, input_bytes = 0, output_bytes = 0;
   layer.forward = build_forward();
   layer.backward = build_backward();
   std::set<ValueKey> saved;
   for (const ForwardSpec& spec : ops_) {
     for (const Weight& w : spec.weights) {
-      layer.parameters += w.elements;
-      if (w.tied_copy) layer.tied_copy_parameters += w.elements;
-      if (w.training_only) layer.training_only_parameters += w.elements;
+      parameters += w.elements;
+      if (w.tied_copy) tied += w.elements;
+      if (w.training_only) training_only += w.elements;
       if (w.sharded) layer.tensor_parallel = true;
     }
     for (const Value& value : spec.saved)
-      if (saved.insert(key(value)).second) layer.activation_bytes += bytes(value);
-    layer.activation_bytes += spec.saved_extra_bytes;
+      if (saved.insert(key(value)).second) activation_bytes += bytes(value);
+    activation_bytes += spec.saved_extra_bytes;
   }
-  layer.parameter_bytes = layer.parameters * precision_.parameter_bytes;
   for (size_t in = 0; in < inputs_.size(); ++in)
-    if (inputs_[in].from_previous_layer) layer.input_bytes += bytes(Value{-1, static_cast<int>(in)});
+    if (inputs_[in].from_previous_layer) input_bytes += bytes(Value{-1, static_cast<int>(in)});
   for (const auto& [value, to_next] : outputs_)
-    if (to_next) layer.output_bytes += bytes(value);
+    if (to_next) output_bytes += bytes(value);
+  layer.parameters = parameters;
+  layer.tied_copy_parameters = tied;
+  layer.training_only_parameters = training_only;
+  layer.parameter_bytes = parameters * precision_.parameter_bytes;
+  layer.activation_bytes = activation_bytes;
+  layer.input_bytes = input_bytes;
+  layer.output_bytes = output_bytes;
+  // Totals over every operator, so that no later sum of a layer's figures can wrap either.
+  layer.forward.gemm_flops();
+  layer.backward.gemm_flops();
   return layer;
 }
 

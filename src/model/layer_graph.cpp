@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "util/input_error.h"
+
 namespace phaze::model {
 
 const Layer& LayerGraph::node(int64_t index) const {
@@ -24,41 +26,61 @@ int64_t LayerGraph::edge_bytes(int64_t index) const {
 }
 
 int64_t LayerGraph::tied_gradient_bytes() const {
-  return spec.tied_head ? head.tied_copy_parameters * precision.parameter_bytes : 0;
+  return spec.tied_head ? CheckedInt(head.tied_copy_parameters) * precision.parameter_bytes : CheckedInt(0);
 }
 
 int64_t LayerGraph::parameters() const {
-  return embedding.parameters + spec.num_layers * transformer.parameters + head.parameters - head.tied_copy_parameters;
+  return CheckedInt(embedding.parameters) + CheckedInt(spec.num_layers) * transformer.parameters + head.parameters -
+         head.tied_copy_parameters;
 }
 
 int64_t LayerGraph::forward_flops() const {
-  return embedding.forward_flops() + spec.num_layers * transformer.forward_flops() + head.forward_flops();
+  return CheckedInt(embedding.forward_flops()) + CheckedInt(spec.num_layers) * transformer.forward_flops() +
+         head.forward_flops();
 }
 
 int64_t LayerGraph::backward_flops() const {
-  return embedding.backward_flops() + spec.num_layers * transformer.backward_flops() + head.backward_flops();
+  return CheckedInt(embedding.backward_flops()) + CheckedInt(spec.num_layers) * transformer.backward_flops() +
+         head.backward_flops();
 }
 
 LayerGraph build_layer_graph(const ModelSpec& spec, const Shape& shape, const Precision& precision,
                              const std::string& source) {
   validate(spec, shape, source);
-  return LayerGraph{spec,
-                    shape,
-                    precision,
-                    build_embedding_layer(spec, shape, precision),
-                    build_transformer_layer(spec, shape, precision),
-                    build_head_layer(spec, shape, precision)};
+  try {
+    LayerGraph graph{spec,
+                     shape,
+                     precision,
+                     build_embedding_layer(spec, shape, precision),
+                     build_transformer_layer(spec, shape, precision),
+                     build_head_layer(spec, shape, precision)};
+    // The whole-chain sums are checked here once, so that every later use of them is safe.
+    graph.parameters();
+    graph.forward_flops();
+    graph.backward_flops();
+    graph.tied_gradient_bytes();
+    return graph;
+  } catch (const SizeOverflow&) {
+    throw InputError(fmt::format(
+        "{}: seq = {}, mbs = {}, tp = {}: the layer sizes (elements, bytes or FLOPs) exceed 2^63 - 1; lower the "
+        "sequence length or the micro-batch",
+        source, shape.seq, shape.micro_batch, shape.tp));
+  }
 }
 
 ModelTotals model_totals(const ModelSpec& spec, int64_t seq, const Precision& precision) {
   const LayerGraph graph = build_layer_graph(spec, Shape{seq, 1, 1}, precision, spec.name);
   ModelTotals totals;
   totals.training_parameters = graph.parameters();
-  totals.parameters = totals.training_parameters - graph.embedding.training_only_parameters -
-                      spec.num_layers * graph.transformer.training_only_parameters -
+  totals.parameters = CheckedInt(totals.training_parameters) - graph.embedding.training_only_parameters -
+                      CheckedInt(spec.num_layers) * graph.transformer.training_only_parameters -
                       graph.head.training_only_parameters;
   totals.forward_flops_per_sample = graph.forward_flops();
-  totals.training_flops_per_sample = graph.forward_flops() + graph.backward_flops();
+  try {
+    totals.training_flops_per_sample = CheckedInt(graph.forward_flops()) + graph.backward_flops();
+  } catch (const SizeOverflow&) {
+    throw InputError(fmt::format("{}: seq = {}: the training FLOPs of one sequence exceed 2^63 - 1", spec.name, seq));
+  }
   return totals;
 }
 

@@ -40,14 +40,14 @@ ForwardSpec norm_op(std::string id, std::string name, NormKind kind, Value x, in
   ForwardSpec spec = vector_op(std::move(id), std::move(name), {Operand{x}}, {fwd(vk, elements, row)}, elements,
                                {bwd(vk, elements, row)});
   const bool has_bias = kind == NormKind::LayerNorm && with_bias;
-  spec.weights = {replicated_weight(has_bias ? 2 * row : row)};
+  spec.weights = {replicated_weight(has_bias ? CheckedInt(2) * row : CheckedInt(row))};
   spec.saved = {x};
   return spec;
 }
 
 ForwardSpec linear_op(std::string id, std::string name, Gemm gemm, Value x, std::vector<Weight> weights,
                       const Epilogue& epilogue, const Precision& precision) {
-  const int64_t out = gemm.m * gemm.n * gemm.batch;
+  const CheckedInt out = CheckedInt(gemm.m) * gemm.n * gemm.batch;
   ForwardSpec spec;
   spec.id = std::move(id);
   spec.name = name;
@@ -110,7 +110,7 @@ ForwardSpec enter_tp_op(std::string id, Value x, int64_t elements, int64_t tp, c
                                        Engine::Comm,
                                        std::nullopt,
                                        {},
-                                       Collective{elements * precision.activation_bytes, tp},
+                                       Collective{CheckedInt(elements) * precision.activation_bytes, tp},
                                        true,
                                        {},
                                        {0},
@@ -124,7 +124,7 @@ ForwardSpec leave_tp_op(std::string id, std::string name, Value x, int64_t eleme
   spec.id = std::move(id);
   spec.name = std::move(name);
   spec.engine = Engine::Comm;
-  spec.collective = Collective{elements * precision.activation_bytes, tp};
+  spec.collective = Collective{CheckedInt(elements) * precision.activation_bytes, tp};
   spec.operands = {Operand{x}};
   spec.output_elements = {elements};
   spec.backward.push_back(

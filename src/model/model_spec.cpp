@@ -2,13 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "util/input_error.h"
 
 namespace phaze::model {
 
 int64_t padded_vocab(const ModelSpec& spec, int64_t tp) {
   if (tp == 1 && !spec.pad_vocab_always) return spec.vocab;
-  const int64_t multiple = 128 * tp;
+  const CheckedInt multiple = CheckedInt(128) * tp;
   return (spec.vocab + multiple - 1) / multiple * multiple;
 }
 
@@ -16,6 +18,11 @@ namespace {
 
 void require_positive(int64_t value, const std::string& source, const char* field) {
   if (value <= 0) throw InputError(fmt::format("{}: {} = {} must be positive", source, field, value));
+}
+
+void require_in(int64_t value, int64_t limit, const std::string& source, const char* field) {
+  require_positive(value, source, field);
+  if (value > limit) throw InputError(fmt::format("{}: {} = {} must be at most {}", source, field, value, limit));
 }
 
 void require_probability(double value, const std::string& source, const char* field) {
@@ -33,18 +40,24 @@ void require_divides(int64_t divisor, int64_t value, const std::string& source, 
 }  // namespace
 
 void validate(const ModelSpec& spec, const std::string& source) {
-  require_positive(spec.num_layers, source, "num_layers");
-  require_positive(spec.hidden, source, "hidden_size");
-  require_positive(spec.heads, source, "num_attention_heads");
-  require_positive(spec.kv_heads, source, "num_key_value_heads");
-  require_positive(spec.ffn, source, "intermediate_size");
-  require_positive(spec.vocab, source, "vocab_size");
-  require_positive(spec.word_embedding_dim, source, "word_embed_proj_dim");
-  require_positive(spec.default_seq, source, "max_position_embeddings");
-  if (!spec.rotary) require_positive(spec.max_positions, source, "max_position_embeddings");
-  if (spec.position_offset < 0 || spec.token_types < 0)
-    throw InputError(fmt::format("{}: position offset {} and token types {} must not be negative", source,
-                                 spec.position_offset, spec.token_types));
+  require_in(spec.num_layers, limits::kLayers, source, "num_layers");
+  require_in(spec.hidden, limits::kHidden, source, "hidden_size");
+  require_in(spec.heads, limits::kHeads, source, "num_attention_heads");
+  require_in(spec.kv_heads, limits::kHeads, source, "num_key_value_heads");
+  require_in(spec.ffn, limits::kFfn, source, "intermediate_size");
+  require_in(spec.vocab, limits::kVocab, source, "vocab_size");
+  require_in(spec.word_embedding_dim, limits::kHidden, source, "word_embed_proj_dim");
+  require_in(spec.default_seq, limits::kSequence, source, "max_position_embeddings");
+  if (!spec.rotary) require_in(spec.max_positions, limits::kSequence, source, "max_position_embeddings");
+  if (spec.position_offset < 0 || spec.token_types < 0 || spec.position_offset > 1024 ||
+      spec.token_types > limits::kVocab)
+    throw InputError(fmt::format("{}: position offset {} and token types {} must lie in 0..1024 and 0..{}", source,
+                                 spec.position_offset, spec.token_types, limits::kVocab));
+  if (spec.sliding_window < 0 || spec.sliding_window > limits::kSequence)
+    throw InputError(
+        fmt::format("{}: sliding_window = {} must lie in 0..{}", source, spec.sliding_window, limits::kSequence));
+  if (!(std::isfinite(spec.norm_epsilon) && spec.norm_epsilon > 0 && spec.norm_epsilon <= 1))
+    throw InputError(fmt::format("{}: norm epsilon = {} must lie in (0, 1]", source, spec.norm_epsilon));
   require_divides(spec.heads, spec.hidden, source, "num_attention_heads", "hidden_size");
   require_divides(spec.kv_heads, spec.heads, source, "num_key_value_heads", "num_attention_heads");
   require_probability(spec.hidden_dropout, source, "hidden dropout");
@@ -55,9 +68,12 @@ void validate(const ModelSpec& spec, const std::string& source) {
 
 void validate(const ModelSpec& spec, const Shape& shape, const std::string& source) {
   validate(spec, source);
-  require_positive(shape.seq, source, "seq");
-  require_positive(shape.micro_batch, source, "mbs");
-  require_positive(shape.tp, source, "tp");
+  require_in(shape.seq, limits::kSequence, source, "seq");
+  require_in(shape.micro_batch, limits::kMicroBatch, source, "mbs");
+  require_in(shape.tp, limits::kTensorParallel, source, "tp");
+  if (shape.seq * shape.micro_batch > limits::kTokens)  // both below 2^26 and 2^16: no overflow
+    throw InputError(fmt::format("{}: seq = {} times mbs = {} is {} tokens per micro-batch, more than {}", source,
+                                 shape.seq, shape.micro_batch, shape.seq * shape.micro_batch, limits::kTokens));
   if (!spec.rotary && shape.seq > spec.max_positions)
     throw InputError(fmt::format("{}: seq = {} exceeds the {} learned positions of the model", source, shape.seq,
                                  spec.max_positions));

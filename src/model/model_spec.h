@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "util/checked_int.h"
+
 namespace phaze::model {
 
 enum class NormKind { LayerNorm, RmsNorm };
@@ -57,7 +59,8 @@ struct Shape {
   int64_t seq = 0;          ///< s, tokens per sequence
   int64_t micro_batch = 1;  ///< b, sequences per micro-batch
   int64_t tp = 1;           ///< t, tensor-parallel width
-  int64_t tokens() const { return seq * micro_batch; }
+  /// s · b; SizeOverflow beyond int64_t.
+  int64_t tokens() const { return CheckedInt(seq) * micro_batch; }
 };
 
 /// Bytes per element of each kind of tensor (mixed precision is explicit).
@@ -68,11 +71,27 @@ struct Precision {
   int64_t index_bytes = 8;       ///< token ids and labels (int64)
 };
 
+/// Largest accepted values of the hyper-parameters and of a shape (docs/limits.md). Config keys, presets and
+/// options are checked against them where they enter; the products formed from them (elements, bytes, FLOPs)
+/// are checked again as they are formed (util/checked_int.h), so no size wraps.
+namespace limits {
+inline constexpr int64_t kLayers = int64_t{1} << 14;      ///< 16,384 transformer layers
+inline constexpr int64_t kHidden = int64_t{1} << 20;      ///< hidden size and word-embedding width
+inline constexpr int64_t kHeads = int64_t{1} << 16;       ///< attention heads (and key/value heads)
+inline constexpr int64_t kFfn = int64_t{1} << 22;         ///< FFN inner size
+inline constexpr int64_t kVocab = int64_t{1} << 24;       ///< vocabulary rows and token types
+inline constexpr int64_t kSequence = int64_t{1} << 26;    ///< tokens per sequence and learned positions
+inline constexpr int64_t kMicroBatch = int64_t{1} << 16;  ///< sequences per micro-batch
+inline constexpr int64_t kTokens = int64_t{1} << 32;      ///< tokens per micro-batch (seq · mbs), bounds the work
+inline constexpr int64_t kTensorParallel = kHeads;        ///< tensor-parallel width (it divides the heads)
+}  // namespace limits
+
 /// Vocabulary rows actually allocated at tensor-parallel width t: Megatron pads to a multiple of 128·t
 /// (always for Megatron models, only when split for the others).
 int64_t padded_vocab(const ModelSpec& spec, int64_t tp);
 
-/// Checks the hyper-parameters and the shape; throws InputError naming `source`, the field and the value.
+/// Checks the hyper-parameters (against `limits` too) and the shape; throws InputError naming `source`, the
+/// field and the value.
 void validate(const ModelSpec& spec, const std::string& source);
 void validate(const ModelSpec& spec, const Shape& shape, const std::string& source);
 

@@ -5,7 +5,7 @@
 namespace phaze::model {
 
 int64_t OperatorGraph::gemm_flops() const {
-  int64_t total = 0;
+  CheckedInt total = 0;
   for (const Operator& op : ops) total += op.gemm_flops();
   return total;
 }

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "util/checked_int.h"
+
 namespace phaze::model {
 
 /// Which cores run an operator: a tensor core (GEMM), a vector core, a tensor core with a fused
@@ -41,8 +43,9 @@ enum class VectorKind {
 /// A GEMM in (M, N, K, G) notation: G independent products C[M×N] = A[M×K] · B[K×N].
 struct Gemm {
   int64_t m = 0, n = 0, k = 0, batch = 1;
-  int64_t macs() const { return m * n * k * batch; }
-  int64_t flops() const { return 2 * macs(); }
+  /// Multiply-accumulates; SizeOverflow beyond int64_t.
+  int64_t macs() const { return CheckedInt(m) * n * k * batch; }
+  int64_t flops() const { return CheckedInt(2) * macs(); }
   bool operator==(const Gemm&) const = default;
 };
 

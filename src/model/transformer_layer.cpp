@@ -14,7 +14,7 @@ const char* norm_name(NormKind kind) {
 }
 
 /// Bias (if any) + dropout (if any) + residual add after a row-parallel projection (F12, F18).
-ForwardSpec residual_op(std::string id, const ModelSpec& m, Value branch, Value residual, int64_t n,
+ForwardSpec residual_op(std::string id, const ModelSpec& m, Value branch, Value residual, CheckedInt n,
                         const Precision& p) {
   const bool dropout = m.hidden_dropout > 0.0;
   std::string name = std::string(m.biases ? "bias + " : "") + (dropout ? "dropout + " : "") + "residual add";
@@ -35,11 +35,11 @@ ForwardSpec residual_op(std::string id, const ModelSpec& m, Value branch, Value 
 }  // namespace
 
 Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Precision& p) {
-  const int64_t t = shape.tp, b = shape.micro_batch, s = shape.seq, T = shape.tokens();
-  const int64_t h = m.hidden, dh = m.head_dim(), heads_t = m.heads / t, kv_t = m.kv_heads / t;
-  const int64_t group = m.heads / m.kv_heads;  // query heads sharing one key/value head
-  const int64_t f_t = m.ffn / t, q_cols = h / t, kv_cols = kv_t * dh;
-  const int64_t scores_n = b * heads_t * s * s;
+  const CheckedInt t = shape.tp, b = shape.micro_batch, s = shape.seq, T = shape.tokens();
+  const CheckedInt h = m.hidden, dh = m.head_dim(), heads_t = m.heads / t, kv_t = m.kv_heads / t;
+  const CheckedInt group = m.heads / m.kv_heads;  // query heads sharing one key/value head
+  const CheckedInt f_t = m.ffn / t, q_cols = h / t, kv_cols = kv_t * dh;
+  const CheckedInt scores_n = b * heads_t * s * s;
 
   LayerBuilder lb(LayerKind::Transformer, p);
   const Value x = lb.input("hidden state", T * h, p.activation_bytes, true);
@@ -53,7 +53,7 @@ Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Prec
 
   Value q, k, v;
   if (m.fused_qkv) {
-    const int64_t cols = q_cols + 2 * kv_cols;
+    const CheckedInt cols = q_cols + 2 * kv_cols;
     std::vector<Weight> w{split_weight(h * cols, t)};
     if (m.biases) w.push_back(split_weight(cols, t));
     const int qkv = lb.add(linear_op("F3", m.biases ? "QKV projection + bias" : "QKV projection", Gemm{T, cols, h, 1},
@@ -64,7 +64,7 @@ Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Prec
     k = lb.out(split, 1);
     v = lb.out(split, 2);
   } else {
-    auto projection = [&](const char* id, const std::string& what, int64_t cols, bool scale) {
+    auto projection = [&](const char* id, const std::string& what, CheckedInt cols, bool scale) {
       std::vector<Weight> w{split_weight(h * cols, t)};
       if (m.biases) w.push_back(split_weight(cols, t));
       const std::string name = what + " projection" + (m.biases ? " + bias" : "") + (scale ? " + scale" : "");
@@ -75,7 +75,7 @@ Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Prec
     v = projection("F3v", "value", kv_cols, false);
   }
   if (m.rotary) {
-    auto rope = [&](const char* id, const char* name, Value in, int64_t n) {
+    auto rope = [&](const char* id, const char* name, Value in, CheckedInt n) {
       return lb.out(
           lb.add(vector_op(id, name, {Operand{in}}, {fwd(VectorKind::Rope, n)}, n, {bwd(VectorKind::Rope, n)})));
     };

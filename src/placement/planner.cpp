@@ -19,6 +19,17 @@ int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
+/// The largest degree d' ≥ d with the same ⌈N/d'⌉ and ⌊K/d'⌋ as d (N micro-batches, K devices, 1 ≤ d ≤ K).
+/// Every degree in [d, d'] offers the same stages and the same pipeline slots; only the data-parallel
+/// synchronisation differs, and it grows with the degree, so no degree past d can strictly beat d and the
+/// final rounds visit one degree per class: O(√N + √K) of them instead of min(N, K).
+int64_t last_equivalent_degree(int64_t d, int64_t micro_batches, int64_t devices) {
+  const int64_t same_devices = devices / (devices / d);
+  const int64_t quotient = (micro_batches - 1) / d;  // ⌈N/d⌉ − 1
+  const int64_t same_slots = quotient == 0 ? std::numeric_limits<int64_t>::max() : (micro_batches - 1) / quotient;
+  return std::min(same_devices, same_slots);
+}
+
 /// The best candidate of the final round: first strict minimum in visiting order.
 struct Candidate {
   double time = kInfinity;
@@ -214,7 +225,7 @@ Plan Planner::solve_uniform(const Chain& chain, const Cluster& cluster) {
   // Final round: the first stage [0, j) and the data-parallel degree d.
   Candidate best;
   const int64_t replicas = std::min(K, cluster.micro_batches);
-  for (int64_t d = 1; d <= replicas; ++d) {
+  for (int64_t d = 1; d <= replicas; d = last_equivalent_degree(d, cluster.micro_batches, K) + 1) {
     const int64_t stage_cap = std::min(cap, (K / d) / a);
     if (stage_cap < 1) break;  // K/d only shrinks
     for (int j = n; j >= 1; --j) {
@@ -293,7 +304,7 @@ Plan Planner::solve_mixed(const Chain& chain, const Cluster& cluster) {
 
   Candidate best;
   const int64_t replicas = std::min(K, cluster.micro_batches);
-  for (int64_t d = 1; d <= replicas; ++d) {
+  for (int64_t d = 1; d <= replicas; d = last_equivalent_degree(d, cluster.micro_batches, K) + 1) {
     const int64_t kd = K / d;
     for (int j = n; j >= 1; --j) {
       const int64_t a = costs_.devices(0, j);
@@ -473,7 +484,7 @@ Plan Planner::solve_corrected(const Chain& chain, const Cluster& cluster) {
   int64_t best_d = 0, best_s = 0, best_c = 0;
   int best_k = -1;
   const int64_t replicas = std::min(K, cluster.micro_batches);
-  for (int64_t d = 1; d <= replicas; ++d) {
+  for (int64_t d = 1; d <= replicas; d = last_equivalent_degree(d, cluster.micro_batches, K) + 1) {
     const int64_t kd = K / d;
     const int64_t s_top = std::min(cap, mixed ? kd : kd / a);
     if (s_top < 1) break;  // K/d only shrinks

@@ -50,7 +50,7 @@ Prepared prepare(const Problem& p) {
     q.fastest.push_back(parallel_ok ? std::min(t.single_s, t.parallel_s) : t.single_s);
   }
   const int n = static_cast<int>(q.task.size());
-  if (n > 64) throw std::length_error("exact scheduler: more than 64 operators in one layer");
+  if (n > kMaxTasks) throw std::length_error("exact scheduler: more than 64 operators in one layer");
   q.preds.assign(n, {});
   q.pred_mask.assign(n, 0);
   for (int s = 0; s < n; ++s) {

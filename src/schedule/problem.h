@@ -23,6 +23,10 @@ struct Task {
   double parallel_energy_j = 0;
 };
 
+/// Most tasks in one problem: the exact solver keeps sets of tasks as 64-bit masks. The layers of every model
+/// have far fewer (a transformer layer's backward pass has about 30).
+inline constexpr int kMaxTasks = 64;
+
 /// A layer's scheduling problem: a DAG of tasks on n_TC tensor and n_VC vector cores; tensor core c and
 /// vector core c form pair c for c < min(n_TC, n_VC).
 struct Problem {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
@@ -18,6 +19,7 @@
 #include "io/results_db.h"
 #include "search/evaluate.h"
 #include "search/schedule_cache.h"
+#include "util/file_lock.h"
 #include "util/run_on_threads.h"
 
 namespace phaze::search {
@@ -261,6 +263,8 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
   const Workload workload = prepare_workload(q);
   const int threads = std::max(1, settings.threads);
 
+  // Declared before the database: released only after the connection is closed (util/file_lock.h).
+  std::optional<ExclusiveFileLock> db_lock;
   std::unique_ptr<io::ResultsDb> db;
   ScoreMap stored;  // points of the results file at the start
   auto load_scores = [&] {
@@ -271,6 +275,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
   };
   if (!settings.db_path.empty()) {
     db = std::make_unique<io::ResultsDb>(settings.db_path, run_identity(q));
+    db_lock.emplace(settings.db_path, "results file");
     stored = load_scores();
   }
 

@@ -20,7 +20,7 @@ namespace phaze::search {
 /// How a search runs; nothing here changes the answer.
 struct RunSettings {
   int threads = 1;
-  std::string db_path;      ///< results file; empty: keep results in memory only
+  std::string db_path;      ///< results file, locked for the run (one search per file); empty: in memory only
   int64_t top = 5;          ///< designs listed in the answer's top list
   bool keep_all = false;    ///< return every point (for a CSV of all points)
   ProgressOutput progress;  ///< where the progress line goes (default: nowhere)

@@ -74,9 +74,11 @@ std::vector<int64_t> default_widths(const model::ModelSpec& spec) {
 
 void validate(const SearchQuestion& q) {
   if (q.models.empty()) throw InputError("--model: give at least one model");
-  if (q.devices <= 0) throw InputError(fmt::format("--devices {}: must be a positive integer", q.devices));
-  if (q.global_batch <= 0)
-    throw InputError(fmt::format("--global-batch {}: must be a positive integer", q.global_batch));
+  if (q.devices <= 0 || q.devices > limits::kDevices)
+    throw InputError(fmt::format("--devices {}: must be an integer from 1 to {}", q.devices, limits::kDevices));
+  if (q.global_batch <= 0 || q.global_batch > limits::kGlobalBatch)
+    throw InputError(
+        fmt::format("--global-batch {}: must be an integer from 1 to {}", q.global_batch, limits::kGlobalBatch));
   for (const ModelCase& m : q.models) {
     if (m.seq <= 0) throw InputError(fmt::format("--seq {}: must be a positive integer ({})", m.seq, m.source));
     if (m.widths.empty()) throw InputError(fmt::format("--tp: no tensor-parallel width for {}", m.source));
@@ -96,19 +98,24 @@ void validate(const SearchQuestion& q) {
     if (b <= 0) throw InputError(fmt::format("--mbs {}: must be a positive integer", b));
     if (q.global_batch % b != 0)
       throw InputError(fmt::format("--mbs {}: does not divide the global batch of {}", b, q.global_batch));
+    // Tokens per micro-batch (seq · mbs) within model::limits, for every model.
+    for (const ModelCase& m : q.models) model::validate(m.spec, model::Shape{m.seq, b, m.widths.front()}, m.source);
   }
-  if (q.schedule_node_budget < 0)
-    throw InputError(fmt::format("--schedule-nodes {}: must be a number of search nodes >= 1 (0: the default)",
-                                 q.schedule_node_budget));
-  if (q.stop_window < 1)
-    throw InputError(fmt::format("--stop-window {}: must be a number of buckets >= 1", q.stop_window));
-  if (!(std::isfinite(q.bucket_um2) && q.bucket_um2 > 0))
+  if (q.schedule_node_budget < 0 || q.schedule_node_budget > limits::kScheduleNodes)
+    throw InputError(fmt::format("--schedule-nodes {}: must be a number of search nodes from 1 to {} (0: the default)",
+                                 q.schedule_node_budget, limits::kScheduleNodes));
+  if (q.stop_window < 1 || q.stop_window > limits::kStopWindow)
+    throw InputError(
+        fmt::format("--stop-window {}: must be a number of buckets from 1 to {}", q.stop_window, limits::kStopWindow));
+  if (!(std::isfinite(q.bucket_um2) && q.bucket_um2 > 0 && q.bucket_um2 <= limits::kAreaUm2))
     throw InputError(fmt::format("--bucket-um2 {}: must be a positive finite area in µm²", q.bucket_um2));
   if (q.hbm_bytes.empty()) throw InputError("--hbm: give at least one HBM size");
   require_distinct(q.hbm_bytes, "--hbm");
   for (int64_t bytes : q.hbm_bytes)
-    if (bytes <= 0) throw InputError(fmt::format("--hbm {:g}: must be a positive size in GiB", bytes / kGiB));
-  if (!(std::isfinite(q.link_bandwidth) && q.link_bandwidth > 0))
+    if (bytes <= 0 || bytes > limits::kHbmGiB * kGiB)
+      throw InputError(
+          fmt::format("--hbm {} bytes: must be a positive size of at most {:g} GiB", bytes, limits::kHbmGiB));
+  if (!(std::isfinite(q.link_bandwidth) && q.link_bandwidth > 0 && q.link_bandwidth <= limits::kLinkGiBs * kGiB))
     throw InputError(
         fmt::format("--link-bandwidth {:g}: must be a positive finite number of GiB/s", q.link_bandwidth / kGiB));
   check_filter(q.filter.num_tc, "--tc", 1, 4096);
@@ -116,7 +123,8 @@ void validate(const SearchQuestion& q) {
   check_filter(q.filter.width, "--width", 2, 256);
   check_filter(q.filter.depth, "--depth", 2, 256);
   check_filter(q.filter.glb_bytes, "--glb-mib", 2ll << 20, 128ll << 20, 1ll << 20);
-  if (q.space.budget_um2 && !(std::isfinite(*q.space.budget_um2) && *q.space.budget_um2 >= 0))
+  if (q.space.budget_um2 &&
+      !(std::isfinite(*q.space.budget_um2) && *q.space.budget_um2 >= 0 && *q.space.budget_um2 <= limits::kAreaUm2))
     throw InputError(fmt::format("--budget-um2 {}: must be a finite number ≥ 0", *q.space.budget_um2));
   if (!(q.space.lower_fraction >= 0 && q.space.lower_fraction <= 1))
     throw InputError(fmt::format("--lower-fraction {}: must lie in [0, 1]", q.space.lower_fraction));

@@ -31,6 +31,19 @@ enum class RecomputeChoice { Both, On, Off };
 
 inline constexpr double kGiB = 1073741824.0;
 
+/// Largest accepted values of the search's settings (docs/limits.md); validate() checks them.
+namespace limits {
+inline constexpr int64_t kDevices = int64_t{1} << 20;        ///< accelerators in the cluster
+inline constexpr int64_t kGlobalBatch = int64_t{1} << 24;    ///< sequences per iteration
+inline constexpr double kHbmGiB = 1048576;                   ///< HBM capacity, GiB (1 PiB)
+inline constexpr double kLinkGiBs = 1e6;                     ///< link bandwidth, GiB/s
+inline constexpr double kAreaUm2 = hw::kMaxBudgetUm2;        ///< area budget and bucket width, µm² (1 m²)
+inline constexpr int64_t kStopWindow = 10000;                ///< buckets in the stop rule's window
+inline constexpr int64_t kScheduleNodes = int64_t{1} << 40;  ///< search nodes per layer schedule
+inline constexpr int64_t kThreads = 1024;                    ///< worker threads
+inline constexpr int64_t kTop = 100000;                      ///< points in the top list
+}  // namespace limits
+
 /// The search question. Defaults are those of the original evaluation (method.md 4), with micro-batches
 /// 1, 2, 4, 8.
 struct SearchQuestion {

@@ -27,6 +27,13 @@ void exec(sqlite3* db, const std::string& path, const char* kind, const char* sq
 void open_for_writing(const std::string& path, const char* kind, sqlite3** db) {
   namespace fs = std::filesystem;
   if (path.empty()) throw InputError(fmt::format("{}: empty path", kind));
+  {
+    // A device or a FIFO would block or be read forever; a directory cannot hold a database.
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (!ec && fs::exists(status) && !fs::is_regular_file(status))
+      throw InputError(fmt::format("{}: cannot open {} (not a regular file)", path, kind));
+  }
   const fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) {
     std::error_code ec;

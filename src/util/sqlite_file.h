@@ -59,9 +59,9 @@ int retry_while_busy(Attempt attempt) {
 void exec(sqlite3* db, const std::string& path, const char* kind, const char* sql);
 
 /// Opens (creating it and its directory) the file at `path` for reading and writing into `*db`, with
-/// extended result codes and the busy timeout. Throws InputError naming the file for an empty path, a
-/// directory that cannot be created, a file that cannot be opened or is read-only; `*db` is then left for
-/// the caller to close.
+/// extended result codes and the busy timeout. Throws InputError naming the file for an empty path, a path
+/// that exists but is not a regular file (a device, a FIFO, a directory), a directory that cannot be created,
+/// a file that cannot be opened or is read-only; `*db` is then left for the caller to close.
 void open_for_writing(const std::string& path, const char* kind, sqlite3** db);
 
 /// The marks of a file: PRAGMA application_id and user_version, and how many schema objects it holds (all

@@ -597,3 +597,110 @@ TEST(PlacementJson, OutputWithCorrectedTermsHasTheParts) {
 }
 
 }  // namespace
+
+namespace {
+
+// Hardening: sizes beyond placement_limits and numbers JSON cannot hold are refused, naming the item.
+TEST(PlacementJson, SizesBeyondTheLimitsAreRefused) {
+  using namespace phaze::io::placement_limits;
+  auto with = [](const char* key, const json& value) {
+    json j = base_input();
+    j[key] = value;
+    return j;
+  };
+  expect_rejected(with("mbsInBatch", kMicroBatches + 1), {"mbsInBatch", std::to_string(kMicroBatches + 1)}, "N");
+  accepted(with("mbsInBatch", kMicroBatches));
+  // Without the bounds p·t·d = 2^62 · 4 · 4 wraps to 0 and passes the device check.
+  expect_rejected(with("fixedPP", int64_t{1} << 62), {"fixedPP"}, "p = 2^62");
+  expect_rejected(with("fixedTMPC", kDevices + 1), {"fixedTMPC"}, "t");
+  expect_rejected(with("fixedDP", kDevices + 1), {"fixedDP"}, "d");
+  expect_rejected(with("numTransformerLayers", kTransformerLayers + 1), {"numTransformerLayers"}, "layers");
+  accepted(with("fixedPP", kDevices));
+
+  json many = base_input();
+  many["nodes"].erase("2");
+  many["edges"].erase("2");
+  many["nodes"]["1"] = json::array();
+  many["edges"]["1"] = json::array();
+  for (int64_t id = 0; id <= kNodes; ++id) {
+    many["nodes"]["1"].push_back(make_node(id));
+    if (id > 0) many["edges"]["1"].push_back(make_edge(id - 1, id));
+  }
+  expect_rejected(many, {"nodes[\"1\"]", std::to_string(kNodes + 1)}, "too many nodes");
+  many["nodes"]["1"].erase(many["nodes"]["1"].size() - 1);
+  many["edges"]["1"].erase(many["edges"]["1"].size() - 1);
+  EXPECT_EQ(accepted(many).node_ids.size(), static_cast<size_t>(kNodes));
+
+  json widths = base_input();
+  for (int t = 3; t <= kWidths + 1; ++t) {
+    widths["nodes"][std::to_string(t)] = widths["nodes"]["2"];
+    widths["edges"][std::to_string(t)] = widths["edges"]["2"];
+  }
+  expect_rejected(widths, {"'nodes'", std::to_string(kWidths + 1)}, "too many widths");
+}
+
+TEST(PlacementJson, IntegersBeyondSixtyFourBitsAreNotReadAsNegative) {
+  json j = base_input();
+  j["nodes"].erase("2");
+  j["edges"].erase("2");
+  std::string text = j.dump();
+  // 2^64 − 1 as a node id: once read as −1.
+  const std::string id = "\"id\":12";
+  ASSERT_NE(text.find(id), std::string::npos);
+  text.replace(text.find(id), id.size(), "\"id\":18446744073709551615");
+  try {
+    parse_placement_input(text, kSource);
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(kSource), std::string::npos) << message;
+    EXPECT_NE(message.find("18446744073709551615"), std::string::npos) << message;
+    EXPECT_NE(message.find("id"), std::string::npos) << message;
+  }
+}
+
+// Times that add up beyond the double range made every plan's time infinite and the answer "no partition
+// fits in memory"; the file is refused and the reason given.
+TEST(PlacementJson, TimesThatCannotBeFiniteAreRefused) {
+  json latency = base_input();
+  latency["nodes"]["1"][0]["optimalLatencyFw"] = 1e308;
+  expect_rejected(latency, {"times are not finite", "width 1"}, "latency 1e308");
+
+  json ring = base_input();
+  ring["correctedTerms"] = json{{"ringLatency", 1e308}};
+  expect_rejected(ring, {"times are not finite"}, "ring latency 1e308");
+
+  json transfer = base_input();
+  transfer["bandwidth"] = 1e-307;
+  expect_rejected(transfer, {"times are not finite"}, "transfers at 1e-307 bytes/s");
+
+  // Large but finite times are still answered.
+  json large = base_input();
+  for (json& node : large["nodes"]["1"]) node["optimalLatencyFw"] = 1e200;
+  EXPECT_EQ(accepted(large).chains.size(), 2u);
+}
+
+TEST(PlacementJson, DuplicateKeysAndNonFiniteNumbersAreNamed) {
+  const std::string base = base_input().dump();
+  std::string twice = base;
+  twice.insert(1, "\"maxDevices\":8,");
+  try {
+    parse_placement_input(twice, kSource);
+    ADD_FAILURE() << "accepted a duplicate key";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("maxDevices"), std::string::npos) << e.what();
+  }
+  std::string huge = base;
+  const std::string key = "\"bandwidth\":10";
+  ASSERT_NE(huge.find(key), std::string::npos);
+  huge.replace(huge.find(key), key.size(), "\"bandwidth\":1e999");
+  try {
+    parse_placement_input(huge, kSource);
+    ADD_FAILURE() << "accepted 1e999";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bandwidth"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1e999"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

@@ -643,8 +643,8 @@ TEST(SearchEndToEnd, BadOptionsExitTwoNamingTheOption) {
   phaze_test::expect_input_error(run_phaze(tiny + " --seq 64,64"), "--seq");
   phaze_test::expect_input_error(run_phaze(tiny + " --recompute maybe"), "--recompute");
   phaze_test::expect_input_error(run_phaze(tiny + " --optimizer lamb"), "--optimizer");
-  phaze_test::expect_input_error(run_phaze(tiny + " --schedule-nodes -3"), "--schedule-nodes -3");
-  phaze_test::expect_input_error(run_phaze(tiny + " --stop-window 0"), "--stop-window 0");
+  phaze_test::expect_input_error(run_phaze(tiny + " --schedule-nodes -3"), "--schedule-nodes '-3'");
+  phaze_test::expect_input_error(run_phaze(tiny + " --stop-window 0"), "--stop-window '0'");
   phaze_test::expect_input_error(run_phaze(tiny + " --bucket-um2 0"), "--bucket-um2");
   phaze_test::expect_input_error(run_phaze(tiny + " --bucket-um2 -5"), "--bucket-um2");
   phaze_test::expect_input_error(run_phaze(tiny + " --bucket-um2 inf"), "--bucket-um2");

@@ -1,0 +1,129 @@
+#include "cli/option_values.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "util/input_error.h"
+
+namespace phaze::cli {
+
+namespace {
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    out.push_back(text.substr(start, comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+/// How a bound reads in messages and help: integers as written, numbers with %g.
+std::string bound_text(double value) {
+  return fmt::format("{:g}", value);
+}
+
+/// The text of a list option, checked for its length first so that a huge list is not parsed at all.
+std::vector<std::string> list_items(const std::string& option, const std::string& text) {
+  if (text.empty()) return {};
+  std::vector<std::string> items = split(text);
+  if (items.size() > kMaxListValues)
+    throw InputError(fmt::format("{} '{}': {} values, at most {} allowed", option, text.substr(0, 40) + "...",
+                                 items.size(), kMaxListValues));
+  return items;
+}
+
+}  // namespace
+
+int64_t parse_integer(const std::string& option, const std::string& text, int64_t lo, int64_t hi) {
+  int64_t value = 0;
+  const char* begin = text.data() + (text.size() > 1 && text[0] == '+' ? 1 : 0);
+  const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
+  const bool whole = end == text.data() + text.size() && begin != end;
+  if (ec == std::errc::result_out_of_range || (ec == std::errc() && whole && (value < lo || value > hi)))
+    throw InputError(fmt::format("{} '{}': must be an integer from {} to {}", option, text, lo, hi));
+  if (ec != std::errc() || !whole) throw InputError(fmt::format("{} '{}': not an integer", option, text));
+  return value;
+}
+
+double parse_number(const std::string& option, const std::string& text, double lo, double hi, bool lo_open) {
+  double value = 0;
+  const char* begin = text.data() + (text.size() > 1 && text[0] == '+' ? 1 : 0);
+  const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
+  const bool whole = end == text.data() + text.size() && begin != end;
+  const std::string range = fmt::format("{}{}, {}]", lo_open ? "(" : "[", bound_text(lo), bound_text(hi));
+  if (ec == std::errc::result_out_of_range && whole)
+    throw InputError(fmt::format("{} '{}': must be a finite number in {}", option, text, range));
+  if (ec != std::errc() || !whole) throw InputError(fmt::format("{} '{}': not a number", option, text));
+  if (!std::isfinite(value) || value < lo || (lo_open && value == lo) || value > hi)
+    throw InputError(fmt::format("{} '{}': must be a finite number in {}", option, text, range));
+  return value;
+}
+
+std::vector<int64_t> parse_integer_list(const std::string& option, const std::string& text, int64_t lo, int64_t hi) {
+  std::vector<int64_t> out;
+  for (const std::string& item : list_items(option, text)) {
+    try {
+      out.push_back(parse_integer(option, item, lo, hi));
+    } catch (const InputError&) {
+      throw InputError(fmt::format("{} '{}': '{}' is not an integer from {} to {}", option, text, item, lo, hi));
+    }
+  }
+  return out;
+}
+
+std::vector<double> parse_number_list(const std::string& option, const std::string& text, double lo, double hi) {
+  std::vector<double> out;
+  for (const std::string& item : list_items(option, text)) {
+    try {
+      out.push_back(parse_number(option, item, lo, hi, true));
+    } catch (const InputError&) {
+      throw InputError(fmt::format("{} '{}': '{}' is not a finite number in ({}, {}]", option, text, item,
+                                   bound_text(lo), bound_text(hi)));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+template <typename Integer>
+CLI::Option* add_integer(CLI::App* cmd, const std::string& name, Integer& target, int64_t lo, int64_t hi,
+                         const std::string& help) {
+  CLI::Option* option = cmd->add_option_function<std::string>(
+      name,
+      [&target, name, lo, hi](const std::string& text) {
+        target = static_cast<Integer>(parse_integer(name, text, lo, hi));
+      },
+      fmt::format("{} [{}..{}]", help, lo, hi));
+  option->default_str(std::to_string(target))->type_name("INT");
+  return option;
+}
+
+}  // namespace
+
+CLI::Option* add_integer_option(CLI::App* cmd, const std::string& name, int64_t& target, int64_t lo, int64_t hi,
+                                const std::string& help) {
+  return add_integer(cmd, name, target, lo, hi, help);
+}
+
+CLI::Option* add_integer_option(CLI::App* cmd, const std::string& name, int& target, int64_t lo, int64_t hi,
+                                const std::string& help) {
+  return add_integer(cmd, name, target, lo, hi, help);
+}
+
+CLI::Option* add_number_option(CLI::App* cmd, const std::string& name, double& target, double lo, double hi,
+                               bool lo_open, const std::string& help) {
+  CLI::Option* option = cmd->add_option_function<std::string>(
+      name,
+      [&target, name, lo, hi, lo_open](const std::string& text) { target = parse_number(name, text, lo, hi, lo_open); },
+      fmt::format("{} {}{}, {}]", help, lo_open ? "(" : "[", bound_text(lo), bound_text(hi)));
+  option->default_str(fmt::format("{:g}", target))->type_name("NUMBER");
+  return option;
+}
+
+}  // namespace phaze::cli

@@ -40,6 +40,8 @@ struct ScheduleOptions {
   std::string pass = "fwd";
   std::string layer = "transformer";
   std::string solver = "exact";
+  std::string time_limit = "300";  ///< --time-limit as given: parsed in run_schedule to quote it when bad
+  bool time_limit_given = false;
   std::string cache;
   bool no_cache = false;
   bool json = false;
@@ -163,7 +165,25 @@ void print_gantt(const Problem& p, const Schedule& s, const TimeUnit& unit) {
   }
 }
 
-void print_text(const Context& ctx, const Problem& p, const Schedule& s, std::string_view solver) {
+/// Longest --time-limit: a day. Beyond it a solve is not worth waiting for at the command line.
+constexpr double kMaxTimeLimit = 86400;
+
+double parse_time_limit(const std::string& text) {
+  double seconds = 0;
+  size_t used = 0;
+  try {
+    seconds = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(seconds) || !(seconds > 0) || seconds > kMaxTimeLimit)
+    throw InputError(
+        fmt::format("schedule: --time-limit '{}' is not a number of seconds in (0, {:g}]", text, kMaxTimeLimit));
+  return seconds;
+}
+
+/// `time_limit_s` > 0: the ilp solver ran under this limit.
+void print_text(const Context& ctx, const Problem& p, const Schedule& s, std::string_view solver, double time_limit_s) {
   fmt::print("{}\n", ctx.title);
   fmt::print("{} tensor core{}, {} vector core{}; solver {}\n", p.tensor_cores, p.tensor_cores == 1 ? "" : "s",
              p.vector_cores, p.vector_cores == 1 ? "" : "s", solver);
@@ -185,9 +205,12 @@ void print_text(const Context& ctx, const Problem& p, const Schedule& s, std::st
                time_text(slot.start_s, unit), time_text(slot.finish_s, unit), cores_text(p, i, slot));
   }
   print_gantt(p, s, unit);
-  std::string note = s.proven_optimal   ? " (proven optimal)"
-                     : solver == "list" ? " (list scheduling, a heuristic)"
-                                        : " (best found; optimality not proven within the search budget)";
+  std::string note =
+      s.proven_optimal   ? " (proven optimal)"
+      : solver == "list" ? " (list scheduling, a heuristic)"
+      : time_limit_s > 0
+          ? fmt::format(" (best found; optimality not proven within the time limit of {:g} s)", time_limit_s)
+          : " (best found; optimality not proven within the search budget)";
   if (!s.proven_optimal && s.lower_bound_s > 0)
     note += fmt::format("\nlower bound {} {}: the makespan is at most {:.2f} % above the optimum",
                         time_text(s.lower_bound_s, unit), unit.name, 100 * (s.makespan_s / s.lower_bound_s - 1));
@@ -265,10 +288,16 @@ void run_schedule(const ScheduleOptions& o) {
     return;
   }
 
+  const double time_limit_s = parse_time_limit(o.time_limit);
+  if (o.time_limit_given && o.solver != "ilp")
+    throw InputError(fmt::format("schedule: --time-limit applies only with --solver ilp, not {}", o.solver));
+  const bool ilp = o.solver == "ilp";
+
   // An operator without a finite estimate makes the layer infeasible on this design (layer-schedule.md 5).
   const bool finite = schedule::has_finite_latencies(problem);
   Schedule result;
-  const std::unique_ptr<schedule::Solver> solver = schedule::make_solver(o.solver);
+  const std::unique_ptr<schedule::Solver> solver =
+      ilp ? schedule::make_milp_solver(time_limit_s) : schedule::make_solver(o.solver);
   if (!solver) throw InputError(fmt::format("schedule: unknown solver '{}'", o.solver));
   if (finite) {
     const std::string reason = schedule::validate(problem);
@@ -286,11 +315,15 @@ void run_schedule(const ScheduleOptions& o) {
   if (o.json) {
     nlohmann::ordered_json out = ctx.json.is_null() ? nlohmann::ordered_json::object() : ctx.json;
     const nlohmann::ordered_json result_json = io::schedule_output_json(problem, result, solver->name());
-    for (const auto& [key, value] : result_json.items()) out[key] = value;
+    for (const auto& [key, value] : result_json.items()) {
+      out[key] = value;
+      // Next to proven_optimal: false there means this limit stopped the search.
+      if (key == "proven_optimal" && ilp) out["time_limit_s"] = time_limit_s;
+    }
     std::cout << out.dump(2) << "\n";
     return;
   }
-  print_text(ctx, problem, result, solver->name());
+  print_text(ctx, problem, result, solver->name(), ilp ? time_limit_s : 0);
 }
 
 }  // namespace
@@ -303,6 +336,11 @@ void add_schedule_command(CLI::App& app) {
   cmd->add_option("--model", o->model, "Preset or Hugging Face config.json: schedule one of its layers");
   cmd->add_option("--solver", o->solver, "exact (branch and bound), ilp (MILP on CBC) or list (heuristic)")
       ->check(CLI::IsMember({"exact", "ilp", "list"}))
+      ->capture_default_str();
+  cmd->add_option("--time-limit", o->time_limit,
+                  "Seconds the ilp solver may take in all, 0 < t <= 86400; when reached, the best schedule found "
+                  "is printed, marked as not proven optimal")
+      ->type_name("SECONDS")
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
   const std::vector<std::string> model_only = {"--arch", "--seq",   "--mbs",   "--tp",
@@ -322,6 +360,7 @@ void add_schedule_command(CLI::App& app) {
   cmd->add_option("--write-question", o->question_out,
                   "Write the scheduling question as JSON to this file ('-': standard output) instead of solving");
   cmd->callback([o, cmd, model_only] {
+    o->time_limit_given = cmd->count("--time-limit") > 0;
     o->model_only_given.clear();
     for (const std::string& name : model_only)
       if (cmd->count(name) > 0) o->model_only_given.push_back(name);

@@ -4,6 +4,8 @@
 
 #include "schedule/milp_solver.h"
 
+#include <fmt/format.h>
+
 #include <CbcModel.hpp>
 #include <CbcSolver.hpp>
 #include <CoinMessageHandler.hpp>
@@ -21,6 +23,8 @@
 #include <tuple>
 #include <utility>
 
+#include "util/input_error.h"
+
 namespace phaze::schedule {
 
 namespace detail {
@@ -28,6 +32,12 @@ namespace detail {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
+/// Most times the longest usable latency may be of the shortest non-zero one. Times are scaled so that the
+/// longest is 1 and CBC runs with primal and integer tolerances of 1e-9: at this ratio the shortest latency
+/// is still 1000 tolerances long, and rounding in the big-M rows (an integrality error times H, at most
+/// a few units) stays well below it. Near 1e9 short operators vanish into the tolerance and CBC "proves"
+/// schedules that are not optimal.
+constexpr double kMaxLatencySpan = 1e6;
 /// Stand-ins for column indices of variables fixed by the formulation (x of comparable pairs by S5, y of a
 /// collective): they are constants in the rows, not columns (Clp has aborted on models with many fixed
 /// columns and tiny coefficients).
@@ -43,9 +53,10 @@ struct Instance {
   int n = 0;                             ///< |V|
   std::vector<int> task;                 ///< V index -> task index
   std::vector<Kind> kind;                ///< per V index
-  std::vector<double> single;            ///< ℓ, seconds
+  std::vector<double> single;            ///< ℓ, seconds (= ℓ' when y is forced 1)
   std::vector<double> parallel;          ///< ℓ', seconds (= ℓ when y is forced 0)
-  std::vector<char> may_parallel;        ///< y is free (compute operator, not a collective)
+  std::vector<char> may_parallel;        ///< y is not forced 0 (compute operator, not a collective)
+  std::vector<char> parallel_only;       ///< y is forced 1: the single-core variant is longer than H
   std::vector<std::vector<char>> reach;  ///< reach[a][b]: b ∈ R(a), over V indices
   std::vector<int> full_order;           ///< topological order of all tasks
   std::vector<int> order;                ///< V indices in topological order
@@ -60,6 +71,8 @@ struct Instance {
   bool uses_tc(int a) const { return kind[a] == Kind::Tensor || kind[a] == Kind::Fused; }
   bool uses_vc(int a) const { return kind[a] == Kind::Vector || kind[a] == Kind::Fused; }
   bool compute(int a) const { return kind[a] != Kind::Link; }
+  /// The serial schedule's mode of a: its faster variant.
+  bool faster_parallel(int a) const { return parallel_only[a] || (may_parallel[a] && parallel[a] < single[a]); }
   bool comparable(int a, int b) const { return reach[a][b] || reach[b][a]; }
   /// S7 applies to the pair (a parallel one excludes the other).
   bool exclusive(int a, int b) const {
@@ -127,7 +140,6 @@ Instance prepare(const Problem& problem) {
   in.full_order = topological_order(problem, succs, in.full_preds);
 
   std::vector<int> index(count, -1);
-  double largest = 0;
   for (int u = 0; u < count; ++u) {
     const Task& t = problem.tasks[u];
     if (t.kind == TaskKind::None) continue;
@@ -147,11 +159,44 @@ Instance prepare(const Problem& problem) {
     }
     in.kind.push_back(k);
     in.may_parallel.push_back(par ? 1 : 0);
+    in.parallel_only.push_back(0);
     in.single.push_back(t.single_s);
     in.parallel.push_back(par ? t.parallel_s : t.single_s);
     in.big_m += std::min(in.single.back(), in.parallel.back());
-    largest = std::max({largest, in.single.back(), in.parallel.back()});
   }
+  // A variant longer than H, the serial schedule's makespan, is in no optimal schedule: the operator is
+  // forced into its other one. Then an unused variant (a single-core run of 1e10 s) no longer sets the time
+  // scale, which had pushed every other latency below CBC's tolerances.
+  for (int a = 0; a < in.n; ++a) {
+    if (!in.may_parallel[a]) continue;
+    if (in.single[a] > in.big_m) {
+      in.parallel_only[a] = 1;
+      in.single[a] = in.parallel[a];
+    } else if (in.parallel[a] > in.big_m) {
+      in.may_parallel[a] = 0;
+      in.parallel[a] = in.single[a];
+    }
+  }
+  double largest = 0;
+  double smallest = 0;  // non-zero
+  int longest = -1;
+  int shortest = -1;
+  for (int a = 0; a < in.n; ++a)
+    for (const double v : {in.single[a], in.parallel[a]}) {
+      if (v > largest) {
+        largest = v;
+        longest = a;
+      }
+      if (v > 0 && (shortest < 0 || v < smallest)) {
+        smallest = v;
+        shortest = a;
+      }
+    }
+  if (shortest >= 0 && largest > kMaxLatencySpan * smallest)
+    throw InputError(fmt::format(
+        "ilp solver: operator '{}' takes {:g} s, more than {:g} times less than the {:g} s of '{}', which CBC's "
+        "tolerances cannot resolve (use --solver exact)",
+        problem.tasks[in.task[shortest]].id, smallest, kMaxLatencySpan, largest, problem.tasks[in.task[longest]].id));
   in.scale = largest > 0 ? 1.0 / largest : 1.0;
   in.tolerance = 1e-12 * in.big_m;
 
@@ -203,15 +248,17 @@ class MilpBuilder {
     col_zvc_.assign(n, {});
     col_makespan_ = add_column(0, kInfinity, 1, false);
     for (int a = 0; a < n; ++a) col_t_[a] = add_column(0, kInfinity, 0, false);
-    for (int a = 0; a < n; ++a) col_y_[a] = in.may_parallel[a] ? add_column(0, 1, 0, true) : kFixedZero;
+    for (int a = 0; a < n; ++a)
+      col_y_[a] = in.parallel_only[a] ? kFixedOne : in.may_parallel[a] ? add_column(0, 1, 0, true) : kFixedZero;
     for (int a = 0; a < n; ++a)
       for (int b = 0; b < n; ++b) {
         if (a == b) continue;
         // S5: x_ab = 1, x_ba = 0 for b ∈ R(a).
         col_x_[a][b] = in.reach[a][b] ? kFixedOne : in.reach[b][a] ? kFixedZero : add_column(0, 1, 0, true);
       }
-    // S10 by omission: z^X_ac exists only when a uses X.
+    // S10 by omission: z^X_ac exists only when a uses X (and may run on one core: S9 makes it 0 otherwise).
     for (int a = 0; a < n; ++a) {
+      if (in.parallel_only[a]) continue;
       if (tc_ && in.uses_tc(a))
         for (int64_t c = 0; c < in.n_tc; ++c) col_ztc_[a].push_back(add_column(0, 1, 0, true));
       if (vc_ && in.uses_vc(a))
@@ -315,7 +362,7 @@ class MilpBuilder {
     // S12: a fused operator uses the same index on both types.
     if (tc_ && vc_)
       for (int a = 0; a < n; ++a)
-        if (in.kind[a] == Kind::Fused)
+        if (in.kind[a] == Kind::Fused && !in.parallel_only[a])
           for (int64_t c = 0; c < in.n_p; ++c) add_row(0, 0, {{col_ztc_[a][c], 1}, {col_zvc_[a][c], -1}});
   }
 
@@ -528,7 +575,7 @@ class MilpBuilder {
       for (int a : set) {
         const double share = in.single[a] * in.scale / d;
         rhs += share;
-        if (col_y_[a] >= 0) coef[col_y_[a]] += share;
+        if (col_y_[a] != kFixedZero) coef[col_y_[a]] += share;  // add_row moves kFixedOne terms to the bounds
       }
       Terms terms(coef.begin(), coef.end());
       if (!seen_rows_.insert({terms, rhs}).second) continue;
@@ -634,7 +681,7 @@ class MilpBuilder {
     for (int a = 0; a < in.n; ++a) order[rank[a]] = a;
     double now = 0;
     for (int a : order) {
-      const bool par = in.may_parallel[a] && in.parallel[a] < in.single[a];
+      const bool par = in.faster_parallel(a);
       sol[col_t_[a]] = now;
       if (col_y_[a] >= 0) sol[col_y_[a]] = par ? 1 : 0;
       now += in.duration(a, par) * in.scale;
@@ -724,6 +771,12 @@ PhaseSolution MilpBuilder::solve(const MilpOptions& options) const {
   // With Gomory cuts CBC "proved" 28.75 s optimal on a 10-operator model with a 27.5 s schedule (the
   // regression test in solver_property_test.cpp): a cut removed the optimum. Without them it agrees.
   option("-gomory", "off");
+  // The feasibility pump aborted the process on about 1 in 300 small models (Clp's assertion
+  // lowerValue <= upperValue in ClpNonLinearCost, compiled in by Debian): when every operator runs
+  // parallel in sequence, a heuristic finds that optimum at once, the cutoff it sets is finer than the
+  // primal tolerance (-increment above), and the pump's LP on that cutoff has crossed bounds. A heuristic
+  // only proposes incumbents, so without it the search and its proof are unchanged.
+  option("-feasibilityPump", "off");
   option("-threads", "0");  // no threads: deterministic
   option("-randomCbcSeed", "1");
   if (options.time_limit_s > 0) {
@@ -868,7 +921,7 @@ Schedule trivial_schedule(const Instance& in) {
   Schedule out;
   std::vector<char> y(in.n, 0);
   const std::vector<double> zero(in.n, 0.0);
-  for (int a = 0; a < in.n; ++a) y[a] = in.may_parallel[a] && in.parallel[a] < in.single[a] ? 1 : 0;
+  for (int a = 0; a < in.n; ++a) y[a] = in.faster_parallel(a) ? 1 : 0;
   fill_slots(in, y, zero, zero, out);
   for (int a = 0; a < in.n; ++a) {
     if (y[a]) continue;
@@ -904,11 +957,22 @@ Schedule solve_milp(const Problem& problem, const MilpOptions& options, MilpRepo
     return out;
   }
 
+  // The time limit covers all solves: each gets what is left (at least a moment, to return an incumbent or
+  // fall back to the serial schedule).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.time_limit_s);
+  const auto phase_options = [&] {
+    MilpOptions o = options;
+    if (options.time_limit_s > 0) {
+      const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+      o.time_limit_s = std::max(left, 0.01);
+    }
+    return o;
+  };
   bool tc = false;
   bool vc = false;
   double lower_bound = 0;  // the largest proven optimum of an earlier phase
   for (int resolves = 0;; ++resolves) {
-    const PhaseSolution s = MilpBuilder(in, tc, vc, options.valid_inequalities, lower_bound).solve(options);
+    const PhaseSolution s = MilpBuilder(in, tc, vc, options.valid_inequalities, lower_bound).solve(phase_options());
     if (s.proven_optimal) lower_bound = std::max(lower_bound, s.objective_s);
     const Replay r = replay(in, s.y, s.x);
     if (report != nullptr)
@@ -946,7 +1010,9 @@ Schedule solve_milp(const Problem& problem, const MilpOptions& options, MilpRepo
     out.feasible = true;
     out.proven_optimal = s.proven_optimal;
     summarize(problem, out);
-    if (out.proven_optimal) out.lower_bound_s = out.makespan_s;
+    // Stopped by the time limit: an earlier phase's optimum (a relaxation's) or the exact solver's root
+    // bound, whichever is larger, bounds the optimum from below.
+    out.lower_bound_s = out.proven_optimal ? out.makespan_s : std::max(lower_bound, exact_lower_bound(problem));
     return out;
   }
 }
@@ -957,14 +1023,21 @@ namespace {
 
 class MilpSolver final : public Solver {
  public:
-  Schedule solve(const Problem& problem) override { return detail::solve_milp(problem); }
+  explicit MilpSolver(double time_limit_s) { options_.time_limit_s = time_limit_s; }
+  Schedule solve(const Problem& problem) override { return detail::solve_milp(problem, options_); }
   std::string_view name() const override { return "ilp"; }
+
+ private:
+  detail::MilpOptions options_;
 };
 
 }  // namespace
 
 std::unique_ptr<Solver> make_milp_solver() {
-  return std::make_unique<MilpSolver>();
+  return std::make_unique<MilpSolver>(0);
+}
+std::unique_ptr<Solver> make_milp_solver(double time_limit_s) {
+  return std::make_unique<MilpSolver>(time_limit_s);
 }
 
 }  // namespace phaze::schedule

@@ -11,7 +11,9 @@
 namespace phaze::schedule::detail {
 
 struct MilpOptions {
-  double time_limit_s = 0;  ///< wall-clock limit of each CBC solve; 0 = none (then every solve has gap 0)
+  /// Wall-clock limit of the whole solve (all CBC solves together), seconds; 0 = none (then every solve has
+  /// gap 0). When it stops CBC, the best schedule found comes back unproven.
+  double time_limit_s = 0;
   /// Adds the valid inequalities (makespan and start-time bounds, core symmetry breaking) to the rows of
   /// section 3; off gives the documented model alone.
   bool valid_inequalities = true;
@@ -41,7 +43,8 @@ struct MilpReport {
 };
 
 /// Solves `problem` by the two-phase MILP scheme. Throws std::invalid_argument for a malformed problem
-/// (see validate()); a non-finite or negative latency gives feasible = false.
+/// (see validate()) and InputError when its usable latencies span more than CBC can resolve (naming the
+/// shortest operator); a non-finite or negative latency gives feasible = false.
 Schedule solve_milp(const Problem& problem, const MilpOptions& options = {}, MilpReport* report = nullptr);
 
 }  // namespace phaze::schedule::detail

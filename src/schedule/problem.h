@@ -83,7 +83,11 @@ std::unique_ptr<Solver> make_exact_solver();
 /// The exact solver with its own budget of search nodes (at least 1): beyond it, the best schedule found is
 /// returned unproven, with the root lower bound. The default budget takes a few seconds at most.
 std::unique_ptr<Solver> make_exact_solver(int64_t node_budget);
+/// The MILP solver without a time limit, or with one over all its CBC solves (seconds, > 0): when it is
+/// reached, the best schedule found comes back unproven. Its solve() throws InputError for latencies too
+/// far apart for CBC (see detail::solve_milp).
 std::unique_ptr<Solver> make_milp_solver();
+std::unique_ptr<Solver> make_milp_solver(double time_limit_s);
 std::unique_ptr<Solver> make_list_solver();
 
 /// The exact solver's lower bound on the optimal makespan before any search (its bounds at the empty

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -57,13 +58,15 @@ void expect_example(const Example& ex, const std::string& solver) {
   SCOPED_TRACE(std::string(ex.file) + " with --solver " + solver);
   const json j = run_json(ex.file, solver);
   ASSERT_TRUE(j.contains("makespan_s") && j["makespan_s"].is_number()) << j.dump();
-  EXPECT_NEAR(j["makespan_s"].get<double>(), ex.makespan, 1e-9);
-  EXPECT_EQ(j["feasible"], true);
-  EXPECT_EQ(j["proven_optimal"], true);
+  EXPECT_NEAR(j.at("makespan_s").get<double>(), ex.makespan, 1e-9);
+  EXPECT_EQ(j.value("feasible", false), true);
+  EXPECT_EQ(j.value("proven_optimal", false), true);
   // Every operator of the fixture is reported with a time.
-  for (const json& op : j["ops"]) {
-    EXPECT_TRUE(op["start_s"].is_number()) << op.dump();
-    EXPECT_LE(op["finish_s"].get<double>(), ex.makespan + 1e-9) << op.dump();
+  ASSERT_TRUE(j.contains("ops")) << j.dump();
+  for (const json& op : j.at("ops")) {
+    ASSERT_TRUE(op.contains("start_s") && op.contains("finish_s")) << op.dump();
+    EXPECT_TRUE(op.at("start_s").is_number()) << op.dump();
+    EXPECT_LE(op.at("finish_s").get<double>(), ex.makespan + 1e-9) << op.dump();
   }
 }
 
@@ -79,8 +82,9 @@ TEST(CliSchedule, ExactIsTheDefaultSolver) {
   const RunResult r = run_phaze("schedule " + quoted(data_path("d_fused_pairing.json")) + " --json");
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = parse_json(r.out);
-  EXPECT_EQ(j["solver"], "exact");
-  EXPECT_NEAR(j["makespan_s"].get<double>(), 8, 1e-9);
+  ASSERT_TRUE(j.contains("solver") && j.contains("makespan_s")) << r.out;
+  EXPECT_EQ(j.at("solver"), "exact");
+  EXPECT_NEAR(j.at("makespan_s").get<double>(), 8, 1e-9);
 }
 
 TEST(CliSchedule, ListSolverGivesAFeasibleScheduleNoBetterThanTheOptimum) {
@@ -88,22 +92,22 @@ TEST(CliSchedule, ListSolverGivesAFeasibleScheduleNoBetterThanTheOptimum) {
     SCOPED_TRACE(ex.file);
     const json j = run_json(ex.file, "list");
     ASSERT_TRUE(j.contains("makespan_s") && j["makespan_s"].is_number()) << j.dump();
-    EXPECT_GE(j["makespan_s"].get<double>(), ex.makespan - 1e-9);
+    EXPECT_GE(j.at("makespan_s").get<double>(), ex.makespan - 1e-9);
   }
 }
 
 TEST(CliSchedule, ExampleEOutputs) {
   // layer-schedule.md 8, example E: TC utilisation 27 / (2 · 15.5), VC 3 / 15.5, both peaks 1.
   const json j = run_json("e_attention_forward.json", "exact");
-  ASSERT_TRUE(j["makespan_s"].is_number()) << j.dump();
-  EXPECT_NEAR(j["tensor_utilisation"].get<double>(), 27.0 / 31, 1e-9);
-  EXPECT_NEAR(j["vector_utilisation"].get<double>(), 3.0 / 15.5, 1e-9);
-  EXPECT_NEAR(j["tensor_peak"].get<double>(), 1.0, 1e-12);
-  EXPECT_NEAR(j["vector_peak"].get<double>(), 1.0, 1e-12);
-  ASSERT_EQ(j["ops"].size(), 6u);
-  EXPECT_EQ(j["ops"][5]["id"], "P");
-  EXPECT_EQ(j["ops"][5]["parallel"], true);
-  EXPECT_NEAR(j["ops"][5]["start_s"].get<double>(), 13, 1e-9);
+  ASSERT_TRUE(j.contains("makespan_s") && j.contains("ops")) << j.dump();
+  EXPECT_NEAR(j.at("tensor_utilisation").get<double>(), 27.0 / 31, 1e-9);
+  EXPECT_NEAR(j.at("vector_utilisation").get<double>(), 3.0 / 15.5, 1e-9);
+  EXPECT_NEAR(j.at("tensor_peak").get<double>(), 1.0, 1e-12);
+  EXPECT_NEAR(j.at("vector_peak").get<double>(), 1.0, 1e-12);
+  ASSERT_EQ(j.at("ops").size(), 6u);
+  EXPECT_EQ(j.at("ops").at(5).at("id"), "P");
+  EXPECT_EQ(j.at("ops").at(5).at("parallel"), true);
+  EXPECT_NEAR(j.at("ops").at(5).at("start_s").get<double>(), 13, 1e-9);
 }
 
 TEST(CliSchedule, TextOutputHasATableAndAGanttChart) {
@@ -127,13 +131,15 @@ TEST(CliSchedule, RealLayerJson) {
       "schedule --model gpt3-175b --arch tpuv4-like --tp 8 --layer transformer --solver list --json --no-cache");
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = parse_json(r.out);
-  EXPECT_EQ(j["pass"], "fwd");
-  EXPECT_EQ(j["tp"], 8);
-  EXPECT_EQ(j["solver"], "list");
-  EXPECT_EQ(j["ops"].size(), 18u);  // models.md 3.1 at t = 8
-  ASSERT_TRUE(j["makespan_s"].is_number()) << j.dump();
-  EXPECT_GT(j["makespan_s"].get<double>(), 0);
-  EXPECT_GT(j["energy_j"].get<double>(), 0);
+  for (const char* key : {"pass", "tp", "solver", "ops", "makespan_s", "energy_j"})
+    ASSERT_TRUE(j.contains(key)) << "no " << key << ": " << r.out;
+  EXPECT_EQ(j.at("pass"), "fwd");
+  EXPECT_EQ(j.at("tp"), 8);
+  EXPECT_EQ(j.at("solver"), "list");
+  EXPECT_EQ(j.at("ops").size(), 18u);  // models.md 3.1 at t = 8
+  ASSERT_TRUE(j.at("makespan_s").is_number()) << j.dump();
+  EXPECT_GT(j.at("makespan_s").get<double>(), 0);
+  EXPECT_GT(j.at("energy_j").get<double>(), 0);
 }
 
 TEST(CliSchedule, WrittenQuestionOfARealLayerSchedulesTheSame) {
@@ -149,10 +155,81 @@ TEST(CliSchedule, WrittenQuestionOfARealLayerSchedulesTheSame) {
   ASSERT_EQ(direct.status, 0) << direct.err;
   ASSERT_EQ(from_file.status, 0) << from_file.err;
   const json a = parse_json(direct.out), b = parse_json(from_file.out);
-  EXPECT_EQ(a["ops"].size(), b["ops"].size());
-  EXPECT_EQ(a["makespan_s"], b["makespan_s"]);
-  EXPECT_EQ(b["proven_optimal"], true);
+  for (const json* j : {&a, &b})
+    ASSERT_TRUE(j->contains("ops") && j->contains("makespan_s") && j->contains("proven_optimal")) << j->dump();
+  EXPECT_EQ(a.at("ops").size(), b.at("ops").size());
+  EXPECT_EQ(a.at("makespan_s"), b.at("makespan_s"));
+  EXPECT_EQ(b.at("proven_optimal"), true);
   expect_input_error(run_phaze("schedule " + layer + " --write-question /no/such/dir/q.json"), "/no/such/dir/q.json");
+}
+
+/// Twelve independent operators (2 tensor, 3 vector cores) that CBC takes minutes to prove optimal.
+constexpr const char* kTwelveIndependent = R"({"tensor_cores": 2, "vector_cores": 3, "ops": [
+  {"id": "op0", "unit": "tensor", "latency_s": 6.334, "parallel_latency_s": 2.313},
+  {"id": "op1", "unit": "fused", "latency_s": 6.631, "parallel_latency_s": 2.207},
+  {"id": "op2", "unit": "tensor", "latency_s": 9.179, "parallel_latency_s": 4.907},
+  {"id": "op3", "unit": "tensor", "latency_s": 2.726, "parallel_latency_s": 1.795},
+  {"id": "op4", "unit": "fused", "latency_s": 4.574, "parallel_latency_s": 3.341},
+  {"id": "op5", "unit": "tensor", "latency_s": 6.714, "parallel_latency_s": 4.928},
+  {"id": "op6", "unit": "fused", "latency_s": 7.671, "parallel_latency_s": 4.876},
+  {"id": "op7", "unit": "tensor", "latency_s": 2.435, "parallel_latency_s": 1.896},
+  {"id": "op8", "unit": "tensor", "latency_s": 3.711, "parallel_latency_s": 1.171},
+  {"id": "op9", "unit": "vector", "latency_s": 5.255, "parallel_latency_s": 3.465},
+  {"id": "op10", "unit": "fused", "latency_s": 7.427, "parallel_latency_s": 5.649},
+  {"id": "op11", "unit": "fused", "latency_s": 7.553, "parallel_latency_s": 4.445}]})";
+
+TEST(CliSchedule, TimeLimitGivesTheBestScheduleFoundUnproven) {
+  const TempFile file(kTwelveIndependent);
+  const auto started = std::chrono::steady_clock::now();
+  const RunResult r = run_phaze("schedule " + quoted(file.path()) + " --solver ilp --time-limit 1 --json");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_LT(seconds, 30) << "hang guard";
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = parse_json(r.out);
+  for (const char* key : {"feasible", "proven_optimal", "time_limit_s", "makespan_s", "lower_bound_s", "ops"})
+    ASSERT_TRUE(j.contains(key)) << "no " << key << ": " << r.out;
+  EXPECT_EQ(j.at("feasible"), true);
+  EXPECT_EQ(j.at("proven_optimal"), false);
+  EXPECT_EQ(j.at("time_limit_s"), 1.0);
+  // A valid schedule (the CLI checks it before printing) between the bounds: the serial schedule of fastest
+  // variants, Σ ℓ' = 40.993 s, and the exact solver's root bound reported as lower_bound_s.
+  const double makespan = j.at("makespan_s").get<double>();
+  EXPECT_LE(makespan, 40.993 + 1e-9);
+  EXPECT_GT(j.at("lower_bound_s").get<double>(), 0);
+  EXPECT_LE(j.at("lower_bound_s").get<double>(), makespan);
+  ASSERT_EQ(j.at("ops").size(), 12u);
+  for (const json& op : j.at("ops")) EXPECT_LE(op.at("finish_s").get<double>(), makespan + 1e-9) << op.dump();
+
+  const RunResult text = run_phaze("schedule " + quoted(file.path()) + " --solver ilp --time-limit 0.5");
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("not proven within the time limit of 0.5 s"), std::string::npos) << text.out;
+}
+
+TEST(CliSchedule, BadTimeLimitsExitTwoQuotingTheValue) {
+  const std::string file = quoted(data_path("a_chain.json"));
+  for (const char* value : {"0", "-1", "abc", "1e9", "86401", "nan", "inf", "5s"}) {
+    SCOPED_TRACE(value);
+    expect_input_error(run_phaze("schedule " + file + " --solver ilp --time-limit '" + value + "'"),
+                       std::string("'") + value + "'");
+  }
+  expect_input_error(run_phaze("schedule " + file + " --time-limit 5"), "--solver ilp");
+  const RunResult ok = run_phaze("schedule " + file + " --solver ilp --time-limit 86400 --json");
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  const json j = parse_json(ok);
+  ASSERT_TRUE(j.contains("proven_optimal") && j.contains("makespan_s")) << ok.out;
+  EXPECT_EQ(j.at("proven_optimal"), true);
+  EXPECT_NEAR(j.at("makespan_s").get<double>(), 6.5, 1e-9);  // layer-schedule.md 8, example A
+  const RunResult help = run_phaze("schedule --help");
+  EXPECT_NE(help.out.find("--time-limit"), std::string::npos) << help.out;
+}
+
+TEST(CliSchedule, IlpRefusesLatenciesTooFarApart) {
+  // 1 µs beside 6 s: CBC cannot resolve the short one once times are scaled by the long one.
+  const TempFile file(R"({"tensor_cores": 1, "vector_cores": 1, "ops": [
+    {"id": "long", "unit": "tensor", "latency_s": 10, "parallel_latency_s": 6},
+    {"id": "short", "unit": "vector", "latency_s": 1e-6, "parallel_latency_s": 1e-6}]})");
+  expect_input_error(run_phaze("schedule " + quoted(file.path()) + " --solver ilp"), "'short'");
+  EXPECT_EQ(run_phaze("schedule " + quoted(file.path()) + " --solver exact").status, 0);
 }
 
 TEST(CliSchedule, NeedsExactlyOneOfFileAndModel) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "schedule/problem.h"
+#include "util/input_error.h"
 
 namespace {
 
@@ -306,8 +307,9 @@ TEST(MilpSolver, SecondsScaleLatencies) {
 
 TEST(MilpSolver, TinyDifferencesAgainstALargeLatency) {
   // Example C in microseconds with ℓ' = 1.99 µs (all four parallel: 7.96 µs, 40 ns better than 8 µs), next to
-  // a task whose unused single-core variant takes 0.1 s, so the internal time unit is 0.1 s: the two
-  // candidate makespans differ by 4e-7 units, below CBC's default cutoff increment of 1e-5.
+  // a task whose unused single-core variant takes 0.1 s. That variant once set the internal time unit (the
+  // two candidate makespans then differed by 4e-7 units, below CBC's default cutoff increment of 1e-5);
+  // being longer than the serial schedule it is now dropped, and the answer must not change.
   Problem p = example_c(1.99);
   for (Task& t : p.tasks) {
     t.single_s *= 1e-6;
@@ -652,6 +654,49 @@ Problem random_problem(std::mt19937& rng, int n, bool in_seconds = false) {
     for (int j = i + 1; j < n; ++j)
       if (percent(rng) < 25) p.edges.emplace_back(i, j);
   return p;
+}
+
+TEST(MilpRegression, UnusableVariantDoesNotSetTheTimeScale) {
+  // X's single-core run (1e10 s) is longer than the serial schedule (H = 6.2 s), so no optimal schedule uses
+  // it. When it set the time unit, every other latency fell below CBC's tolerances and 5.1 s came back as
+  // proven optimal. The optimum: X parallel alone (1.2 s), then o0, o1 and o2 single-core side by side
+  // (two tensor cores, one vector core; the longest 3.5 s), 4.7 s.
+  Problem p = chip(2, 1);
+  p.tasks = {task("X", TaskKind::Vector, 1e10, 1.2), task("o0", TaskKind::Tensor, 2.3, 1.9),
+             task("o1", TaskKind::Vector, 1.6, 1.0), task("o2", TaskKind::Tensor, 3.5, 2.1)};
+  const double expected = Enumeration(p).run();
+  EXPECT_NEAR(expected, 1.2 + 3.5, 1e-12);
+  const Schedule exact = phaze::schedule::make_exact_solver()->solve(p);
+  EXPECT_NEAR(exact.makespan_s, expected, 1e-12);
+  const Schedule s = make_milp_solver()->solve(p);
+  EXPECT_TRUE(s.proven_optimal);
+  EXPECT_NEAR(s.makespan_s, expected, 1e-12);
+  EXPECT_TRUE(s.tasks[0].parallel);
+  EXPECT_EQ(check_schedule(p, s, 1e-12), "");
+}
+
+TEST(MilpSolver, LatenciesTooFarApartAreRefused) {
+  // 10 s next to 1 µs (1e7 times less): beyond what CBC's tolerances resolve once times are scaled by the
+  // longest latency. The message names the short operator.
+  Problem p = chip(1, 1);
+  p.tasks = {task("long", TaskKind::Tensor, 10, 6), task("short", TaskKind::Vector, 1e-6, 1e-6)};
+  try {
+    make_milp_solver()->solve(p);
+    ADD_FAILURE() << "no InputError";
+  } catch (const phaze::InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("'short'"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  // Within the span (1e5) it solves: both parallel one after another, or both single side by side (6 and
+  // 1e-4 on different core types overlap), whichever is shorter: 6.
+  p.tasks[1] = task("short", TaskKind::Vector, 1e-4, 1e-4);
+  const Schedule s = make_milp_solver()->solve(p);
+  EXPECT_TRUE(s.proven_optimal);
+  EXPECT_NEAR(s.makespan_s, Enumeration(p).run(), 1e-12);
+  // A variant longer than the serial schedule does not count: 1e12 s single-core is never used.
+  p.tasks[0] = task("long", TaskKind::Tensor, 1e12, 6);
+  EXPECT_NEAR(make_milp_solver()->solve(p).makespan_s, Enumeration(p).run(), 1e-12);
 }
 
 TEST(MilpRandom, SmallInstancesMatchEnumeration) {

@@ -13,7 +13,8 @@
 //
 // Dominance: a phase (a maximal run of overlapping single-core tasks) that its tasks could replace, run
 // parallel one after another, within its own span; a parallel task that nothing waits for placed before
-// a parallel task that was ready as early (the swapped order is no worse).
+// a parallel task that was ready as early (the swapped order is no worse; under overlap_across_types only
+// for two tasks on the same core types).
 //
 // Bounds: the latest start so far plus the longest remaining chain of fastest variants; per core type,
 // the remaining core-time on top of when each core becomes free; the remaining collectives on the link;
@@ -561,9 +562,16 @@ class Search {
           return;
         // A parallel task that nothing waits for, followed by a parallel task that was ready when it
         // started: the other order ends both no later and the second one sooner (between two such tasks,
-        // the one with the lower index goes first).
+        // the one with the lower index goes first). This needs the two runs to exclude each other and to
+        // wait for the same earlier tasks, which holds when every parallel run excludes every compute task.
+        // Under overlap_across_types a parallel run excludes only the tasks sharing a core type with it, so
+        // the rule holds only for two tasks on the same core types: a second task on a type the first does
+        // not use may wait for cores of that type busy past the first's start (moved before the first, it
+        // would hold the first back), and a first task on a type the second does not use would, moved after
+        // the second, collide with the tasks of that type running beside the second.
         if (!greedy_ && parallel && prev_compute && prev_compute->parallel && awaited_by_[prev_compute->task] == 0 &&
-            ready <= prev_compute->start && (awaited_by_[s] != 0 || s < prev_compute->task))
+            ready <= prev_compute->start && (awaited_by_[s] != 0 || s < prev_compute->task) &&
+            (!p_.overlap_across_types || q_.use[s] == q_.use[prev_compute->task]))
           return;
         const double duration = parallel ? q_.parallel[s] : q_.single[s];
         out.push_back(Choice{s, parallel, group, kind, other, start, start + duration});

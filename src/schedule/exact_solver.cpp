@@ -499,13 +499,20 @@ class Search {
       };
       forced_used[x] =
           weight(kTc, forced_work[kTc]) + weight(kVc, forced_work[kVc]) + weight(kTc | kVc, forced_work[kTc | kVc]);
-      double* w = &weights_[x * k];
-      int* order = &orders_[x * k];
+      double* w = weights_.data() + x * k;
+      int* order = orders_.data() + x * k;
       for (size_t i = 0; i < k; ++i) {
         w[i] = weight(items_[i].use, items_[i].single) + (1 - gamma) * flow_[flow][items_[i].task] * items_[i].single;
         order[i] = static_cast<int>(i);
       }
-      std::sort(order, order + k, [&](int a, int b) { return items_[a].parallel * w[b] > items_[b].parallel * w[a]; });
+      // By ℓ'/weight, largest first; items of weight 0 (off the mix's chain) cost no capacity and come first.
+      // An item with ℓ' = 0 and weight 0 would compare equal to every other item under the cross products
+      // alone, which is no strict weak order: std::sort then misplaces other items and the bound overshoots.
+      std::sort(order, order + k, [&](int a, int b) {
+        const bool free_a = w[a] <= 0, free_b = w[b] <= 0;
+        if (free_a || free_b) return free_a && (!free_b || a < b);
+        return items_[a].parallel * w[b] > items_[b].parallel * w[a];
+      });
       ready[x] = true;
     };
     double best = no_single;
@@ -514,8 +521,8 @@ class Search {
       double class_bound = 0;
       for (size_t x = 0; x < kMixCount && class_bound < best; ++x) {
         if (!ready[x]) prepare_mix(x);
-        const double* w = &weights_[x * k];
-        const int* order = &orders_[x * k];
+        const double* w = weights_.data() + x * k;
+        const int* order = orders_.data() + x * k;
         // The fractional knapsack over the items no longer than M: an item run single gains its ℓ' while
         // the capacity M lasts, and ℓ' − c beyond it (taken only when positive).
         double used = forced_used[x], gain = 0;

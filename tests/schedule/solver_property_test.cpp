@@ -256,6 +256,37 @@ TEST(ScheduleSolvers, OverlapAcrossTypesRegression) {
   EXPECT_EQ(check_schedule(p, exact, 1e-9), "");
 }
 
+// A parallel variant of 0 s gave an item of zero gain and zero weight in the exclusive-time bound, which
+// broke the order of its knapsack: the root bound was 27.5 where a schedule of 26 exists (found by fuzzing).
+TEST(ScheduleSolvers, ZeroParallelLatencyKeepsTheBoundValid) {
+  const char* question = R"({"tensor_cores":2,"vector_cores":1,"ops":[
+    {"id":"Q","unit":"tensor","latency_s":29,"parallel_latency_s":8},
+    {"id":"K","unit":"tensor","latency_s":12,"parallel_latency_s":9},
+    {"id":"V","unit":"tensor","latency_s":12,"parallel_latency_s":8},
+    {"id":"S","unit":"tensor","latency_s":7,"parallel_latency_s":5},
+    {"id":"M","unit":"vector","latency_s":3,"parallel_latency_s":1},
+    {"id":"P","unit":"tensor","latency_s":8,"parallel_latency_s":0}],
+    "edges":[["S","Q"],["S","K"],["M","S"],["P","M"],["P","V"]]})";
+  const Problem p = phaze::io::parse_schedule_input(question, "zero parallel latency");
+  // By hand: P, M, S, Q parallel one after another (0 + 1 + 5 + 8 s), then K and V on one tensor core each.
+  Schedule witness;
+  witness.feasible = true;
+  const double starts[] = {6, 14, 14, 1, 0, 0};
+  const bool parallel[] = {true, false, false, true, true, true};
+  const int64_t core[] = {-1, 0, 1, -1, -1, -1};
+  for (size_t i = 0; i < p.tasks.size(); ++i) {
+    const double length = parallel[i] ? p.tasks[i].parallel_s : p.tasks[i].single_s;
+    witness.tasks.push_back(TaskSlot{starts[i], starts[i] + length, parallel[i], core[i], -1});
+  }
+  witness.makespan_s = 26;
+  ASSERT_EQ(check_schedule(p, witness, 1e-9), "");
+  EXPECT_LE(exact_lower_bound(p), 26 + 1e-9);
+  const Schedule exact = make_exact_solver()->solve(p), milp = make_milp_solver()->solve(p);
+  EXPECT_NEAR(milp.makespan_s, 26, 1e-9);
+  EXPECT_NEAR(exact.makespan_s, 26, 1e-9);
+  EXPECT_LE(exact.lower_bound_s, 26 + 1e-9);
+}
+
 /// Latencies with three decimals, as a user writes them (ties are rare, unlike on the grid above).
 double millis(std::mt19937& rng, double lo, double hi) {
   return std::round(std::uniform_real_distribution<double>(lo, hi)(rng) * 1000) / 1000;

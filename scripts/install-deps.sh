@@ -2,9 +2,11 @@
 # Installs the Debian packages phaze needs to build and test, skipping those already present.
 set -euo pipefail
 
+# clang and its runtime libraries build the sanitized suite and the libFuzzer targets (docs/hardening.md).
 packages=(build-essential cmake pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev
           libbenchmark-dev libsqlite3-dev
-          coinor-libcbc-dev)
+          coinor-libcbc-dev
+          clang libclang-rt-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do

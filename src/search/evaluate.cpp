@@ -338,7 +338,9 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
       double sum = 0;
       for (size_t mi = 0; mi < q.models.size(); ++mi) {
         ModelOutcome m;
-        auto no_fit = [&] { return fmt::format("no plan fits in {} GiB of HBM on {} devices", hbm / kGiB, q.devices); };
+        auto no_fit = [&, hbm_bytes = hbm] {
+          return fmt::format("no plan fits in {} GiB of HBM on {} devices", hbm_bytes / kGiB, q.devices);
+        };
         const auto at = std::find(fitting[mi].begin(), fitting[mi].end(), j);
         if (at == fitting[mi].end()) {
           m.reason = no_fit();

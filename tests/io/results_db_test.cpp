@@ -494,15 +494,22 @@ TEST(ResultsDb, KilledWritersLeaveExactlyTheCommittedBatches) {
       ::_exit(0);  // the parent kills it long before
     }
     ::close(pipe_fds[1]);
+    std::vector<int64_t> this_round;
+    int64_t id = 0;
+    ssize_t n = 0;
+    // Every other round the delay starts once the writer has committed its first batch, so that some
+    // rounds kill a writer in the middle of its work however slow the machine (a sanitized build is
+    // several times slower); the other rounds may also kill it while it opens the file.
+    if (round % 2 == 1) {
+      ASSERT_EQ(::read(pipe_fds[0], &id, sizeof id), static_cast<ssize_t>(sizeof id)) << "the writer died early";
+      this_round.push_back(id);
+    }
     std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
     ASSERT_EQ(::kill(pid, SIGKILL), 0);
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
     ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the writer ended by itself: " << status;
 
-    std::vector<int64_t> this_round;
-    int64_t id = 0;
-    ssize_t n = 0;
     while ((n = ::read(pipe_fds[0], &id, sizeof id)) == sizeof id) this_round.push_back(id);
     ::close(pipe_fds[0]);
     ASSERT_EQ(n, 0) << std::strerror(errno);

@@ -295,49 +295,51 @@ TEST(SearchBaselinesEndToEnd, StrictPointIsASearchOfTheChipWith32GiB) {
       "search --model '{}' --devices 8 --global-batch 16 --seq 64 --mbs 1,2,4 --hbm 32 --link-bandwidth 0.5 --tc 8 "
       "--vc 2 --width 128 --depth 128 --glb-mib 128",
       kGpt2));
-  ASSERT_TRUE(chip["best"].is_object());
-  const json& strict = wide["baselines"]["tpuv4_like_32gib"];
+  ASSERT_TRUE(chip.at("best").is_object());
+  const json& strict = wide.at("baselines").at("tpuv4_like_32gib");
   ASSERT_TRUE(strict.is_object());
-  EXPECT_EQ(strict["design"], chip["best"]["design"]);
-  EXPECT_EQ(strict["design"]["hbm_bytes"], 32ll << 30);
-  EXPECT_EQ(strict["micro_batch"], chip["best"]["micro_batch"]);
-  EXPECT_EQ(strict["recompute"], chip["best"]["recompute"]);
-  EXPECT_EQ(strict["models"], chip["best"]["models"]);
-  EXPECT_DOUBLE_EQ(strict["average_samples_per_s"].get<double>(), chip["best"]["average_samples_per_s"].get<double>());
-  EXPECT_DOUBLE_EQ(strict["speedup_of_best"].get<double>(),
-                   wide["best"]["average_samples_per_s"].get<double>() / strict["average_samples_per_s"].get<double>());
+  EXPECT_EQ(strict.at("design"), chip.at("best").at("design"));
+  EXPECT_EQ(strict.at("design").at("hbm_bytes"), 32ll << 30);
+  EXPECT_EQ(strict.at("micro_batch"), chip.at("best").at("micro_batch"));
+  EXPECT_EQ(strict.at("recompute"), chip.at("best").at("recompute"));
+  EXPECT_EQ(strict.at("models"), chip.at("best").at("models"));
+  EXPECT_DOUBLE_EQ(strict.at("average_samples_per_s").get<double>(),
+                   chip.at("best").at("average_samples_per_s").get<double>());
+  EXPECT_DOUBLE_EQ(
+      strict.at("speedup_of_best").get<double>(),
+      wide.at("best").at("average_samples_per_s").get<double>() / strict.at("average_samples_per_s").get<double>());
   // The model is a config.json: no hand-set plan, said so at both points.
   for (const char* at : {"on_best", "on_tpuv4_like"}) {
-    const json& m = wide["baselines"]["megatron_hand_set"][at]["models"][0];
-    EXPECT_TRUE(m["plan"].is_null()) << at;
-    EXPECT_EQ(m["feasible"], false) << at;
-    EXPECT_NE(m["reason"].get<std::string>().find("no hand-set plan"), std::string::npos) << at;
+    const json& m = wide.at("baselines").at("megatron_hand_set").at(at).at("models").at(0);
+    EXPECT_TRUE(m.at("plan").is_null()) << at;
+    EXPECT_EQ(m.at("feasible"), false) << at;
+    EXPECT_NE(m.at("reason").get<std::string>().find("no hand-set plan"), std::string::npos) << at;
   }
 }
 
 TEST(SearchBaselinesEndToEnd, SpotlightBaselineIsItsDesignsBestPoint) {
   const json wide = search_json(kSmall + kSmallSpace);
-  const json& spotlight = wide["baselines"]["spotlight_style"];
-  ASSERT_EQ(spotlight["per_micro_batch"].size(), 3u);
+  const json& spotlight = wide.at("baselines").at("spotlight_style");
+  ASSERT_EQ(spotlight.at("per_micro_batch").size(), 3u);
   // Each micro-batch's design, searched alone at that micro-batch, has the reported best point; the
   // baseline is the best of them.
   double best = -1;
-  for (const json& choice : spotlight["per_micro_batch"]) {
-    const json& d = choice["design"];
+  for (const json& choice : spotlight.at("per_micro_batch")) {
+    const json& d = choice.at("design");
     ASSERT_TRUE(d.is_object());
-    const json alone = search_json(
-        fmt::format("search --model '{}' --devices 8 --global-batch 16 --seq 64 --mbs {} --hbm 0.0004,0.0008,0.002 "
-                    "--link-bandwidth 0.5 --tc {} --vc {} --width {} --depth {} --glb-mib {} --lower-fraction 0",
-                    kGpt2, choice["micro_batch"].get<int64_t>(), d["num_tc"].get<int64_t>(), d["num_vc"].get<int64_t>(),
-                    d["tc_width"].get<int64_t>(), d["tc_depth"].get<int64_t>(), d["glb_bytes"].get<int64_t>() >> 20));
-    EXPECT_EQ(choice["best_point"], alone["best"]);
-    if (alone["best"].is_object()) best = std::max(best, alone["best"]["average_samples_per_s"].get<double>());
+    const json alone = search_json(fmt::format(
+        "search --model '{}' --devices 8 --global-batch 16 --seq 64 --mbs {} --hbm 0.0004,0.0008,0.002 "
+        "--link-bandwidth 0.5 --tc {} --vc {} --width {} --depth {} --glb-mib {} --lower-fraction 0",
+        kGpt2, choice.at("micro_batch").get<int64_t>(), d.at("num_tc").get<int64_t>(), d.at("num_vc").get<int64_t>(),
+        d.at("tc_width").get<int64_t>(), d.at("tc_depth").get<int64_t>(), d.at("glb_bytes").get<int64_t>() >> 20));
+    EXPECT_EQ(choice.at("best_point"), alone.at("best"));
+    if (alone.at("best").is_object()) best = std::max(best, alone.at("best").at("average_samples_per_s").get<double>());
   }
   ASSERT_GT(best, 0);
-  EXPECT_EQ(spotlight["average_samples_per_s"].get<double>(), best);
-  EXPECT_DOUBLE_EQ(spotlight["speedup_of_best"].get<double>(),
-                   wide["best"]["average_samples_per_s"].get<double>() / best);
-  EXPECT_GE(spotlight["speedup_of_best"].get<double>(), 1.0);
+  EXPECT_EQ(spotlight.at("average_samples_per_s").get<double>(), best);
+  EXPECT_DOUBLE_EQ(spotlight.at("speedup_of_best").get<double>(),
+                   wide.at("best").at("average_samples_per_s").get<double>() / best);
+  EXPECT_GE(spotlight.at("speedup_of_best").get<double>(), 1.0);
 }
 
 TEST(SearchBaselinesEndToEnd, PresetHandSetPlanFromTheReportedLatencies) {
@@ -347,28 +349,28 @@ TEST(SearchBaselinesEndToEnd, PresetHandSetPlanFromTheReportedLatencies) {
   const json answer = search_json(
       "search --model bert-large --seq 64 --tp 1 --mbs 1 --hbm 32 --recompute off --tc 1 --vc 1 --width 8 "
       "--depth 8 --glb-mib 2 --lower-fraction 0");
-  const json& best = answer["best"];
+  const json& best = answer.at("best");
   ASSERT_TRUE(best.is_object());
-  const json& on_best = answer["baselines"]["megatron_hand_set"]["on_best"];
+  const json& on_best = answer.at("baselines").at("megatron_hand_set").at("on_best");
   ASSERT_TRUE(on_best.is_object());
-  EXPECT_EQ(on_best["design"], best["design"]);
-  const json& h = on_best["models"][0];
-  ASSERT_EQ(h["feasible"], true) << h.dump();
-  EXPECT_EQ(h["plan"]["pipeline_stages"], 8);
-  EXPECT_EQ(h["plan"]["tensor_parallel"], 1);
-  EXPECT_EQ(h["plan"]["data_parallel"], 128);
-  EXPECT_EQ(h["plan"]["devices_used"], 1024);
-  ASSERT_EQ(h["plan"]["stages"].size(), 8u);
-  EXPECT_EQ(h["plan"]["stages"][0]["first_layer"], "embedding");
-  EXPECT_EQ(h["plan"]["stages"][0]["last_layer"], "layer3");
-  EXPECT_EQ(h["plan"]["stages"][1]["first_layer"], "layer4");
-  EXPECT_EQ(h["plan"]["stages"][7]["first_layer"], "layer22");
-  EXPECT_EQ(h["plan"]["stages"][7]["last_layer"], "head");
+  EXPECT_EQ(on_best.at("design"), best.at("design"));
+  const json& h = on_best.at("models").at(0);
+  ASSERT_EQ(h.at("feasible"), true) << h.dump();
+  EXPECT_EQ(h.at("plan").at("pipeline_stages"), 8);
+  EXPECT_EQ(h.at("plan").at("tensor_parallel"), 1);
+  EXPECT_EQ(h.at("plan").at("data_parallel"), 128);
+  EXPECT_EQ(h.at("plan").at("devices_used"), 1024);
+  ASSERT_EQ(h.at("plan").at("stages").size(), 8u);
+  EXPECT_EQ(h.at("plan").at("stages").at(0).at("first_layer"), "embedding");
+  EXPECT_EQ(h.at("plan").at("stages").at(0).at("last_layer"), "layer3");
+  EXPECT_EQ(h.at("plan").at("stages").at(1).at("first_layer"), "layer4");
+  EXPECT_EQ(h.at("plan").at("stages").at(7).at("first_layer"), "layer22");
+  EXPECT_EQ(h.at("plan").at("stages").at(7).at("last_layer"), "head");
 
-  const json& lat = best["models"][0]["layer_schedules"];
-  const double ef = lat["embedding"]["forward_s"], eb = lat["embedding"]["backward_s"];
-  const double tf = lat["transformer"]["forward_s"], tb = lat["transformer"]["backward_s"];
-  const double hf = lat["head"]["forward_s"], hb = lat["head"]["backward_s"];
+  const json& lat = best.at("models").at(0).at("layer_schedules");
+  const double ef = lat.at("embedding").at("forward_s"), eb = lat.at("embedding").at("backward_s");
+  const double tf = lat.at("transformer").at("forward_s"), tb = lat.at("transformer").at("backward_s");
+  const double hf = lat.at("head").at("forward_s"), hb = lat.at("head").at("backward_s");
   const double bw = 4 * kGiB, edge = 2.0 * 1 * 64 * 1024 / bw;
   // First stage: no input from outside; last: no gradient from outside; the middle six wait for both.
   const double first = (ef + 3 * tf) + (edge + 3 * tb + eb);
@@ -382,18 +384,19 @@ TEST(SearchBaselinesEndToEnd, PresetHandSetPlanFromTheReportedLatencies) {
                        3 * g.transformer.parameter_bytes, 3 * g.transformer.parameter_bytes + g.head.parameter_bytes}));
   const double sync = 2.0 * 127 / 128 * p_max / bw, optimizer = p_max * 3 / 1.2e12;
   const double expect = load * (4096.0 / 128 + 8 - 1) + sync + optimizer;
-  EXPECT_NEAR(h["time_per_batch_s"].get<double>(), expect, 1e-9 * expect);
-  EXPECT_NEAR(h["samples_per_s"].get<double>(), 4096 / expect, 1e-9 * 4096 / expect);
-  EXPECT_DOUBLE_EQ(h["searched_samples_per_s"].get<double>(), best["models"][0]["samples_per_s"].get<double>());
-  EXPECT_DOUBLE_EQ(h["searched_over_hand_set"].get<double>(),
-                   best["models"][0]["samples_per_s"].get<double>() / h["samples_per_s"].get<double>());
+  EXPECT_NEAR(h.at("time_per_batch_s").get<double>(), expect, 1e-9 * expect);
+  EXPECT_NEAR(h.at("samples_per_s").get<double>(), 4096 / expect, 1e-9 * 4096 / expect);
+  EXPECT_DOUBLE_EQ(h.at("searched_samples_per_s").get<double>(),
+                   best.at("models").at(0).at("samples_per_s").get<double>());
+  EXPECT_DOUBLE_EQ(h.at("searched_over_hand_set").get<double>(),
+                   best.at("models").at(0).at("samples_per_s").get<double>() / h.at("samples_per_s").get<double>());
   // The searched plan is the optimum over all plans, the hand-set one among them.
-  EXPECT_GE(h["searched_over_hand_set"].get<double>(), 1.0);
+  EXPECT_GE(h.at("searched_over_hand_set").get<double>(), 1.0);
   // At the TPUv4-like point too (the same plan on another chip).
-  const json& on_tpu = answer["baselines"]["megatron_hand_set"]["on_tpuv4_like"];
+  const json& on_tpu = answer.at("baselines").at("megatron_hand_set").at("on_tpuv4_like");
   ASSERT_TRUE(on_tpu.is_object());
-  EXPECT_EQ(on_tpu["design"], answer["baselines"]["tpuv4_like"]["design"]);
-  EXPECT_EQ(on_tpu["models"][0]["feasible"], true);
+  EXPECT_EQ(on_tpu.at("design"), answer.at("baselines").at("tpuv4_like").at("design"));
+  EXPECT_EQ(on_tpu.at("models").at(0).at("feasible"), true);
 }
 
 }  // namespace

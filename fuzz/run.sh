@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for SECONDS each, starting from its checked-in seeds (fuzz/corpus/<target>/),
+# and fails on the first crash, sanitizer error, abort, timeout or memory blow-up. New inputs the fuzzer
+# finds go to a scratch copy of the corpus, never into the repository; a failing input is kept as
+# crash-* in the scratch directory, whose path is printed.
+#
+#   fuzz/run.sh SECONDS [BUILD_DIR] [TARGET...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:?usage: fuzz/run.sh SECONDS [BUILD_DIR] [TARGET...]}
+build=${2:-build-fuzz}
+case $build in /*) ;; *) build="$(pwd)/$build" ;; esac
+shift $(( $# < 2 ? $# : 2 ))
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(model_config architecture placement schedule results_db estimate_cache)
+
+
+# A target's seeds: its own in fuzz/corpus and the test suite's inputs of the same format.
+seeds() {
+  ls fuzz/corpus/"$1"/*
+  case $1 in
+    model_config) ls tests/data/hf/*/config.json tests/data/bad/*.json ;;
+    placement) ls tests/data/placement/*.json ;;
+    schedule) ls tests/data/schedule/*.json ;;
+  esac
+}
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/phaze-fuzz-run.XXXXXX")
+export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+for t in "${targets[@]}"; do
+  mkdir -p "$scratch/$t/corpus"
+  for f in $(seeds "$t"); do cp "$f" "$scratch/$t/corpus/$(echo "$f" | tr / _)"; done
+  # SQLite files need pages of 4 KiB and more; JSON questions stay small.
+  case $t in results_db|estimate_cache) max_len=65536 ;; *) max_len=16384 ;; esac
+  echo "fuzz: $t for ${seconds} s" >&2
+  if ! (cd "$scratch/$t" && "$build/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
+        -rss_limit_mb=2048 -max_len=$max_len -print_final_stats=1 corpus > log.txt 2>&1); then
+    tail -n 60 "$scratch/$t/log.txt" >&2
+    echo "fuzz: $t failed; inputs and log in $scratch/$t" >&2
+    exit 1
+  fi
+  grep -E "^stat::(number_of_executed_units|new_units_added|peak_rss_mb)" "$scratch/$t/log.txt" | sed "s/^/fuzz: $t /" >&2 || true
+done
+rm -rf "$scratch"

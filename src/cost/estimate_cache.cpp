@@ -124,6 +124,17 @@ std::optional<CachedEstimate> EstimateCache::lookup(const std::string& key) {
   const int rc = sqlite3_step(find_stmt_);
   if (rc == SQLITE_DONE) return std::nullopt;
   if (rc != SQLITE_ROW) fail("lookup");
+  // A damaged or hand-edited file can hold text, or numbers no estimate has (negative); reading them as
+  // doubles would give silently wrong latencies (text reads as 0).
+  for (int column : {0, 1}) {
+    const int type = sqlite3_column_type(find_stmt_, column);
+    if ((type != SQLITE_FLOAT && type != SQLITE_INTEGER) || !(sqlite3_column_double(find_stmt_, column) >= 0)) {
+      throw InputError(
+          fmt::format("{}: estimate cache: damaged entry for key '{}' ({} is not a number >= 0); "
+                      "delete the file to rebuild it",
+                      path_, key, column == 0 ? "latency_s" : "energy_j"));
+    }
+  }
   return CachedEstimate{sqlite3_column_double(find_stmt_, 0), sqlite3_column_double(find_stmt_, 1)};
 }
 

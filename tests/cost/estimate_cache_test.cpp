@@ -265,6 +265,31 @@ TEST(EstimateCache, NewerSchemaVersionIsRejected) {
   expect_open_error(path, "schema version 2");
 }
 
+// Entries no estimate can have (negative, text) are refused when read, not returned as wrong numbers.
+TEST(EstimateCache, DamagedEntriesAreRefused) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  {
+    EstimateCache cache(path);
+    cache.store("good", {1e-6, 2e-9});
+  }
+  sql(path,
+      "INSERT INTO estimates VALUES ('negative', -1.0, 0.0); INSERT INTO estimates VALUES ('text', 'abc', 0.0);"
+      "INSERT INTO estimates VALUES ('energy', 1.0, -4e-151);");
+  EstimateCache cache(path);
+  EXPECT_EQ(cache.find("good"), (CachedEstimate{1e-6, 2e-9}));
+  for (const char* key : {"negative", "text", "energy"}) {
+    try {
+      (void)cache.find(key);
+      ADD_FAILURE() << key << ": no error";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW((void)cache.find_many({"good", "text"}), InputError);
+}
+
 TEST(EstimateCache, UnwritablePathIsRejected) {
   TempDir dir;
   const std::string file = dir.file("regular-file");

@@ -1,5 +1,5 @@
 // Placement engine speed: the whole `phaze place` run on the GPT-3-like question (target: under 40 ms wall
-// on one core), and the library API as the co-search uses it (one Planner, many calls).
+// on one core), and the library API as the co-search uses it (one planner, many calls).
 
 #include <benchmark/benchmark.h>
 #include <unistd.h>
@@ -9,7 +9,8 @@
 #include <string>
 
 #include "gpt3_chain.h"
-#include "placement/planner.h"
+#include "placement/corrected_planner.h"
+#include "placement/reference_planner.h"
 
 namespace {
 
@@ -17,14 +18,14 @@ using namespace phaze;
 
 void BM_PlaceGpt3_ReusedPlanner(benchmark::State& state) {
   const io::PlacementInput input = bench::gpt3_placement_input();
-  placement::Planner planner;
+  placement::ReferencePlanner planner;
   for (auto _ : state) benchmark::DoNotOptimize(planner.solve(input.chains, input.cluster).time_per_batch);
 }
 
 void BM_PlaceGpt3_ReusedPlanner_VaryingMemory(benchmark::State& state) {
   // The co-search asks the same graph under several HBM sizes and recomputation choices.
   io::PlacementInput input = bench::gpt3_placement_input();
-  placement::Planner planner;
+  placement::ReferencePlanner planner;
   const double sizes[] = {32.0, 64.0, 80.0};
   size_t k = 0;
   for (auto _ : state) {
@@ -39,7 +40,7 @@ void BM_PlaceGpt3_ReusedPlanner_VaryingMemory(benchmark::State& state) {
 void BM_PlaceGpt3_OneWidth(benchmark::State& state) {
   const io::PlacementInput input = bench::gpt3_placement_input();
   const placement::Chain& chain = input.chains[static_cast<size_t>(state.range(0))];
-  placement::Planner planner;
+  placement::ReferencePlanner planner;
   for (auto _ : state) benchmark::DoNotOptimize(planner.solve(chain, input.cluster).time_per_batch);
   state.SetLabel("t = " + std::to_string(chain.width));
 }
@@ -56,13 +57,13 @@ placement::Cluster corrected(placement::Cluster cluster) {
 void BM_PlaceGpt3_Corrected_ReusedPlanner(benchmark::State& state) {
   const io::PlacementInput input = bench::gpt3_placement_input();
   const placement::Cluster cluster = corrected(input.cluster);
-  placement::Planner planner;
+  placement::CorrectedPlanner planner;
   for (auto _ : state) benchmark::DoNotOptimize(planner.solve(input.chains, cluster).time_per_batch);
 }
 
 void BM_PlaceGpt3_Corrected_ReusedPlanner_VaryingMemory(benchmark::State& state) {
   io::PlacementInput input = bench::gpt3_placement_input();
-  placement::Planner planner;
+  placement::CorrectedPlanner planner;
   const double sizes[] = {32.0, 64.0, 80.0};
   size_t k = 0;
   for (auto _ : state) {
@@ -78,7 +79,7 @@ void BM_PlaceGpt3_Corrected_OneWidth(benchmark::State& state) {
   const io::PlacementInput input = bench::gpt3_placement_input();
   const placement::Chain& chain = input.chains[static_cast<size_t>(state.range(0))];
   const placement::Cluster cluster = corrected(input.cluster);
-  placement::Planner planner;
+  placement::CorrectedPlanner planner;
   for (auto _ : state) benchmark::DoNotOptimize(planner.solve(chain, cluster).time_per_batch);
   state.SetLabel("t = " + std::to_string(chain.width));
 }

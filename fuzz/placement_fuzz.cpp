@@ -23,8 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     size_t nodes = 0;
     for (const placement::Chain& chain : input.chains) nodes += chain.nodes.size();
     if (nodes > kMaxPlannedNodes || input.cluster.devices > 256) return 0;
-    placement::Planner planner;
-    const placement::Plan plan = planner.solve(input.chains, input.cluster);
+    const placement::Plan plan = placement::make_planner(input.cluster)->solve(input.chains, input.cluster);
     if (plan.feasible && (!std::isfinite(plan.time_per_batch) || plan.time_per_batch < 0)) std::abort();
     if (input.hand_set) {
       const placement::PlanCheck hand = placement::evaluate_hand_set(input.chains, input.cluster, *input.hand_set);

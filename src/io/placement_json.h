@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "placement/planner.h"
+#include "placement/plan_check.h"
 
 namespace phaze::io {
 

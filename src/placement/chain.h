@@ -34,14 +34,15 @@ struct Chain {
 enum class Optimizer { Sgd, Adam };
 
 /// The corrected time-per-batch terms of our own pipeline (method.md, defects D22 and D3). Off by default:
-/// the planner then follows placement.md to the bit, with the original's data-parallel term
-/// 4·(d − 1)·P_first / (d·bandwidth) and no optimizer step. On, the time per batch is
+/// the time per batch then follows placement.md to the bit, with the original's data-parallel term
+/// 4·(d − 1)·P_first / (d·bandwidth) and no optimizer step (ReferencePlanner). On, the time per batch is
 ///
 ///     max stage load · (⌈N/d⌉ + p − 1) + sync(P_max, d) + P_max · optimizer_seconds_per_byte
 ///
 /// where P_max is the largest per-device parameter bytes of any stage and sync is the ring all-reduce of
-/// accelerator.md 7 over the d replicas, 2·(d − 1)/d · P_max / BW + 2·(d − 1)·α. Every stage synchronises
-/// its own gradients at the same time on its own links, so the slowest (largest) stage sets both terms.
+/// accelerator.md 7 over the d replicas, 2·(d − 1)/d · P_max / BW + 2·(d − 1)·α (CorrectedPlanner). Every
+/// stage synchronises its own gradients at the same time on its own links, so the slowest (largest) stage
+/// sets both terms. Both formulas are batch_time (batch_time.h).
 struct CorrectedTerms {
   bool enabled = false;
   double ring_latency_s = 0;  ///< α: seconds per step of the ring (2·(d − 1) steps per all-reduce)

@@ -1,7 +1,8 @@
 #include "placement/stage_costs.h"
 
 #include <algorithm>
-#include <cmath>
+
+#include "placement/stage_memory.h"
 
 namespace phaze::placement {
 
@@ -13,7 +14,7 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
   load_plain_.assign(cells, 0.0);
   load_recompute_.assign(cells, 0.0);
   params_.assign(cells, 0.0);
-  max_stages_.assign(cells, 0);
+  max_in_flight_.assign(cells, 0);
   any_tp_.assign(cells, 0);
 
   in_edges_.resize(n_);
@@ -30,9 +31,6 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
   uniform_ = width_ == 1 || tp_nodes == 0 || tp_nodes == chain.nodes.size();
 
   const double bandwidth = cluster.bandwidth;
-  const double optimizer_factor = cluster.optimizer == Optimizer::Adam ? 3.0 : 2.0;
-  const double memory = cluster.memory_bytes;
-  const int64_t devices = cluster.devices;
 
   // Forward passes, one per stage start i: F (in load_plain_), F0 (in load_recompute_), memory.
   for (int i = 0; i < n_; ++i) {
@@ -57,17 +55,7 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
       load_recompute_[cell] = f0;
       params_[cell] = params;
       any_tp_[cell] = tp && width_ > 1;
-      const double fixed = optimizer_factor * params + acts;
-      const double stash = recompute_ ? entering : acts;
-      int64_t fit;
-      if (fixed + static_cast<double>(devices - 1) * stash <= memory) {
-        fit = devices;
-      } else if (fixed > memory) {
-        fit = 0;
-      } else {
-        fit = 1 + static_cast<int64_t>(std::floor((memory - fixed) / stash));
-      }
-      max_stages_[cell] = fit;
+      max_in_flight_[cell] = placement::max_in_flight(StageFootprint{params, acts, entering}, cluster);
     }
   }
 

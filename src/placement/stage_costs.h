@@ -21,8 +21,9 @@ class StageCosts {
   double load(int i, int j, int64_t stages_from_here) const {
     return recompute_ && stages_from_here > 1 ? load_recompute_[at(i, j)] : load_plain_[at(i, j)];
   }
-  /// Largest number of stages from this one to the end that its memory allows (0: it never fits).
-  int64_t max_stages(int i, int j) const { return max_stages_[at(i, j)]; }
+  /// Most micro-batches in flight that the stage's memory allows (stage_memory.h; 0: it never fits). Under
+  /// 1F1B a stage holds one per stage from it to the end, so this is also the most stages from it on.
+  int64_t max_in_flight(int i, int j) const { return max_in_flight_[at(i, j)]; }
   double parameter_bytes(int i, int j) const { return params_[at(i, j)]; }
   /// Devices of the stage per pipeline replica: t if it holds a tensor-parallel layer, else 1.
   int64_t devices(int i, int j) const { return any_tp_[at(i, j)] ? width_ : 1; }
@@ -37,7 +38,7 @@ class StageCosts {
   bool recompute_ = false;
   bool uniform_ = true;
   std::vector<double> load_plain_, load_recompute_, params_;
-  std::vector<int64_t> max_stages_;
+  std::vector<int64_t> max_in_flight_;
   std::vector<char> any_tp_;
   // scratch
   std::vector<double> finish_, incoming_, outgoing_;

@@ -12,7 +12,7 @@
 #include <tuple>
 
 #include "model/layer_graph.h"
-#include "placement/planner.h"
+#include "placement/plan_check.h"
 #include "placement/stage_costs.h"
 #include "schedule/layer_problem.h"
 #include "search/driver.h"

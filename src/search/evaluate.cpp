@@ -83,7 +83,7 @@ Workload prepare_workload(const SearchQuestion& q) {
   for (LayerSchedules::Passes& p : unit.layers)
     for (PassSummary* s : {&p.forward, &p.backward}) *s = {true, 1.0, 0, 0, 0, true, 1.0};
   const hw::Architecture base = enumeration_options(q).base;
-  placement::Planner planner;
+  placement::CorrectedPlanner planner;
   w.fits_hbm_bytes = q.hbm_bytes;
   for (size_t mi = 0; mi < q.models.size(); ++mi) {
     auto& per_model = w.fits.emplace_back();

@@ -14,7 +14,7 @@
 #include "cost/operator_cost.h"
 #include "hw/enumerate.h"
 #include "model/layer_graph.h"
-#include "placement/planner.h"
+#include "placement/corrected_planner.h"
 #include "schedule/problem.h"
 #include "search/point.h"
 #include "search/question.h"
@@ -109,7 +109,7 @@ class Evaluator {
   ScheduleCache& cache_;
   std::unique_ptr<cost::Estimator> estimator_;
   std::unique_ptr<schedule::Solver> solver_;
-  placement::Planner planner_;
+  placement::CorrectedPlanner planner_;
   int64_t designs_since_reset_ = 0;
   std::tuple<int64_t, int64_t, int64_t> last_array_;  ///< width, depth and count of the last design's tensor cores
   int64_t unproven_ = 0;

@@ -21,10 +21,10 @@ using nlohmann::json;
 using phaze::InputError;
 using phaze::io::parse_placement_input;
 using phaze::io::PlacementInput;
+using phaze::placement::make_planner;
 using phaze::placement::Optimizer;
 using phaze::placement::Plan;
 using phaze::placement::PlanCheck;
-using phaze::placement::Planner;
 
 const char* const kSource = "in.json";
 
@@ -414,8 +414,7 @@ TEST(PlacementJson, OutputOfTheWorkedExample) {
   j["edges"].erase("2");
   const PlacementInput in = accepted(j);
   ASSERT_TRUE(in.hand_set.has_value());
-  Planner planner;
-  const Plan plan = planner.solve(in.chains, in.cluster);
+  const Plan plan = make_planner(in.cluster)->solve(in.chains, in.cluster);
   const PlanCheck hand = evaluate_hand_set(in.chains, in.cluster, *in.hand_set);
   const json out = json::parse(phaze::io::placement_output_json(in, plan, hand).dump());
   ASSERT_TRUE(out.contains("stages"));
@@ -442,8 +441,7 @@ TEST(PlacementJson, OutputUsesOriginalIds) {
   j["nodes"]["1"] = json::array({make_node(-7), make_node(3), make_node(-5)});
   j["edges"]["1"] = json::array({make_edge(3, -7), make_edge(-5, 3)});
   const PlacementInput in = accepted(j);
-  Planner planner;
-  const Plan plan = planner.solve(in.chains, in.cluster);
+  const Plan plan = make_planner(in.cluster)->solve(in.chains, in.cluster);
   ASSERT_TRUE(plan.feasible);
   PlanCheck no_hand;
   const json out = json::parse(phaze::io::placement_output_json(in, plan, no_hand).dump());
@@ -460,8 +458,7 @@ TEST(PlacementJson, OutputWhenNothingFits) {
   json j = base_input();
   j["maxMemoryPerDevice"] = 1;
   const PlacementInput in = accepted(j);
-  Planner planner;
-  const Plan plan = planner.solve(in.chains, in.cluster);
+  const Plan plan = make_planner(in.cluster)->solve(in.chains, in.cluster);
   ASSERT_FALSE(plan.feasible);
   const PlanCheck hand = evaluate_hand_set(in.chains, in.cluster, *in.hand_set);
   EXPECT_FALSE(hand.feasible);
@@ -543,8 +540,7 @@ TEST(PlacementJson, CorrectedTermsValidation) {
 // The reference output has exactly placement.md's keys; the parts appear only with corrected terms.
 TEST(PlacementJson, ReferenceOutputHasNoParts) {
   const PlacementInput in = accepted(base_input());
-  Planner planner;
-  const Plan plan = planner.solve(in.chains, in.cluster);
+  const Plan plan = make_planner(in.cluster)->solve(in.chains, in.cluster);
   const PlanCheck hand = evaluate_hand_set(in.chains, in.cluster, *in.hand_set);
   ASSERT_TRUE(hand.feasible);
   const json out = json::parse(phaze::io::placement_output_json(in, plan, hand).dump());
@@ -569,8 +565,7 @@ TEST(PlacementJson, OutputWithCorrectedTermsHasTheParts) {
   j["edges"]["1"] = json::array({make_edge(10, 11, 0)});
   j["correctedTerms"] = {{"ringLatency", 0.25}, {"dataParallelBandwidth", 4}};
   const PlacementInput in = accepted(j);
-  Planner planner;
-  const Plan plan = planner.solve(in.chains, in.cluster);
+  const Plan plan = make_planner(in.cluster)->solve(in.chains, in.cluster);
   const PlanCheck hand = evaluate_hand_set(in.chains, in.cluster, *in.hand_set);
   const json out = json::parse(phaze::io::placement_output_json(in, plan, hand).dump());
   EXPECT_DOUBLE_EQ(out["finalTimePerBatch"].get<double>(), 12.5);
@@ -588,10 +583,10 @@ TEST(PlacementJson, OutputWithCorrectedTermsHasTheParts) {
   // Nothing fits: both parts are null.
   j["maxMemoryPerDevice"] = 1;
   const PlacementInput tight = accepted(j);
-  const json none =
-      json::parse(phaze::io::placement_output_json(tight, planner.solve(tight.chains, tight.cluster),
-                                                   evaluate_hand_set(tight.chains, tight.cluster, *tight.hand_set))
-                      .dump());
+  const json none = json::parse(
+      phaze::io::placement_output_json(tight, make_planner(tight.cluster)->solve(tight.chains, tight.cluster),
+                                       evaluate_hand_set(tight.chains, tight.cluster, *tight.hand_set))
+          .dump());
   EXPECT_TRUE(none["timePerBatchParts"].is_null());
   EXPECT_TRUE(none["fixedStrategyTimePerBatchParts"].is_null());
 }

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "placement/chain.h"
-#include "placement/planner.h"
+#include "placement/corrected_planner.h"
+#include "placement/plan_check.h"
+#include "placement/reference_planner.h"
 #include "placement/stage_costs.h"
 
 namespace {
@@ -15,11 +17,12 @@ using phaze::placement::Chain;
 using phaze::placement::ChainEdge;
 using phaze::placement::ChainNode;
 using phaze::placement::Cluster;
+using phaze::placement::CorrectedPlanner;
 using phaze::placement::HandSetPlan;
 using phaze::placement::Optimizer;
 using phaze::placement::Plan;
 using phaze::placement::PlanCheck;
-using phaze::placement::Planner;
+using phaze::placement::ReferencePlanner;
 using phaze::placement::Stage;
 
 ChainNode node(double fw, double bw, double params, double acts, bool tp = false) {
@@ -84,7 +87,7 @@ std::vector<Chain> example1() {
 // Three stages (d = 1): max(4,5,4) = 5 -> 5*(8+2) = 50.
 // Best: one stage on d = 4, time 27.
 TEST(PlacementExamples, ThreeNodeChainBestIsOneStageOnFourReplicas) {
-  Planner planner;
+  ReferencePlanner planner;
   const Plan plan = planner.solve(example1(), cluster(4, 8, 100, 10, false));
   ASSERT_TRUE(plan.feasible);
   EXPECT_DOUBLE_EQ(plan.time_per_batch, 27.0);
@@ -152,7 +155,7 @@ std::vector<Chain> example2() {
 //   Three stages need 3 devices > K = 2.
 // Best 14 (with the floor ignored it would be 12).
 TEST(PlacementExamples, RecomputingBackwardIsFlooredByForward) {
-  Planner planner;
+  ReferencePlanner planner;
   const Plan plan = planner.solve(example2(), cluster(2, 1, 80, 1, true));
   ASSERT_TRUE(plan.feasible);
   EXPECT_DOUBLE_EQ(plan.time_per_batch, 14.0);
@@ -167,7 +170,7 @@ TEST(PlacementExamples, RecomputingBackwardIsFlooredByForward) {
 //              time = 8 * 2 = 16.
 // Best 12.
 TEST(PlacementExamples, SameChainWithoutRecomputation) {
-  Planner planner;
+  ReferencePlanner planner;
   const Plan plan = planner.solve(example2(), cluster(2, 1, 80, 1, false));
   ASSERT_TRUE(plan.feasible);
   EXPECT_DOUBLE_EQ(plan.time_per_batch, 12.0);
@@ -183,7 +186,7 @@ std::vector<Chain> example3() {
 // M = 40: one stage needs 40 <= 40, load 4 + 4 = 8; d = 4: 8 * ceil(4/4) + 0 = 8, which no pipeline beats
 // (two stages on d = 2: at least 4 * 3 = 12; d = 1 pipelines: at least 2 * 7 = 14).
 TEST(PlacementExamples, LooseMemoryOneStage) {
-  Planner planner;
+  ReferencePlanner planner;
   const Plan plan = planner.solve(example3(), cluster(4, 4, 40, 1, false));
   ASSERT_TRUE(plan.feasible);
   EXPECT_DOUBLE_EQ(plan.time_per_batch, 8.0);
@@ -200,7 +203,7 @@ TEST(PlacementExamples, LooseMemoryOneStage) {
 //   4 * (4 + 2) = 24.  Four stages: the first needs 10 + 3*10 = 40 > 30.
 // Best 18.
 TEST(PlacementExamples, TightMemoryForcesAPipeline) {
-  Planner planner;
+  ReferencePlanner planner;
   const Plan plan = planner.solve(example3(), cluster(4, 4, 30, 1, false));
   ASSERT_TRUE(plan.feasible);
   EXPECT_DOUBLE_EQ(plan.time_per_batch, 18.0);
@@ -210,7 +213,7 @@ TEST(PlacementExamples, TightMemoryForcesAPipeline) {
 
 // M = 9: a single node already needs 10 bytes: no plan at all.
 TEST(PlacementExamples, NoFeasiblePlan) {
-  Planner planner;
+  ReferencePlanner planner;
   const Plan plan = planner.solve(example3(), cluster(4, 4, 9, 1, false));
   EXPECT_FALSE(plan.feasible);
   EXPECT_TRUE(plan.stages.empty());
@@ -218,7 +221,7 @@ TEST(PlacementExamples, NoFeasiblePlan) {
 
 // Every layer split over t = 2 devices but only K = 1: no stage can be placed.
 TEST(PlacementExamples, NoFeasiblePlanWhenTheWidthExceedsTheDevices) {
-  Planner planner;
+  ReferencePlanner planner;
   const Plan plan = planner.solve({simple_chain(2, {node(1, 1, 1, 1, true), node(1, 1, 1, 1, true)}, 1)},
                                   cluster(1, 4, 1000, 1, false));
   EXPECT_FALSE(plan.feasible);
@@ -230,7 +233,7 @@ TEST(PlacementExamples, NoFeasiblePlanWhenTheWidthExceedsTheDevices) {
 //   2 * 2 = 4. A tie: the smaller width wins (a later width must be strictly faster).
 //   10 parameter bytes: width 1, d = 2: 4 + 4*1*10/(10*2) = 6; d = 1: 8; width 2: 2*2 + 0 = 4 -> width 2.
 TEST(PlacementExamples, WidthChoiceAndTies) {
-  Planner planner;
+  ReferencePlanner planner;
   const Cluster c = cluster(2, 2, 1000, 10, false);
   {
     const std::vector<Chain> chains = {simple_chain(1, {node(2, 2, 0, 0)}, 0),
@@ -262,7 +265,7 @@ TEST(PlacementExamples, WidthChoiceAndTies) {
 //   K = 2 and N = 4: two stages need 3 devices, so 32.
 TEST(PlacementExamples, MixedDeviceStages) {
   const std::vector<Chain> chains = {simple_chain(2, {node(1, 1, 0, 1, true), node(3, 3, 0, 1)}, 0)};
-  Planner planner;
+  ReferencePlanner planner;
   {
     const Plan plan = planner.solve(chains, cluster(3, 1, 1000, 1, false));
     ASSERT_TRUE(plan.feasible);
@@ -302,7 +305,7 @@ TEST(PlacementExamples, SkipEdgeAndAdam) {
   c.width = 1;
   c.nodes = {node(1, 1, 4, 0), node(1, 1, 4, 0), node(1, 1, 4, 0)};
   c.edges = {ChainEdge{0, 2, 6}, ChainEdge{0, 1, 0}, ChainEdge{1, 2, 0}};
-  Planner planner;
+  ReferencePlanner planner;
   const Plan plan = planner.solve({c}, cluster(2, 2, 1000, 2, true, Optimizer::Adam));
   ASSERT_TRUE(plan.feasible);
   EXPECT_DOUBLE_EQ(plan.time_per_batch, 12.0);
@@ -345,7 +348,7 @@ Cluster with_corrected(Cluster c, double ring_latency, double sync_bandwidth, do
 // The reference plan's parts: example 1's best is one stage of load 9 on d = 4 (2 micro-batches each):
 // steady 9*2 = 18, no fill, synchronisation 4*3*30/(10*4) = 9, no optimizer step; 18 + 9 = 27.
 TEST(PlacementExamples, ReferencePlanParts) {
-  Planner planner;
+  ReferencePlanner planner;
   const Plan plan = planner.solve(example1(), cluster(4, 8, 100, 10, false));
   ASSERT_TRUE(plan.feasible);
   EXPECT_DOUBLE_EQ(plan.parts.steady_state, 18.0);
@@ -370,7 +373,7 @@ std::vector<Chain> two_layers() {
 }
 
 TEST(PlacementExamples, CorrectedRingAllReduceWithLatency) {
-  Planner planner;
+  CorrectedPlanner planner;
   const Cluster base = cluster(4, 8, 1000, 2, false);
   const Plan plan = planner.solve(two_layers(), with_corrected(base, 0.25, 4, 0));
   ASSERT_TRUE(plan.feasible);
@@ -393,7 +396,7 @@ TEST(PlacementExamples, CorrectedRingAllReduceWithLatency) {
   EXPECT_DOUBLE_EQ(hand.time_per_batch, 12.5);
   EXPECT_DOUBLE_EQ(hand.parts.data_parallel_sync, 2.5);
 
-  const Plan reference = planner.solve(two_layers(), base);
+  const Plan reference = ReferencePlanner().solve(two_layers(), base);
   ASSERT_TRUE(reference.feasible);
   EXPECT_DOUBLE_EQ(reference.time_per_batch, 18.0);
   EXPECT_EQ(reference.data_parallel, 1);
@@ -411,7 +414,7 @@ TEST(PlacementExamples, CorrectedRingAllReduceWithLatency) {
 TEST(PlacementExamples, CorrectedOptimizerStepTradesLoadForSmallerStages) {
   const std::vector<Chain> chain = {simple_chain(1, {node(1, 1, 20, 0), node(1, 1, 20, 0), node(3, 3, 0, 0)}, 0)};
   const Cluster base = cluster(2, 4, 1000, 1, false);
-  Planner planner;
+  CorrectedPlanner planner;
   const Plan plan = planner.solve(chain, with_corrected(base, 0, 0, 1.0));
   ASSERT_TRUE(plan.feasible);
   EXPECT_DOUBLE_EQ(plan.time_per_batch, 60.0);
@@ -422,7 +425,7 @@ TEST(PlacementExamples, CorrectedOptimizerStepTradesLoadForSmallerStages) {
   EXPECT_DOUBLE_EQ(plan.parts.data_parallel_sync, 0.0);
   EXPECT_DOUBLE_EQ(plan.parts.optimizer_step, 20.0);
 
-  const Plan reference = planner.solve(chain, base);
+  const Plan reference = ReferencePlanner().solve(chain, base);
   ASSERT_TRUE(reference.feasible);
   EXPECT_DOUBLE_EQ(reference.time_per_batch, 30.0);
   expect_stages(reference, {{0, 2}, {2, 3}}, {1, 1});

@@ -13,13 +13,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "placement/chain.h"
+#include "placement/plan_check.h"
 #include "placement/planner.h"
+#include "placement/reference_planner.h"
 #include "placement/stage_costs.h"
 
 namespace {
@@ -34,6 +37,7 @@ using phaze::placement::Optimizer;
 using phaze::placement::Plan;
 using phaze::placement::PlanCheck;
 using phaze::placement::Planner;
+using phaze::placement::ReferencePlanner;
 using phaze::placement::Stage;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -514,11 +518,14 @@ void check_instance(Planner& planner, const Instance& inst, const std::string& t
 
 Tally run_random(uint32_t seed, int count, const Options& opt, const std::string& name) {
   std::mt19937 rng(seed);
-  Planner planner;  // one planner across all instances: the API is meant for repeated calls
+  Cluster mode;  // the planner of the instances' time model
+  mode.corrected.enabled = opt.corrected;
+  // One planner across all instances: the API is meant for repeated calls.
+  const std::unique_ptr<Planner> planner = phaze::placement::make_planner(mode);
   Tally tally;
   for (int k = 0; k < count && tally.failures == 0; ++k) {
     const Instance inst = random_instance(rng, opt);
-    check_instance(planner, inst, name + " seed " + std::to_string(seed) + " instance " + std::to_string(k), tally);
+    check_instance(*planner, inst, name + " seed " + std::to_string(seed) + " instance " + std::to_string(k), tally);
   }
   // The generator must reach both outcomes and non-trivial plans, or the test proves little.
   EXPECT_GT(tally.feasible, count / 4) << name;
@@ -625,19 +632,19 @@ TEST(PlacementPlannerProperty, MoreSeeds) {
 
 TEST(PlacementPlannerProperty, ReusedPlannerMatchesFreshPlanner) {
   std::mt19937 rng(2024u);
-  Planner reused;
+  ReferencePlanner reused;
   int compared = 0;
   for (int k = 0; k < 300; ++k) {
     // Alternate large and small instances so stale buffers from a bigger call would show.
     Options opt;
     opt.max_nodes = (k % 2 == 0) ? 9 : 3;
     const Instance inst = random_instance(rng, opt);
-    Planner fresh;
+    ReferencePlanner fresh;
     const Plan a = reused.solve(inst.chains, inst.cluster);
     const Plan b = fresh.solve(inst.chains, inst.cluster);
     // Also per-width calls on the reused planner.
     for (const Chain& c : inst.chains) {
-      Planner fresh_single;
+      ReferencePlanner fresh_single;
       const Plan x = reused.solve(c, inst.cluster);
       const Plan y = fresh_single.solve(c, inst.cluster);
       ASSERT_EQ(x.feasible, y.feasible) << "instance " << k;
@@ -675,7 +682,8 @@ TEST(PlacementPlannerProperty, LongerStagesNeverFitMoreStagesAfterThem) {
       const int n = costs.size();
       for (int i = 0; i < n; ++i)
         for (int j = i + 1; j < n; ++j) {
-          ASSERT_LE(costs.max_stages(i, j + 1), costs.max_stages(i, j)) << i << ", " << j << "\n" << inst.describe();
+          ASSERT_LE(costs.max_in_flight(i, j + 1), costs.max_in_flight(i, j)) << i << ", " << j << "\n"
+                                                                              << inst.describe();
           ASSERT_GE(costs.parameter_bytes(i, j + 1), costs.parameter_bytes(i, j)) << i << ", " << j;
           ++checked;
         }
@@ -684,11 +692,14 @@ TEST(PlacementPlannerProperty, LongerStagesNeverFitMoreStagesAfterThem) {
   EXPECT_GT(checked, 1000);
 }
 
-TEST(PlacementPlannerProperty, ReusedPlannerAcrossModesMatchesFreshPlanner) {
-  // The co-search switches between the reference and the corrected terms on one planner: buffers of either
-  // mode must not leak into the other.
+TEST(PlacementPlannerProperty, ReusedPlannersAcrossModesMatchFreshPlanners) {
+  // Both planners reused across instances of both time models, sizes and device mixes: buffers of a larger
+  // or different call must not leak into the next.
   std::mt19937 rng(4711u);
-  Planner reused;
+  Cluster reference_mode, corrected_mode;
+  corrected_mode.corrected.enabled = true;
+  const std::unique_ptr<Planner> reused_reference = phaze::placement::make_planner(reference_mode);
+  const std::unique_ptr<Planner> reused_corrected = phaze::placement::make_planner(corrected_mode);
   int compared = 0;
   for (int k = 0; k < 300; ++k) {
     Options opt;
@@ -696,9 +707,9 @@ TEST(PlacementPlannerProperty, ReusedPlannerAcrossModesMatchesFreshPlanner) {
     opt.corrected = k % 2 == 0;
     opt.mixed_tp = k % 5 == 0;
     const Instance inst = random_instance(rng, opt);
-    Planner fresh;
+    Planner& reused = opt.corrected ? *reused_corrected : *reused_reference;
     const Plan a = reused.solve(inst.chains, inst.cluster);
-    const Plan b = fresh.solve(inst.chains, inst.cluster);
+    const Plan b = phaze::placement::make_planner(inst.cluster)->solve(inst.chains, inst.cluster);
     ASSERT_EQ(a.feasible, b.feasible) << "instance " << k << "\n" << inst.describe();
     if (!a.feasible) continue;
     ++compared;
@@ -717,7 +728,7 @@ TEST(PlacementPlannerProperty, ReusedPlannerAcrossModesMatchesFreshPlanner) {
 TEST(PlacementPlannerProperty, SingleWidthSolveMatchesBruteForce) {
   // The per-width overload: the best plan for one chain equals the brute force over that chain alone.
   std::mt19937 rng(31337u);
-  Planner planner;
+  ReferencePlanner planner;
   int failures = 0;
   for (int k = 0; k < 200 && failures == 0; ++k) {
     const Instance inst = random_instance(rng);

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "placement/planner.h"
+#include "placement/reference_planner.h"
 
 namespace {
 
@@ -133,7 +133,7 @@ Chain random_chain(std::mt19937& rng, int n, int64_t width, bool mixed) {
 TEST(PlacementReferenceDp, MediumInstancesAgreeWithTheLiteralDynamicProgram) {
   std::mt19937 rng(20261121);
   int compared = 0, infeasible = 0;
-  Planner planner;
+  ReferencePlanner planner;
   for (int trial = 0; trial < 60; ++trial) {
     const int n = 10 + trial % 15;
     const int64_t width = std::vector<int64_t>{1, 2, 3, 4, 8}[trial % 5];

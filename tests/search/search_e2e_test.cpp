@@ -27,7 +27,7 @@
 #include "hw/enumerate.h"
 #include "model/hf_config.h"
 #include "model/layer_graph.h"
-#include "placement/planner.h"
+#include "placement/corrected_planner.h"
 #include "schedule/layer_problem.h"
 #include "support/run_phaze.h"
 #include "support/temp_dir.h"
@@ -193,7 +193,7 @@ BruteBest brute_force(const std::vector<ModelAt>& models, const std::vector<int6
           cluster.recompute = rc;
           cluster.corrected.enabled = true;
           cluster.corrected.optimizer_seconds_per_byte = 3.0 / 1.2e12;
-          phaze::placement::Planner planner;
+          phaze::placement::CorrectedPlanner planner;
           std::vector<double> throughputs;
           std::vector<phaze::placement::Plan> plans;
           for (size_t mi = 0; mi < models.size(); ++mi) {

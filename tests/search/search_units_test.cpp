@@ -277,7 +277,7 @@ TEST(SearchEvaluate, MemoryFitDoesNotDependOnTheDesign) {
   auto solver = schedule::make_exact_solver();
   search::ScheduleCache cache;
   cost::Estimator estimator;
-  placement::Planner planner;
+  placement::CorrectedPlanner planner;
   int fits = 0, misses = 0;
   for (const hw::Architecture& design : {small, large})
     for (size_t bi = 0; bi < q.micro_batches.size(); ++bi) {

@@ -1,0 +1,227 @@
+#include "placement/corrected_planner.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include "placement/batch_time.h"
+#include "placement/degree_classes.h"
+#include "placement/plan_check.h"
+
+namespace phaze::placement {
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+/// The time per batch of a plan whose largest stage holds `max_params` bytes per device.
+double corrected_time(double max_load, int64_t stages, int64_t data_parallel, double max_params,
+                      const Cluster& cluster) {
+  return batch_time(PipelineShape{max_load, stages, data_parallel, 0, max_params}, cluster).total;
+}
+
+}  // namespace
+
+Plan CorrectedPlanner::solve(const std::vector<Chain>& chains, const Cluster& cluster) {
+  return best_over_widths(chains, [&](const Chain& chain) { return solve(chain, cluster); });
+}
+
+Plan CorrectedPlanner::solve(const Chain& chain, const Cluster& cluster) {
+  if (!cluster.corrected.enabled)
+    throw std::invalid_argument("placement: the corrected planner is exact only with the corrected terms");
+  costs_.compute(chain, cluster);
+  Plan plan = solve_frontiers(chain, cluster);
+  if (plan.feasible) plan.parts = recheck_plan(costs_, plan, cluster).parts;
+  return plan;
+}
+
+void CorrectedPlanner::extend_frontier(std::vector<FrontPoint>& acc, const FrontPoint* rest, int rest_size, double load,
+                                       double params, int next) {
+  // The extension of rest point k is the plan "stage [i, next), then rest plan k": its largest parameters
+  // are max(params, rest_k.params), nondecreasing in k, its largest load max(load, rest_k.load),
+  // nonincreasing in k.
+  auto ext_params = [&](int k) { return std::max(params, rest[k].params); };
+  auto ext_load = [&](int k) { return std::max(load, rest[k].load); };
+
+  // Cheap exits, the usual cases. Nothing yet: the extension is the frontier. Otherwise acc may already be
+  // at least as good at the extension's smallest cap, while the extension never goes below its last load.
+  if (acc.empty()) {
+    for (int k = 0; k < rest_size; ++k) {
+      const FrontPoint point{ext_params(k), ext_load(k), next, k};
+      if (!acc.empty() && point.params == acc.back().params) acc.pop_back();  // same cap, lower load
+      if (acc.empty() || point.load < acc.back().load) acc.push_back(point);
+      if (rest[k].load <= load) break;  // the new stage's own load is the floor from here on
+    }
+    return;
+  }
+  const double first_cap = ext_params(0);
+  double acc_there = kInfinity;
+  for (size_t k = 0; k < acc.size() && acc[k].params <= first_cap; ++k) acc_there = acc[k].load;
+  if (acc_there <= ext_load(rest_size - 1)) return;
+
+  // Lower envelope of two step functions of the cap (smallest largest load with every stage's parameters
+  // at most the cap), emitting a point where the envelope drops. A point emitted is always the exact
+  // (parameters, load) of the plan it names. Ties keep the incumbent.
+  merged_.clear();
+  size_t a = 0;
+  int b = 0;
+  double va = kInfinity, vb = kInfinity, envelope = kInfinity;
+  int pick = -1;
+  while (a < acc.size() || b < rest_size) {
+    const double cap = std::min(a < acc.size() ? acc[a].params : kInfinity, b < rest_size ? ext_params(b) : kInfinity);
+    if (a < acc.size() && acc[a].params <= cap) va = acc[a++].load;  // acc's caps are distinct
+    while (b < rest_size && ext_params(b) <= cap) {                  // several rest points can map to one cap
+      vb = ext_load(b);
+      pick = b++;
+      if (rest[pick].load <= load) b = rest_size;  // the new stage's own load is the floor from here on
+    }
+    if (std::min(va, vb) < envelope) {
+      if (va <= vb) {
+        merged_.push_back(acc[a - 1]);
+      } else {
+        merged_.push_back(FrontPoint{cap, vb, next, pick});
+      }
+      envelope = merged_.back().load;
+    }
+  }
+  acc.swap(merged_);
+}
+
+Plan CorrectedPlanner::solve_frontiers(const Chain& chain, const Cluster& cluster) {
+  const int n = costs_.size();
+  const int64_t t = chain.width, K = cluster.devices;
+  Plan plan;
+  plan.width = t;
+  if (n == 0) return plan;
+  // Uniform: every stage has `a` devices, so the stage count gives the devices. Mixed: also index c, the
+  // stages on t devices (a plan of s stages needs s + c·(t − 1) devices), as ReferencePlanner::solve_mixed does.
+  const bool mixed = !costs_.uniform_devices();
+  const int64_t a = costs_.devices(0, n);
+  const int64_t cap = mixed ? std::min<int64_t>(K, n) : std::min<int64_t>(K / a, n);
+  if (cap == 0) return plan;
+  const size_t sdim = static_cast<size_t>(cap) + 1, cdim = mixed ? sdim : 1;
+  auto cell = [sdim, cdim](int i, int64_t s, int64_t c) {
+    return (static_cast<size_t>(i) * sdim + static_cast<size_t>(s)) * cdim + static_cast<size_t>(c);
+  };
+  front_begin_.assign(static_cast<size_t>(n + 1) * sdim * cdim, 0);
+  front_size_.assign(front_begin_.size(), 0);
+  pool_.clear();
+  pool_.push_back(FrontPoint{0.0, 0.0, -1, -1});  // the empty suffix in 0 stages
+  front_size_[cell(n, 0, 0)] = 1;
+  if (row_.size() < cdim) row_.resize(cdim);
+  closed_.resize(cdim);
+
+  // Frontiers of the suffixes [i, n), i = n − 1 down to 0, in s stages, the first one [i, j). For one
+  // (i, s) the first stage grows from the shortest whose rest can have s − 1 stages at all (lowest_), and
+  // the scan stops
+  // - when the stage no longer fits with s micro-batches in flight (max_stages(i, j) only falls as j grows:
+  //   the stage only gets heavier);
+  // - when the target frontier already holds a plan with at most the parameters of [i, j) and at most the
+  //   smallest load of any stage [i, j') with j' ≥ j: every longer first stage gives plans no better in
+  //   either, so the target is closed. In a uniform chain this ends the scan just past the balanced split.
+  auto dominated = [](const std::vector<FrontPoint>& front, double params, double load) {
+    double there = kInfinity;
+    for (size_t k = 0; k < front.size() && front[k].params <= params; ++k) there = front[k].load;
+    return there <= load;
+  };
+  lowest_.assign(sdim, n + 1);
+  lowest_[0] = n;
+  floor_.resize(2 * (static_cast<size_t>(n) + 1));
+  for (int i = n - 1; i >= 0; --i) {
+    // floor_[2j + r]: the smallest load of a stage [i, j') with j' ≥ j (r = 1: as a stage with later
+    // stages), a bound on the load of every longer first stage.
+    double plain_floor = kInfinity, later_floor = kInfinity;
+    for (int j = n; j > i; --j) {
+      plain_floor = std::min(plain_floor, costs_.load(i, j, 1));
+      later_floor = std::min(later_floor, costs_.load(i, j, 2));
+      floor_[2 * static_cast<size_t>(j)] = plain_floor;
+      floor_[2 * static_cast<size_t>(j) + 1] = later_floor;
+    }
+    for (int64_t s = 1; s <= std::min<int64_t>(cap, n - i); ++s) {
+      // Targets: wide-stage counts c ≤ s whose s + c·(t − 1) devices fit (uniform: the one target c = 0).
+      size_t open = 0;  // targets not closed yet
+      for (size_t c = 0; c < cdim; ++c) {
+        row_[c].clear();
+        const int64_t wide = static_cast<int64_t>(c);
+        closed_[c] = wide > s || (mixed && s + wide * (t - 1) > K);
+        open += closed_[c] ? 0 : 1;
+      }
+      for (int j = std::max(i + 1, lowest_[static_cast<size_t>(s - 1)]); j <= n - s + 1 && open > 0; ++j) {
+        if (costs_.max_in_flight(i, j) < s) break;
+        const double params = costs_.parameter_bytes(i, j);
+        const double floor = floor_[2 * static_cast<size_t>(j) + (s > 1 ? 1 : 0)];
+        const double load = costs_.load(i, j, s);
+        const int64_t wide = mixed && costs_.devices(i, j) == t ? 1 : 0;
+        for (int64_t c_rest = 0; c_rest < (mixed ? s : 1); ++c_rest) {
+          const int64_t c = c_rest + wide;
+          if (mixed && s + c * (t - 1) > K) break;  // more wide stages only need more devices
+          if (closed_[static_cast<size_t>(c)]) continue;
+          std::vector<FrontPoint>& target = row_[static_cast<size_t>(c)];
+          if (dominated(target, params, floor)) {
+            closed_[static_cast<size_t>(c)] = 1;
+            --open;
+            continue;
+          }
+          const size_t child = cell(j, s - 1, c_rest);
+          if (front_size_[child] == 0) continue;
+          extend_frontier(target, &pool_[front_begin_[child]], front_size_[child], load, params, j);
+        }
+      }
+      for (size_t c = 0; c < cdim; ++c) {
+        if (row_[c].empty()) continue;
+        front_begin_[cell(i, s, static_cast<int64_t>(c))] = static_cast<int>(pool_.size());
+        front_size_[cell(i, s, static_cast<int64_t>(c))] = static_cast<int>(row_[c].size());
+        pool_.insert(pool_.end(), row_[c].begin(), row_[c].end());
+        lowest_[static_cast<size_t>(s)] = i;
+      }
+    }
+  }
+
+  // Every plan of the whole chain in s stages (c of them wide) on every frontier point, for every d.
+  double best_time = kInfinity;
+  int64_t best_d = 0, best_s = 0, best_c = 0;
+  int best_k = -1;
+  const int64_t replicas = std::min(K, cluster.micro_batches);
+  for (int64_t d = 1; d <= replicas; d = last_equivalent_degree(d, cluster.micro_batches, K) + 1) {
+    const int64_t kd = K / d;
+    const int64_t s_top = std::min(cap, mixed ? kd : kd / a);
+    if (s_top < 1) break;  // K/d only shrinks
+    for (int64_t s = 1; s <= s_top; ++s)
+      for (int64_t c = 0; c < (mixed ? s + 1 : 1); ++c) {
+        if (mixed && s + c * (t - 1) > kd) break;
+        const size_t id = cell(0, s, c);
+        const int size = front_size_[id];
+        if (size == 0) continue;
+        const FrontPoint* front = &pool_[front_begin_[id]];
+        // No point of the frontier beats the smallest load with the smallest parameters.
+        if (corrected_time(front[size - 1].load, s, d, front[0].params, cluster) >= best_time) continue;
+        for (int k = 0; k < size; ++k) {
+          const double time = corrected_time(front[k].load, s, d, front[k].params, cluster);
+          if (time < best_time) {
+            best_time = time;
+            best_d = d;
+            best_s = s;
+            best_c = c;
+            best_k = k;
+          }
+        }
+      }
+  }
+  if (best_k < 0) return plan;
+
+  plan.feasible = true;
+  plan.data_parallel = best_d;
+  plan.time_per_batch = best_time;
+  int i = 0, k = best_k;
+  for (int64_t s = best_s, c = best_c; s > 0; --s) {
+    const FrontPoint& point = pool_[static_cast<size_t>(front_begin_[cell(i, s, c)] + k)];
+    const int64_t devices = costs_.devices(i, point.next);
+    plan.stages.push_back(Stage{i, point.next, devices});
+    if (mixed && devices == t) --c;
+    k = point.pick;
+    i = point.next;
+  }
+  return plan;
+}
+
+}  // namespace phaze::placement

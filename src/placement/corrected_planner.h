@@ -1,0 +1,59 @@
+#pragma once
+
+#include <vector>
+
+#include "placement/chain.h"
+#include "placement/planner.h"
+#include "placement/stage_costs.h"
+
+namespace phaze::placement {
+
+/// Exact placement under the corrected terms (`Cluster::corrected` on; method.md D22, D3), the planner of
+/// the co-search: the smallest time per batch over contiguous stage partitions, data-parallel degrees
+/// d = 1..min(K, N) and widths, under the per-device memory limit, for 1F1B with or without recomputation.
+///
+/// The time per batch charges the largest stage's parameters (ring all-reduce and optimizer step), a second
+/// bottleneck next to the largest stage load. The planner keeps, per (suffix, stages[, t-device stages]),
+/// the Pareto frontier of (largest stage parameter bytes, smallest largest load): the optimum for every cap
+/// on the stage parameters at once, which is the cap sweep of method.md D22 without a dynamic program per
+/// cap. The time is increasing in both, so the best plan is on the frontier of the whole chain, and every
+/// frontier point is the exact figure of the plan it reconstructs to. The search stays exact (tests: brute
+/// force over all partitions, d and widths). Among equal times the first found wins: smaller d, then fewer
+/// stages, then smaller stage parameters.
+class CorrectedPlanner final : public Planner {
+ public:
+  /// Best plan over widths (best_over_widths). Throws std::invalid_argument when the corrected terms are off.
+  Plan solve(const std::vector<Chain>& chains, const Cluster& cluster) override;
+  /// Best plan for one width.
+  Plan solve(const Chain& chain, const Cluster& cluster);
+
+ private:
+  Plan solve_frontiers(const Chain& chain, const Cluster& cluster);
+
+  /// One point of a frontier: a partial plan (a suffix of the chain in a given number of stages).
+  struct FrontPoint {
+    double params = 0;  // largest stage parameter bytes of the partial plan
+    double load = 0;    // its largest stage load
+    int next = -1;      // end of its first stage, where the rest of the plan starts (-1: nothing left)
+    int pick = -1;      // the rest of the plan: index of its point within the frontier of `next`
+  };
+
+  /// Merges into the frontier `acc` the frontier `rest` (rest_size points) extended by a first stage of
+  /// `load` and `params` that ends at `next`. A frontier lists points by strictly increasing params and
+  /// strictly decreasing load: point k holds the smallest largest load of the partial plans whose stages
+  /// all hold at most params_k bytes, and is that of the plan it reconstructs to.
+  void extend_frontier(std::vector<FrontPoint>& acc, const FrontPoint* rest, int rest_size, double load, double params,
+                       int next);
+
+  StageCosts costs_;
+  // Frontiers of every (suffix start, stages[, t-device stages]) cell, as slices of pool_.
+  std::vector<FrontPoint> pool_;
+  std::vector<int> front_begin_, front_size_;
+  std::vector<std::vector<FrontPoint>> row_;  // frontiers of the cell being built, per wide-stage count
+  std::vector<FrontPoint> merged_;
+  std::vector<char> closed_;   // per wide-stage count of the cell being built: no longer first stage can help
+  std::vector<double> floor_;  // per stage end: the smallest load of any longer stage from the same start
+  std::vector<int> lowest_;    // per stage count: the smallest suffix start with a plan in that many stages
+};
+
+}  // namespace phaze::placement

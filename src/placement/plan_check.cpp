@@ -1,0 +1,97 @@
+#include "placement/plan_check.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "placement/batch_time.h"
+
+namespace phaze::placement {
+
+PlanCheck evaluate_plan(const StageCosts& costs, const std::vector<Stage>& stages, int64_t data_parallel,
+                        const Cluster& cluster) {
+  PlanCheck result;
+  const int64_t p = static_cast<int64_t>(stages.size());
+  if (p == 0) {
+    result.reason = "no stages";
+    return result;
+  }
+  if (data_parallel < 1 || data_parallel > cluster.micro_batches) {
+    result.reason =
+        fmt::format("data-parallel degree {} is not in 1..{} (micro-batches)", data_parallel, cluster.micro_batches);
+    return result;
+  }
+  int64_t devices = 0;
+  PipelineShape shape{0, p, data_parallel, 0, 0};
+  for (int64_t q = 0; q < p; ++q) {
+    const Stage& stage = stages[q];
+    if (stage.first >= stage.last) {
+      result.reason = fmt::format("stage {} is empty", q + 1);
+      return result;
+    }
+    const int64_t stages_from_here = p - q;  // 1F1B: the micro-batches in flight on stage q
+    if (costs.max_in_flight(stage.first, stage.last) < stages_from_here) {
+      result.reason =
+          fmt::format("stage {} does not fit in memory with {} micro-batches in flight", q + 1, stages_from_here);
+      return result;
+    }
+    devices += stage.devices;
+    shape.max_stage_load = std::max(shape.max_stage_load, costs.load(stage.first, stage.last, stages_from_here));
+    shape.max_stage_parameter_bytes =
+        std::max(shape.max_stage_parameter_bytes, costs.parameter_bytes(stage.first, stage.last));
+  }
+  if (devices * data_parallel > cluster.devices) {
+    result.reason =
+        fmt::format("the plan needs {} devices, {} are available", devices * data_parallel, cluster.devices);
+    return result;
+  }
+  shape.first_stage_parameter_bytes = costs.parameter_bytes(stages.front().first, stages.front().last);
+  const BatchTime time = batch_time(shape, cluster);
+  result.feasible = true;
+  result.time_per_batch = time.total;
+  result.parts = time.parts;
+  return result;
+}
+
+PlanCheck evaluate_hand_set(const std::vector<Chain>& chains, const Cluster& cluster, const HandSetPlan& hand) {
+  PlanCheck result;
+  const auto it = std::find_if(chains.begin(), chains.end(), [&](const Chain& c) { return c.width == hand.width; });
+  if (it == chains.end()) {
+    result.reason = fmt::format("width {} is not in the input", hand.width);
+    return result;
+  }
+  if (hand.pipeline * hand.width * hand.data_parallel > cluster.devices) {
+    result.reason = fmt::format("p·t·d = {}·{}·{} exceeds the {} devices", hand.pipeline, hand.width,
+                                hand.data_parallel, cluster.devices);
+    return result;
+  }
+  if (hand.data_parallel > cluster.micro_batches) {
+    result.reason = fmt::format("d = {} exceeds the {} micro-batches", hand.data_parallel, cluster.micro_batches);
+    return result;
+  }
+  const int n = static_cast<int>(it->nodes.size());
+  const int64_t per_stage = (hand.transformer_layers + hand.pipeline - 1) / hand.pipeline;  // ⌈L/p⌉
+  std::vector<Stage> stages(static_cast<size_t>(hand.pipeline), Stage{n, 0, hand.width});
+  for (int i = 0; i < n; ++i) {
+    const int64_t q = i < hand.transformer_layers ? i / per_stage : hand.pipeline - 1;
+    stages[q].first = std::min(stages[q].first, i);
+    stages[q].last = std::max(stages[q].last, i + 1);
+  }
+  StageCosts costs;
+  costs.compute(*it, cluster);
+  return evaluate_plan(costs, stages, hand.data_parallel, cluster);
+}
+
+PlanCheck recheck_plan(const StageCosts& costs, const Plan& plan, const Cluster& cluster) {
+  PlanCheck check = evaluate_plan(costs, plan.stages, plan.data_parallel, cluster);
+  const double tolerance = 1e-9 * std::max(1.0, std::abs(plan.time_per_batch));
+  if (!check.feasible || std::abs(check.time_per_batch - plan.time_per_batch) > tolerance)
+    throw std::logic_error(fmt::format("placement: reconstructed plan disagrees with the search ({} vs {}{})",
+                                       check.time_per_batch, plan.time_per_batch,
+                                       check.feasible ? "" : ", " + check.reason));
+  return check;
+}
+
+}  // namespace phaze::placement

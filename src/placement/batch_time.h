@@ -2,16 +2,17 @@
 
 #include <cstdint>
 
+#include "cost/vector_cost.h"
 #include "placement/chain.h"
 
 namespace phaze::placement {
 
-/// What the time per batch of a plan depends on, besides the cluster. Each time model reads one of the two
-/// parameter figures; a planner fills the one of the model it is exact for (the other may stay 0).
+/// What the time per batch of a plan depends on, besides the cluster and the data-parallel degree. Each time
+/// model reads one of the two parameter figures; a planner fills the one of the model it is exact for (the
+/// other may stay 0).
 struct PipelineShape {
   double max_stage_load = 0;  ///< seconds: the slowest stage's forward and backward of one micro-batch
   int64_t stages = 1;         ///< p
-  int64_t data_parallel = 1;  ///< d
   /// Bytes per device of the first stage: the reference's data-parallel term charges them.
   double first_stage_parameter_bytes = 0;
   /// Bytes per device of the largest stage: the corrected terms charge them (ring all-reduce and optimizer
@@ -28,7 +29,8 @@ struct BatchTime {
 };
 
 /// The one time per batch of placement, for every planner and evaluator (so a plan a planner reconstructs
-/// re-evaluates to the same bits). With `cluster.corrected.enabled` off, placement.md's formula:
+/// re-evaluates to the same bits), at one data-parallel degree d on one cluster. With
+/// `cluster.corrected.enabled` off, placement.md's formula:
 ///
 ///     max load · (⌈N/d⌉ + p − 1) + 4·(d − 1)·P_first / (d·bandwidth)
 ///
@@ -39,6 +41,51 @@ struct BatchTime {
 /// with the ring all-reduce of accelerator.md 7, 2·(d − 1)/d · P_max / BW + 2·(d − 1)·α, on the
 /// data-parallel links (CorrectedTerms::sync_bandwidth, else Cluster::bandwidth). Every read of the links and
 /// of the corrected terms' constants is here.
-BatchTime batch_time(const PipelineShape& shape, const Cluster& cluster);
+///
+/// Bound to d because the planners price many plans per degree in their innermost loops: what depends on d
+/// and the cluster alone is computed once, to the same bits, and inline the compiler drops the parts when
+/// only the total is read (computed per plan and out of line, the reference planner took about a sixth
+/// longer).
+class BatchTimeModel {
+ public:
+  BatchTimeModel(const Cluster& cluster, int64_t data_parallel)
+      : corrected_(cluster.corrected.enabled),
+        data_parallel_(data_parallel),
+        per_replica_((cluster.micro_batches + data_parallel - 1) / data_parallel),
+        reference_sync_numerator_(4.0 * static_cast<double>(data_parallel - 1)),
+        reference_sync_denominator_(cluster.bandwidth * static_cast<double>(data_parallel)),
+        sync_bandwidth_(cluster.corrected.sync_bandwidth > 0 ? cluster.corrected.sync_bandwidth : cluster.bandwidth),
+        ring_latency_s_(cluster.corrected.ring_latency_s),
+        optimizer_seconds_per_byte_(cluster.corrected.optimizer_seconds_per_byte) {}
+
+  BatchTime batch_time(const PipelineShape& shape) const {
+    const double slots = static_cast<double>(per_replica_ + shape.stages - 1);
+    BatchTime t;
+    t.parts.steady_state = shape.max_stage_load * static_cast<double>(per_replica_);
+    t.parts.fill_drain = shape.max_stage_load * static_cast<double>(shape.stages - 1);
+    if (corrected_) {
+      t.parts.data_parallel_sync =
+          cost::all_reduce_seconds(shape.max_stage_parameter_bytes, data_parallel_, sync_bandwidth_, ring_latency_s_);
+      t.parts.optimizer_step = shape.max_stage_parameter_bytes * optimizer_seconds_per_byte_;
+      // Both once-per-iteration terms first, then the pipeline: the order every answer was computed in.
+      t.total = shape.max_stage_load * slots + (t.parts.data_parallel_sync + t.parts.optimizer_step);
+    } else {
+      t.parts.data_parallel_sync =
+          reference_sync_numerator_ * shape.first_stage_parameter_bytes / reference_sync_denominator_;
+      t.total = shape.max_stage_load * slots + t.parts.data_parallel_sync;
+    }
+    return t;
+  }
+
+ private:
+  bool corrected_;
+  int64_t data_parallel_;              // d
+  int64_t per_replica_;                // ⌈N/d⌉ micro-batches of one replica
+  double reference_sync_numerator_;    // 4·(d − 1)
+  double reference_sync_denominator_;  // bytes per second · d
+  double sync_bandwidth_;              // bytes per second of the data-parallel links
+  double ring_latency_s_;              // α
+  double optimizer_seconds_per_byte_;
+};
 
 }  // namespace phaze::placement

@@ -42,7 +42,7 @@ enum class Optimizer { Sgd, Adam };
 /// where P_max is the largest per-device parameter bytes of any stage and sync is the ring all-reduce of
 /// accelerator.md 7 over the d replicas, 2·(d − 1)/d · P_max / BW + 2·(d − 1)·α (CorrectedPlanner). Every
 /// stage synchronises its own gradients at the same time on its own links, so the slowest (largest) stage
-/// sets both terms. Both formulas are batch_time (batch_time.h).
+/// sets both terms. Both formulas are BatchTimeModel (batch_time.h).
 struct CorrectedTerms {
   bool enabled = false;
   double ring_latency_s = 0;  ///< α: seconds per step of the ring (2·(d − 1) steps per all-reduce)

@@ -15,9 +15,8 @@ namespace {
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 /// The time per batch of a plan whose largest stage holds `max_params` bytes per device.
-double corrected_time(double max_load, int64_t stages, int64_t data_parallel, double max_params,
-                      const Cluster& cluster) {
-  return batch_time(PipelineShape{max_load, stages, data_parallel, 0, max_params}, cluster).total;
+double corrected_time(const BatchTimeModel& time, double max_load, int64_t stages, double max_params) {
+  return time.batch_time(PipelineShape{max_load, stages, 0, max_params}).total;
 }
 
 }  // namespace
@@ -186,6 +185,7 @@ Plan CorrectedPlanner::solve_frontiers(const Chain& chain, const Cluster& cluste
     const int64_t kd = K / d;
     const int64_t s_top = std::min(cap, mixed ? kd : kd / a);
     if (s_top < 1) break;  // K/d only shrinks
+    const BatchTimeModel time(cluster, d);
     for (int64_t s = 1; s <= s_top; ++s)
       for (int64_t c = 0; c < (mixed ? s + 1 : 1); ++c) {
         if (mixed && s + c * (t - 1) > kd) break;
@@ -194,11 +194,11 @@ Plan CorrectedPlanner::solve_frontiers(const Chain& chain, const Cluster& cluste
         if (size == 0) continue;
         const FrontPoint* front = &pool_[front_begin_[id]];
         // No point of the frontier beats the smallest load with the smallest parameters.
-        if (corrected_time(front[size - 1].load, s, d, front[0].params, cluster) >= best_time) continue;
+        if (corrected_time(time, front[size - 1].load, s, front[0].params) >= best_time) continue;
         for (int k = 0; k < size; ++k) {
-          const double time = corrected_time(front[k].load, s, d, front[k].params, cluster);
-          if (time < best_time) {
-            best_time = time;
+          const double plan_time = corrected_time(time, front[k].load, s, front[k].params);
+          if (plan_time < best_time) {
+            best_time = plan_time;
             best_d = d;
             best_s = s;
             best_c = c;

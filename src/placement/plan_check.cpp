@@ -24,7 +24,7 @@ PlanCheck evaluate_plan(const StageCosts& costs, const std::vector<Stage>& stage
     return result;
   }
   int64_t devices = 0;
-  PipelineShape shape{0, p, data_parallel, 0, 0};
+  PipelineShape shape{0, p, 0, 0};
   for (int64_t q = 0; q < p; ++q) {
     const Stage& stage = stages[q];
     if (stage.first >= stage.last) {
@@ -48,7 +48,7 @@ PlanCheck evaluate_plan(const StageCosts& costs, const std::vector<Stage>& stage
     return result;
   }
   shape.first_stage_parameter_bytes = costs.parameter_bytes(stages.front().first, stages.front().last);
-  const BatchTime time = batch_time(shape, cluster);
+  const BatchTime time = BatchTimeModel(cluster, data_parallel).batch_time(shape);
   result.feasible = true;
   result.time_per_batch = time.total;
   result.parts = time.parts;

@@ -8,7 +8,7 @@
 
 namespace phaze::placement {
 
-/// Time per batch of a given plan and its parts (batch_time), or infeasible with a reason.
+/// Time per batch of a given plan and its parts (BatchTimeModel), or infeasible with a reason.
 struct PlanCheck {
   bool feasible = false;
   double time_per_batch = 0;
@@ -32,7 +32,7 @@ struct HandSetPlan {
 PlanCheck evaluate_hand_set(const std::vector<Chain>& chains, const Cluster& cluster, const HandSetPlan& plan);
 
 /// Re-evaluates a plan a planner reconstructed from its tables with evaluate_plan, and throws
-/// std::logic_error when the two disagree: both use the one batch_time, so a disagreement is a planner bug.
+/// std::logic_error when the two disagree: both use the one BatchTimeModel, so a disagreement is a planner bug.
 /// Returns the re-evaluation (for its parts).
 PlanCheck recheck_plan(const StageCosts& costs, const Plan& plan, const Cluster& cluster);
 

@@ -35,9 +35,8 @@ struct Candidate {
 };
 
 /// The time per batch of a plan whose first stage holds `first_stage_params` bytes per device.
-double reference_time(double max_load, int64_t stages, int64_t data_parallel, double first_stage_params,
-                      const Cluster& cluster) {
-  return batch_time(PipelineShape{max_load, stages, data_parallel, first_stage_params, 0}, cluster).total;
+double reference_time(const BatchTimeModel& time, double max_load, int64_t stages, double first_stage_params) {
+  return time.batch_time(PipelineShape{max_load, stages, first_stage_params, 0}).total;
 }
 
 }  // namespace
@@ -96,13 +95,14 @@ Plan ReferencePlanner::solve_uniform(const Chain& chain, const Cluster& cluster)
   for (int64_t d = 1; d <= replicas; d = last_equivalent_degree(d, cluster.micro_batches, K) + 1) {
     const int64_t stage_cap = std::min(cap, (K / d) / a);
     if (stage_cap < 1) break;  // K/d only shrinks
+    const BatchTimeModel time(cluster, d);
     for (int j = n; j >= 1; --j) {
       const int64_t top = std::min<int64_t>({costs_.max_in_flight(0, j), stage_cap, n - j + 1});
       const double params = costs_.parameter_bytes(0, j);
       for (int64_t s = 1; s <= top; ++s) {
         const double rest = best_[cell(j, s - 1)];
         if (rest == kInfinity) continue;
-        best.offer(reference_time(std::max(rest, costs_.load(0, j, s)), s, d, params, cluster), d, j, s);
+        best.offer(reference_time(time, std::max(rest, costs_.load(0, j, s)), s, params), d, j, s);
       }
     }
   }
@@ -174,6 +174,7 @@ Plan ReferencePlanner::solve_mixed(const Chain& chain, const Cluster& cluster) {
   const int64_t replicas = std::min(K, cluster.micro_batches);
   for (int64_t d = 1; d <= replicas; d = last_equivalent_degree(d, cluster.micro_batches, K) + 1) {
     const int64_t kd = K / d;
+    const BatchTimeModel time(cluster, d);
     for (int j = n; j >= 1; --j) {
       const int64_t a = costs_.devices(0, j);
       if (kd < a) continue;
@@ -185,7 +186,7 @@ Plan ReferencePlanner::solve_mixed(const Chain& chain, const Cluster& cluster) {
         const int64_t c_top = std::min<int64_t>(s - 1, left / (t - 1));
         const double rest = prefix_best_[cell(j, s - 1, c_top)];
         if (rest == kInfinity) continue;
-        best.offer(reference_time(std::max(rest, costs_.load(0, j, s)), s, d, params, cluster), d, j, s,
+        best.offer(reference_time(time, std::max(rest, costs_.load(0, j, s)), s, params), d, j, s,
                    prefix_arg_[cell(j, s - 1, c_top)]);
       }
     }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "placement/chain.h"
@@ -14,15 +15,36 @@ struct StageFootprint {
   double boundary_bytes = 0;    ///< entering the stage from earlier stages, per micro-batch
 };
 
-/// Bytes one device of the stage holds with `in_flight` micro-batches begun and not finished (placement.md,
-/// "Memory"): the weights with their gradients (SGD, ×2) or also the optimizer state (Adam, ×3), one
-/// micro-batch's activations, and for each further micro-batch in flight its activations, or only the bytes
-/// that entered the stage when recomputing (the rest is rebuilt in the backward pass).
-double stage_memory_bytes(const StageFootprint& stage, int64_t in_flight, const Cluster& cluster);
+/// Bytes held whatever the micro-batches in flight: the weights with their gradients (SGD, ×2) or also the
+/// optimizer state (Adam, ×3), and one micro-batch's activations.
+inline double resident_bytes(const StageFootprint& stage, const Cluster& cluster) {
+  const double optimizer_factor = cluster.optimizer == Optimizer::Adam ? 3.0 : 2.0;
+  return optimizer_factor * stage.parameter_bytes + stage.activation_bytes;
+}
+
+/// Bytes held for each further micro-batch in flight: its activations, or only the bytes that entered the
+/// stage when recomputing (the rest is rebuilt in the backward pass).
+inline double stash_bytes(const StageFootprint& stage, const Cluster& cluster) {
+  return cluster.recompute ? stage.boundary_bytes : stage.activation_bytes;
+}
+
+/// Bytes one device of the stage holds with `in_flight` ≥ 1 micro-batches begun and not finished
+/// (placement.md, "Memory").
+inline double stage_memory_bytes(const StageFootprint& stage, int64_t in_flight, const Cluster& cluster) {
+  return resident_bytes(stage, cluster) + static_cast<double>(in_flight - 1) * stash_bytes(stage, cluster);
+}
 
 /// The most micro-batches in flight, at most K = Cluster::devices (no plan has more stages), with which
 /// the stage fits in Cluster::memory_bytes; 0 when not even one does. Under 1F1B a stage holds one
 /// micro-batch per stage from it to the last, so this is also the most stages from it to the end.
-int64_t max_in_flight(const StageFootprint& stage, const Cluster& cluster);
+///
+/// Inline: StageCosts calls it for every stage of every chain, about a tenth of a reference solve when it
+/// was out of line.
+inline int64_t max_in_flight(const StageFootprint& stage, const Cluster& cluster) {
+  if (stage_memory_bytes(stage, cluster.devices, cluster) <= cluster.memory_bytes) return cluster.devices;
+  const double resident = resident_bytes(stage, cluster);
+  if (resident > cluster.memory_bytes) return 0;
+  return 1 + static_cast<int64_t>(std::floor((cluster.memory_bytes - resident) / stash_bytes(stage, cluster)));
+}
 
 }  // namespace phaze::placement

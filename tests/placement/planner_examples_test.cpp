@@ -10,6 +10,7 @@
 #include "placement/plan_check.h"
 #include "placement/reference_planner.h"
 #include "placement/stage_costs.h"
+#include "placement/test_clusters.h"
 
 namespace {
 
@@ -24,6 +25,8 @@ using phaze::placement::Plan;
 using phaze::placement::PlanCheck;
 using phaze::placement::ReferencePlanner;
 using phaze::placement::Stage;
+using phaze::placement::testing::cluster;
+using phaze::placement::testing::with_corrected;
 
 ChainNode node(double fw, double bw, double params, double acts, bool tp = false) {
   ChainNode v;
@@ -41,18 +44,6 @@ Chain simple_chain(int64_t width, std::vector<ChainNode> nodes, double bytes) {
   c.width = width;
   c.nodes = std::move(nodes);
   for (int i = 0; i + 1 < static_cast<int>(c.nodes.size()); ++i) c.edges.push_back(ChainEdge{i, i + 1, bytes});
-  return c;
-}
-
-Cluster cluster(int64_t K, int64_t N, double M, double bandwidth, bool recompute,
-                Optimizer optimizer = Optimizer::Sgd) {
-  Cluster c;
-  c.devices = K;
-  c.micro_batches = N;
-  c.memory_bytes = M;
-  c.bandwidth = bandwidth;
-  c.recompute = recompute;
-  c.optimizer = optimizer;
   return c;
 }
 
@@ -336,14 +327,6 @@ TEST(PlacementExamples, SkipEdgeAndAdam) {
 // Corrected terms (method.md D22, D3): ring all-reduce per stage (the largest counts) and the optimizer
 // step on the largest stage, instead of the reference's 4·(d − 1)·P_first/(d·BW).
 // ---------------------------------------------------------------------------------------------------------
-
-Cluster with_corrected(Cluster c, double ring_latency, double sync_bandwidth, double optimizer_per_byte) {
-  c.corrected.enabled = true;
-  c.corrected.ring_latency_s = ring_latency;
-  c.corrected.sync_bandwidth = sync_bandwidth;
-  c.corrected.optimizer_seconds_per_byte = optimizer_per_byte;
-  return c;
-}
 
 // The reference plan's parts: example 1's best is one stage of load 9 on d = 4 (2 micro-batches each):
 // steady 9*2 = 18, no fill, synchronisation 4*3*30/(10*4) = 9, no optimizer step; 18 + 9 = 27.

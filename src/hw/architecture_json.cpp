@@ -41,7 +41,8 @@ Architecture architecture_from_json(const json& j, const std::string& source) {
   a.hbm_bytes = r.bytes_or_units("hbm_bytes", "hbm_gib", int64_t{1} << 30, defaults.hbm_bytes, false, kMaxBytes);
   a.hbm_bandwidth = r.rate("hbm_bandwidth", defaults.hbm_bandwidth);
   a.clock_hz = r.rate("clock_hz", defaults.clock_hz);
-  a.link_bandwidth = r.rate("link_bandwidth", defaults.link_bandwidth);
+  if (r.has("link_bandwidth"))
+    throw r.bad("link_bandwidth", "given in a system's network, not in the device (see 'phaze system show')");
   return a;
 }
 
@@ -79,7 +80,6 @@ json to_json(const Architecture& a) {
               {"hbm_bytes", a.hbm_bytes},
               {"hbm_bandwidth", a.hbm_bandwidth},
               {"clock_hz", a.clock_hz},
-              {"link_bandwidth", a.link_bandwidth},
               {"area_um2", area.total_um2()},
               {"area_breakdown_um2",
                {{"tensor_core_pes", area.tc_pes_um2},

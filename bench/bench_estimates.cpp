@@ -62,7 +62,7 @@ void BM_Gpt3LayerAllDesigns_ColdCache(benchmark::State& state) {
   for (auto _ : state) {
     remove_cache(path);
     cost::EstimateCache cache(path);
-    cost::Estimator estimator({}, &cache);
+    cost::Estimator estimator({}, hw::tpuv4_like_system().network, &cache);
     benchmark::DoNotOptimize(estimator.gemms(jobs, kThreads).data());
   }
   state.counters["estimates"] = static_cast<double>(jobs.size());
@@ -75,12 +75,12 @@ void BM_Gpt3LayerAllDesigns_WarmCache(benchmark::State& state) {
   remove_cache(path);
   {
     cost::EstimateCache cache(path);
-    cost::Estimator estimator({}, &cache);
+    cost::Estimator estimator({}, hw::tpuv4_like_system().network, &cache);
     estimator.gemms(jobs, kThreads);
   }
   for (auto _ : state) {
     cost::EstimateCache cache(path);  // a new process would start here
-    cost::Estimator estimator({}, &cache);
+    cost::Estimator estimator({}, hw::tpuv4_like_system().network, &cache);
     benchmark::DoNotOptimize(estimator.gemms(jobs, kThreads).data());
   }
   remove_cache(path);

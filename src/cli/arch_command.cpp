@@ -72,7 +72,6 @@ void show_architecture(const std::string& which, bool json) {
   fmt::print("  global buffer   {}\n", human_bytes(a.glb_bytes));
   fmt::print("  HBM             {} at {:.10g} B/s\n", human_bytes(a.hbm_bytes), a.hbm_bandwidth);
   fmt::print("  clock           {:.10g} GHz\n", a.clock_hz / 1e9);
-  fmt::print("  link            {:.10g} B/s ({:.10g} GiB/s)\n", a.link_bandwidth, a.link_bandwidth / 1073741824.0);
   fmt::print("  peak            {:.6g} tensor MACs/s, {:.6g} vector lane MACs/s\n", peak_tensor_macs_per_s(a),
              peak_vector_macs_per_s(a));
   fmt::print("  area            {} µm²\n", group_fixed(total, 6));

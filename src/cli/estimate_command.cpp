@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/shape_options.h"
+#include "cli/system_options.h"
 #include "cost/operator_cost.h"
 #include "hw/architecture_json.h"
 #include "model/hf_config.h"
@@ -19,7 +20,8 @@ namespace {
 
 struct EstimateOptions {
   std::string model;
-  std::string arch = "tpuv4-like";
+  SystemOptions system;
+  bool arch_given = false;
   ShapeOptions shape;
   std::string layer = "transformer";
   std::string cache;
@@ -69,7 +71,8 @@ void print_rows(const char* title, const std::vector<Row>& rows) {
 
 void estimate(const EstimateOptions& o) {
   const model::ModelSpec spec = model::load_model(o.model);
-  const hw::Architecture arch = hw::load_architecture(o.arch);
+  const hw::System system = resolve_system(o.system, o.arch_given);
+  const hw::Architecture& arch = system.device;
   const model::Shape shape = o.shape.shape(spec);
   const model::LayerGraph graph = model::build_layer_graph(spec, shape, model::Precision{}, o.model);
   const model::Layer* layer = o.layer == "embedding" ? &graph.embedding
@@ -78,12 +81,12 @@ void estimate(const EstimateOptions& o) {
   std::unique_ptr<cost::EstimateCache> cache;
   if (!o.no_cache)
     cache = std::make_unique<cost::EstimateCache>(o.cache.empty() ? cost::EstimateCache::default_path() : o.cache);
-  cost::Estimator estimator(cost::CostParams{}, cache.get());
+  cost::Estimator estimator(cost::CostParams{}, system.network, cache.get());
   const auto forward = estimate_graph(layer->forward, arch, estimator);
   const auto backward = estimate_graph(layer->backward, arch, estimator);
   if (o.json) {
     const nlohmann::json out{{"model", spec.name},
-                             {"arch", arch.name.empty() ? o.arch : arch.name},
+                             {"arch", arch.name},
                              {"layer", o.layer},
                              {"seq", shape.seq},
                              {"mbs", shape.micro_batch},
@@ -93,8 +96,8 @@ void estimate(const EstimateOptions& o) {
     std::cout << out.dump(2) << "\n";
     return;
   }
-  fmt::print("{} layer of {} on {} (seq {}, micro-batch {}, t = {})\n", o.layer, spec.name,
-             arch.name.empty() ? o.arch : arch.name, shape.seq, shape.micro_batch, shape.tp);
+  fmt::print("{} layer of {} on {} (seq {}, micro-batch {}, t = {})\n", o.layer, spec.name, arch.name, shape.seq,
+             shape.micro_batch, shape.tp);
   print_rows("forward", forward);
   print_rows("backward", backward);
 }
@@ -105,7 +108,7 @@ void add_estimate_command(CLI::App& app) {
   auto o = std::make_shared<EstimateOptions>();
   CLI::App* cmd = app.add_subcommand("estimate", "Latency and energy of every operator of a layer on a design");
   cmd->add_option("--model", o->model, "Preset or Hugging Face config.json")->required();
-  cmd->add_option("--arch", o->arch, "Architecture preset or JSON file")->capture_default_str();
+  add_system_options(cmd, o->system, "");
   add_shape_options(cmd, o->shape);
   cmd->add_option("--layer", o->layer, "embedding, transformer or head")
       ->check(CLI::IsMember({"embedding", "transformer", "head"}))
@@ -113,7 +116,10 @@ void add_estimate_command(CLI::App& app) {
   cmd->add_option("--cache", o->cache, "Estimate cache file (default: $XDG_CACHE_HOME/phaze/estimates.sqlite)");
   cmd->add_flag("--no-cache", o->no_cache, "Do not read or write the estimate cache");
   cmd->add_flag("--json", o->json, "Print JSON");
-  cmd->callback([o] { estimate(*o); });
+  cmd->callback([o, cmd] {
+    o->arch_given = cmd->count("--arch") > 0;
+    estimate(*o);
+  });
 }
 
 }  // namespace phaze::cli

@@ -12,6 +12,7 @@
 #include "cli/place_command.h"
 #include "cli/schedule_command.h"
 #include "cli/search_command.h"
+#include "cli/system_command.h"
 #include "util/input_error.h"
 
 namespace {
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   phaze::cli::add_model_command(app);
   phaze::cli::add_place_command(app);
   phaze::cli::add_arch_command(app);
+  phaze::cli::add_system_command(app);
   phaze::cli::add_estimate_command(app);
   phaze::cli::add_schedule_command(app);
   phaze::cli::add_search_command(app);

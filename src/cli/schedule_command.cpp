@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "cli/shape_options.h"
+#include "cli/system_options.h"
 #include "cost/operator_cost.h"
 #include "hw/architecture_json.h"
 #include "io/schedule_json.h"
@@ -35,7 +36,8 @@ using schedule::TaskSlot;
 struct ScheduleOptions {
   std::string file;
   std::string model;
-  std::string arch = "tpuv4-like";
+  SystemOptions system;
+  bool arch_given = false;
   ShapeOptions shape;
   std::string pass = "fwd";
   std::string layer = "transformer";
@@ -223,7 +225,8 @@ void print_text(const Context& ctx, const Problem& p, const Schedule& s, std::st
 /// The problem of a model's layer pass, with the output's context.
 Problem model_problem(const ScheduleOptions& o, Context& ctx) {
   const model::ModelSpec spec = model::load_model(o.model);
-  const hw::Architecture arch = hw::load_architecture(o.arch);
+  const hw::System system = resolve_system(o.system, o.arch_given);
+  const hw::Architecture& arch = system.device;
   const model::Shape shape = o.shape.shape(spec);
   const model::LayerGraph graph = model::build_layer_graph(spec, shape, model::Precision{}, o.model);
   const model::Layer& layer = o.layer == "embedding" ? graph.embedding
@@ -234,11 +237,11 @@ Problem model_problem(const ScheduleOptions& o, Context& ctx) {
   std::unique_ptr<cost::EstimateCache> cache;
   if (!o.no_cache)
     cache = std::make_unique<cost::EstimateCache>(o.cache.empty() ? cost::EstimateCache::default_path() : o.cache);
-  cost::Estimator estimator(cost::CostParams{}, cache.get());
+  cost::Estimator estimator(cost::CostParams{}, system.network, cache.get());
   Problem problem = schedule::layer_problem(ops, arch, estimator);
   problem.comm_as_vector = o.comm_as_vector;
   problem.overlap_across_types = o.overlap_across_types;
-  const std::string arch_name = arch.name.empty() ? o.arch : arch.name;
+  const std::string& arch_name = arch.name;
   ctx.title = fmt::format("{} pass of the {} layer of {} on {} (seq {}, micro-batch {}, t = {}): {} operators",
                           backward ? "backward" : "forward", o.layer, spec.name, arch_name, shape.seq,
                           shape.micro_batch, shape.tp, ops.ops.size());
@@ -343,9 +346,9 @@ void add_schedule_command(CLI::App& app) {
       ->type_name("SECONDS")
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
-  const std::vector<std::string> model_only = {"--arch", "--seq",   "--mbs",   "--tp",
-                                               "--pass", "--layer", "--cache", "--no-cache"};
-  cmd->add_option("--arch", o->arch, "Architecture preset or JSON file (with --model)")->capture_default_str();
+  const std::vector<std::string> model_only = {"--arch", "--system", "--seq",   "--mbs",     "--tp",
+                                               "--pass", "--layer",  "--cache", "--no-cache"};
+  add_system_options(cmd, o->system, " (with --model)");
   add_shape_options(cmd, o->shape);
   cmd->add_option("--pass", o->pass, "fwd or bwd")->check(CLI::IsMember({"fwd", "bwd"}))->capture_default_str();
   cmd->add_option("--layer", o->layer, "embedding, transformer or head")
@@ -361,6 +364,7 @@ void add_schedule_command(CLI::App& app) {
                   "Write the scheduling question as JSON to this file ('-': standard output) instead of solving");
   cmd->callback([o, cmd, model_only] {
     o->time_limit_given = cmd->count("--time-limit") > 0;
+    o->arch_given = cmd->count("--arch") > 0;
     o->model_only_given.clear();
     for (const std::string& name : model_only)
       if (cmd->count(name) > 0) o->model_only_given.push_back(name);

@@ -20,8 +20,6 @@ struct CostParams {
   double glb_words_per_cycle = 2048;  ///< all per-core SRAMs ↔ GLB, shared, reads and writes each
   double double_buffering = 1;        ///< β: tiles at SRAM and GLB take β times their size
   SystolicFill systolic_fill = SystolicFill::Once;
-  double collective_latency_s = 0;  ///< α of the ring all-reduce, per step
-  double tp_link_bandwidth = 0;     ///< bytes/s for tensor-parallel collectives; 0 = the design's link
 };
 
 /// Version of the cost model, part of every cache key: bump it when a formula changes.

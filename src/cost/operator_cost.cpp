@@ -107,9 +107,9 @@ OperatorEstimate Estimator::estimate(const model::Operator& op, const hw::Archit
       return OperatorEstimate{{one.cycles / arch.clock_hz, one.energy_j}, {all.cycles / arch.clock_hz, all.energy_j}};
     }
     case model::Engine::Comm: {
-      const double bandwidth = params_.tp_link_bandwidth > 0 ? params_.tp_link_bandwidth : arch.link_bandwidth;
+      const hw::NetworkTier& tier = hw::tier_spanning(network_, op.collective->ranks);
       const double seconds = all_reduce_seconds(static_cast<double>(op.collective->bytes), op.collective->ranks,
-                                                bandwidth, params_.collective_latency_s);
+                                                tier.effective_bandwidth(), tier.latency_s);
       return OperatorEstimate{{seconds, 0}, {seconds, 0}};
     }
     case model::Engine::None: return {};

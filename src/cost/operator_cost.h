@@ -8,6 +8,8 @@
 #include "cost/cost_params.h"
 #include "cost/estimate_cache.h"
 #include "hw/architecture.h"
+#include "hw/network.h"
+#include "hw/system.h"
 #include "model/operator_graph.h"
 
 namespace phaze::cost {
@@ -26,12 +28,16 @@ struct OperatorEstimate {
 /// Signature of a GEMM estimate: dimensions, core configuration, model version and parameters.
 std::string gemm_cache_key(const model::Gemm& gemm, const hw::TensorCoreConfig& config, const CostParams& params);
 
-/// Estimates operators on architectures. GEMM searches are remembered in memory and, when a cache is
-/// given, in the persistent cache shared with other runs and processes. Results do not depend on the
-/// thread count.
+/// Estimates operators on architectures joined by `network`. GEMM searches are remembered in memory and,
+/// when a cache is given, in the persistent cache shared with other runs and processes. Results do not
+/// depend on the thread count. A tensor-parallel collective over t ranks runs on the innermost tier of the
+/// network whose groups hold t devices (the ranks of a group are neighbours), at that tier's effective
+/// bandwidth and with its latency per ring step. The default network is the tpuv4-like system's one link.
 class Estimator {
  public:
-  explicit Estimator(CostParams params = {}, EstimateCache* cache = nullptr) : params_(params), cache_(cache) {}
+  explicit Estimator(CostParams params = {}, hw::Network network = hw::tpuv4_like_system().network,
+                     EstimateCache* cache = nullptr)
+      : params_(params), network_(std::move(network)), cache_(cache) {}
 
   OperatorEstimate estimate(const model::Operator& op, const hw::Architecture& arch);
 
@@ -39,12 +45,14 @@ class Estimator {
   std::vector<Estimate> gemms(const std::vector<std::pair<model::Gemm, hw::TensorCoreConfig>>& jobs, int threads);
 
   const CostParams& params() const { return params_; }
+  const hw::Network& network() const { return network_; }
 
  private:
   Estimate gemm(const model::Gemm& gemm, const hw::TensorCoreConfig& config);
   Estimate fused(const model::Operator& op, const hw::Architecture& arch, bool all_cores);
 
   CostParams params_;
+  hw::Network network_;
   EstimateCache* cache_;
   std::unordered_map<std::string, Estimate> memory_;
 };

@@ -20,7 +20,6 @@ struct Architecture {
   int64_t hbm_bytes = 32ll << 30;   ///< HBM capacity
   double hbm_bandwidth = 1.2e12;    ///< bytes/s
   double clock_hz = 1.05e9;
-  double link_bandwidth = 4294967296.0;  ///< inter-chip link, bytes/s (4 GiB/s)
 
   bool operator==(const Architecture&) const = default;
 };

@@ -10,6 +10,7 @@
 #include "hw/area.h"
 #include "hw/presets.h"
 #include "util/input_error.h"
+#include "util/json_fields.h"
 #include "util/json_input.h"
 #include "util/read_file.h"
 
@@ -22,99 +23,10 @@ using nlohmann::json;
 constexpr int64_t kMaxCount = int64_t{1} << 16;  ///< cores, PE-array sides, lanes
 constexpr int64_t kMaxBytes = int64_t{1} << 50;  ///< any memory size (1 PiB)
 
-/// Typed access to the keys of one architecture file; every error names the file, the key and the value.
-class Reader {
- public:
-  Reader(const json& j, std::string source) : j_(j), source_(std::move(source)) {}
-
-  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
-
-  /// A required positive integer at most `limit`.
-  int64_t count(const char* key, int64_t limit) const {
-    if (!has(key)) throw InputError(fmt::format("{}: missing required key '{}'", source_, key));
-    const int64_t v = integer(key);
-    if (v <= 0) throw bad(key, "a positive integer");
-    if (v > limit) throw bad(key, fmt::format("at most {}", limit));
-    return v;
-  }
-
-  /// An optional size in bytes: `fallback` when absent; 0 allowed when `zero_ok`.
-  int64_t bytes(const char* key, int64_t fallback, bool zero_ok) const {
-    if (!has(key)) return fallback;
-    const int64_t v = integer(key);
-    if (v < 0 || (v == 0 && !zero_ok)) throw bad(key, zero_ok ? "an integer ≥ 0 (0 = derived)" : "a positive integer");
-    if (v > kMaxBytes) throw bad(key, fmt::format("at most {}", kMaxBytes));
-    return v;
-  }
-
-  /// A size given either in bytes (`bytes_key`) or in `unit`-byte units (`unit_key`, may be fractional as long
-  /// as the bytes are whole); `fallback` (or an error when `required`) when neither is there.
-  int64_t bytes_or_units(const char* bytes_key, const char* unit_key, int64_t unit, int64_t fallback,
-                         bool required) const {
-    const bool in_bytes = has(bytes_key);
-    const bool in_units = has(unit_key);
-    if (in_bytes && in_units)
-      throw InputError(fmt::format("{}: give only one of '{}' and '{}'", source_, bytes_key, unit_key));
-    if (in_bytes) return bytes(bytes_key, fallback, false);
-    if (!in_units) {
-      if (required)
-        throw InputError(fmt::format("{}: missing required key '{}' (or '{}')", source_, bytes_key, unit_key));
-      return fallback;
-    }
-    const json& v = j_.at(unit_key);
-    if (!v.is_number()) throw bad(unit_key, "a number");
-    const double b = v.get<double>() * static_cast<double>(unit);
-    if (!(b > 0)) throw bad(unit_key, "positive");
-    if (b > static_cast<double>(kMaxBytes)) throw bad(unit_key, fmt::format("at most {} bytes", kMaxBytes));
-    if (b != std::floor(b)) throw bad(unit_key, "a whole number of bytes");
-    return static_cast<int64_t>(b);
-  }
-
-  /// An optional rate (bandwidth, clock): a finite number > 0.
-  double rate(const char* key, double fallback) const {
-    if (!has(key)) return fallback;
-    const json& v = j_.at(key);
-    if (!v.is_number()) throw bad(key, "a number");
-    const double r = v.get<double>();
-    if (!(std::isfinite(r) && r > 0)) throw bad(key, "a finite number > 0");
-    return r;
-  }
-
-  std::string text(const char* key, const std::string& fallback) const {
-    if (!has(key)) return fallback;
-    const json& v = j_.at(key);
-    if (!v.is_string()) throw bad(key, "a string");
-    return v.get<std::string>();
-  }
-
- private:
-  int64_t integer(const char* key) const {
-    const json& v = j_.at(key);
-    if (v.is_number_integer()) {
-      if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
-        throw bad(key, "an integer in range");
-      return v.get<int64_t>();
-    }
-    if (v.is_number_float()) {
-      const double d = v.get<double>();
-      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
-    }
-    throw bad(key, "an integer");
-  }
-
-  InputError bad(const char* key, const std::string& expected) const {
-    return InputError(fmt::format("{}: key '{}' = {} must be {}", source_, key, j_.at(key).dump(), expected));
-  }
-
-  const json& j_;
-  std::string source_;
-};
-
 }  // namespace
 
 Architecture architecture_from_json(const json& j, const std::string& source) {
-  if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object", source));
-  const Reader r(j, source);
+  const JsonFields r(j, source);
   const Architecture defaults = tpuv4_like();
   Architecture a;
   a.name = r.text("name", source);
@@ -123,13 +35,14 @@ Architecture architecture_from_json(const json& j, const std::string& source) {
   a.tc_depth = r.count("tc_depth", kMaxCount);
   a.num_vc = r.count("num_vc", kMaxCount);
   a.vc_width = r.count("vc_width", kMaxCount);
-  a.glb_bytes = r.bytes_or_units("glb_bytes", "glb_mib", int64_t{1} << 20, defaults.glb_bytes, true);
-  a.tc_sram_bytes = r.bytes("tc_sram_bytes", defaults.tc_sram_bytes, true);
-  a.vc_sram_bytes = r.bytes("vc_sram_bytes", defaults.vc_sram_bytes, true);
-  a.hbm_bytes = r.bytes_or_units("hbm_bytes", "hbm_gib", int64_t{1} << 30, defaults.hbm_bytes, false);
+  a.glb_bytes = r.bytes_or_units("glb_bytes", "glb_mib", int64_t{1} << 20, defaults.glb_bytes, true, kMaxBytes);
+  a.tc_sram_bytes = r.bytes("tc_sram_bytes", defaults.tc_sram_bytes, true, kMaxBytes);
+  a.vc_sram_bytes = r.bytes("vc_sram_bytes", defaults.vc_sram_bytes, true, kMaxBytes);
+  a.hbm_bytes = r.bytes_or_units("hbm_bytes", "hbm_gib", int64_t{1} << 30, defaults.hbm_bytes, false, kMaxBytes);
   a.hbm_bandwidth = r.rate("hbm_bandwidth", defaults.hbm_bandwidth);
   a.clock_hz = r.rate("clock_hz", defaults.clock_hz);
-  a.link_bandwidth = r.rate("link_bandwidth", defaults.link_bandwidth);
+  if (r.has("link_bandwidth"))
+    throw r.bad("link_bandwidth", "given in a system's network, not in the device (see 'phaze system show')");
   return a;
 }
 
@@ -167,7 +80,6 @@ json to_json(const Architecture& a) {
               {"hbm_bytes", a.hbm_bytes},
               {"hbm_bandwidth", a.hbm_bandwidth},
               {"clock_hz", a.clock_hz},
-              {"link_bandwidth", a.link_bandwidth},
               {"area_um2", area.total_um2()},
               {"area_breakdown_um2",
                {{"tensor_core_pes", area.tc_pes_um2},

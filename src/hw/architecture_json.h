@@ -7,7 +7,8 @@
 // integer) or glb_mib (positive number of MiB, a whole number of bytes). Optional keys, defaults of the
 // tpuv4-like preset: tc_sram_bytes, vc_sram_bytes (per-core SRAMs; absent or 0 = derived as in
 // accelerator.md 1.1), hbm_bytes or hbm_gib (32 GiB), hbm_bandwidth (bytes/s, 1.2e12), clock_hz (1.05e9),
-// link_bandwidth (bytes/s, 4294967296), name (a string; default: the file path). Unknown keys are ignored.
+// name (a string; default: the file path). Unknown keys are ignored, except link_bandwidth: the links between
+// devices are a system's network (system_json.h), and a link given here would otherwise be ignored silently.
 // Every error is an InputError naming the file, the key and the value.
 
 #include <nlohmann/json.hpp>

@@ -43,7 +43,7 @@ struct EnumerationOptions {
   PowerOfTwoRange depth{2, 256};
   PowerOfTwoRange vc_width{2, 256};  ///< only used with untie_vector_width
   PowerOfTwoRange glb_bytes{2ll << 20, 128ll << 20};
-  /// HBM capacity and bandwidth, clock and link bandwidth of every enumerated design come from here.
+  /// HBM capacity and bandwidth and clock of every enumerated design come from here.
   Architecture base = tpuv4_like();
 };
 

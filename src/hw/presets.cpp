@@ -18,7 +18,6 @@ Architecture tpuv4_like() {
   a.hbm_bytes = 32ll << 30;
   a.hbm_bandwidth = 1.2e12;
   a.clock_hz = 1.05e9;
-  a.link_bandwidth = 4294967296.0;
   return a;
 }
 

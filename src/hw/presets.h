@@ -9,8 +9,8 @@
 namespace phaze::hw {
 
 /// The TPUv4-like reference chip of method.md section 5: 8 tensor cores of 128 × 128 PEs, 2 vector cores of
-/// 128 lanes, 128 MiB global buffer, 32 GiB HBM at 1.2·10^12 B/s, 1.05 GHz, 4 GiB/s inter-chip link. Its
-/// area is the default area budget of the design-space enumeration.
+/// 128 lanes, 128 MiB global buffer, 32 GiB HBM at 1.2·10^12 B/s, 1.05 GHz (its 4 GiB/s inter-chip link is the
+/// network of the tpuv4-like system, system.h). Its area is the default area budget of the design-space enumeration.
 Architecture tpuv4_like();
 
 /// Names of the built-in architecture presets, in a stable order.

@@ -73,6 +73,7 @@ struct LaterVisit {
 
 Scheduling make_scheduling(const SearchQuestion& q, ScheduleCache& cache) {
   Scheduling s;
+  s.estimator = cost::Estimator(cost::CostParams{}, search_network(q));
   s.solver =
       q.schedule_node_budget > 0 ? schedule::make_exact_solver(q.schedule_node_budget) : schedule::make_exact_solver();
   s.cache = &cache;
@@ -167,8 +168,9 @@ HandSetOutcome evaluate_megatron_plan(const SearchQuestion& q, size_t model, con
     out.reason = fmt::format("an operator has no finite estimate on this design at t = {}", plan.width);
     return out;
   }
-  const placement::Cluster cluster = make_cluster(q, design, micro_batch, design.hbm_bytes, recompute,
-                                                  scheduling.estimator.params().collective_latency_s);
+  const placement::Cluster cluster =
+      make_cluster(q, design, micro_batch, design.hbm_bytes, recompute,
+                   hw::tier_spanning(scheduling.estimator.network(), q.devices).latency_s);
   placement::StageCosts costs;
   costs.compute(make_chain(graph, schedules), cluster);
   const placement::PlanCheck check = placement::evaluate_plan(costs, out.stages, plan.data_parallel, cluster);
@@ -257,7 +259,7 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
     const hw::Architecture& arch = designs[visit.design].arch;
     if (visit.level == 0) {
       if (++since_reset > kDesignsPerEstimator) {
-        scheduling.estimator = cost::Estimator(scheduling.estimator.params());
+        scheduling.estimator = cost::Estimator(scheduling.estimator.params(), scheduling.estimator.network());
         since_reset = 1;
       }
       ++choice.designs_estimated;

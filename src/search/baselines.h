@@ -34,7 +34,7 @@ struct Scheduling {
 /// The exact solver with the question's node budget, a fresh estimator, and `cache`.
 Scheduling make_scheduling(const SearchQuestion& question, ScheduleCache& cache);
 
-/// The whole architecture of a point's design: the question's HBM bandwidth, clock and link (as the
+/// The whole architecture of a point's design: the question's HBM bandwidth and clock (as the
 /// enumeration sets them) with the point's cores, buffer and HBM size. A point's record keeps only the latter.
 hw::Architecture point_architecture(const SearchQuestion& question, const hw::Architecture& design);
 

@@ -85,8 +85,8 @@ SearchAnswer run_search(const SearchQuestion& question, const RunSettings& setti
 /// list holds one point per design (chip and HBM size); the result does not depend on the order of calls.
 void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top);
 
-/// The TPUv4-like chip as the search's enumeration would build it (the question's HBM bandwidth, clock and
-/// link; per-core SRAMs derived), with its area.
+/// The TPUv4-like chip as the search's enumeration would build it (the question's HBM bandwidth and clock;
+/// per-core SRAMs derived), with its area.
 hw::Design tpuv4_design(const SearchQuestion& question);
 
 /// The same design: tensor and vector cores, buffer and HBM size (micro-batch and recomputation aside).

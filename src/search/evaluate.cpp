@@ -286,12 +286,12 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
   // Designs with the same tensor cores keep their estimator: they share their GEMM estimates.
   const auto array = std::tuple(design.arch.tc_width, design.arch.tc_depth, design.arch.num_tc);
   if (!estimator_ || (designs_since_reset_ >= kDesignsPerEstimator && array != last_array_)) {
-    estimator_ = std::make_unique<cost::Estimator>();
+    estimator_ = std::make_unique<cost::Estimator>(cost::CostParams{}, search_network(q));
     designs_since_reset_ = 0;
   }
   ++designs_since_reset_;
   last_array_ = array;
-  const double ring_latency_s = estimator_->params().collective_latency_s;
+  const double ring_latency_s = hw::tier_spanning(estimator_->network(), q.devices).latency_s;
   const std::vector<bool> recomputes = recompute_values(q.recompute);
   std::vector<PointOutcome> out;
 

@@ -56,6 +56,10 @@ std::string join(const std::vector<int64_t>& values) {
 
 }  // namespace
 
+hw::Network search_network(const SearchQuestion& q) {
+  return hw::one_tier_network(q.link_bandwidth);
+}
+
 std::vector<bool> recompute_values(RecomputeChoice choice) {
   switch (choice) {
     case RecomputeChoice::On: return {true};
@@ -138,7 +142,6 @@ hw::EnumerationOptions enumeration_options(const SearchQuestion& q) {
   o.width = narrowed(q.filter.width, o.width);
   o.depth = narrowed(q.filter.depth, o.depth);
   o.glb_bytes = narrowed(q.filter.glb_bytes, o.glb_bytes);
-  o.base.link_bandwidth = q.link_bandwidth;
   return o;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hw/enumerate.h"
+#include "hw/network.h"
 #include "model/model_spec.h"
 #include "placement/chain.h"
 
@@ -67,6 +68,11 @@ struct SearchQuestion {
   /// exact solver's own default when 0). Part of the run identity: it can change answers.
   int64_t schedule_node_budget = 0;
 };
+
+/// The network joining the question's devices: one link of `link_bandwidth` bytes/s. Tensor-parallel
+/// collectives run on the tier their group spans; pipeline transfers and the data-parallel all-reduce on the
+/// tier that spans the whole cluster.
+hw::Network search_network(const SearchQuestion& question);
 
 /// The recomputation settings tried, off before on.
 std::vector<bool> recompute_values(RecomputeChoice choice);

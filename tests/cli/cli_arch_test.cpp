@@ -56,7 +56,7 @@ TEST(ArchCli, ShowJsonOfTheReferenceChip) {
   EXPECT_EQ(j.at("tc_sram_bytes"), 256 << 10);
   EXPECT_EQ(j.at("vc_sram_bytes"), 2 << 10);
   EXPECT_EQ(j.at("hbm_bytes"), 32ll << 30);
-  EXPECT_EQ(j.at("link_bandwidth").get<double>(), 4294967296.0);
+  EXPECT_FALSE(j.contains("link_bandwidth"));  // the link is the system's (phaze system show)
   const auto& b = j.at("area_breakdown_um2");
   EXPECT_NEAR(b.at("tensor_core_pes").get<double>(), 99620144.545792, 1e-6);
   EXPECT_NEAR(b.at("tensor_core_srams").get<double>(), 3572520, 1e-6);

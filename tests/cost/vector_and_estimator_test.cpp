@@ -102,6 +102,22 @@ TEST(Estimator, CollectivesAndLayoutOperators) {
   EXPECT_EQ(estimator.estimate(layout, tpuv4()).all.latency_s, 0);
 }
 
+// A ring all-reduce over t ranks moves 2·(t − 1)/t of the bytes over each rank's link in 2·(t − 1) steps
+// (accelerator.md 7). On a two-tier network the group of 8 stays inside a node's tier, 16 ranks cross nodes.
+TEST(Estimator, CollectivesRunOnTheTierTheirGroupSpans) {
+  const hw::Network net{{hw::NetworkTier{"node", 8, 2e11, 1e-6, 0.5}, hw::NetworkTier{"cluster", 0, 2e10, 4e-6, 1}}};
+  cost::Estimator estimator({}, net);
+  const double bytes = 50331648;
+  for (int64_t t : {2, 8, 16, 64}) {
+    model::Operator comm;
+    comm.engine = model::Engine::Comm;
+    comm.collective = model::Collective{static_cast<int64_t>(bytes), t};
+    const double bw = t <= 8 ? 2e11 * 0.5 : 2e10, alpha = t <= 8 ? 1e-6 : 4e-6;
+    const double expected = 2.0 * (t - 1) / t * bytes / bw + 2.0 * (t - 1) * alpha;
+    EXPECT_DOUBLE_EQ(estimator.estimate(comm, tpuv4()).single.latency_s, expected) << t;
+  }
+}
+
 std::vector<std::pair<model::Gemm, hw::TensorCoreConfig>> sample_jobs() {
   std::vector<std::pair<model::Gemm, hw::TensorCoreConfig>> jobs;
   for (int64_t cores : {1, 2, 8, 64})
@@ -132,13 +148,13 @@ TEST(Estimator, PersistentCacheGivesTheSameAnswers) {
   std::vector<cost::Estimate> cold, warm;
   {
     cost::EstimateCache cache(path);
-    cost::Estimator estimator({}, &cache);
+    cost::Estimator estimator({}, hw::tpuv4_like_system().network, &cache);
     cold = estimator.gemms(jobs, 2);
     EXPECT_EQ(cache.size(), 12);  // 16 jobs, 4 of them repeats
   }
   {
     cost::EstimateCache cache(path);
-    cost::Estimator estimator({}, &cache);
+    cost::Estimator estimator({}, hw::tpuv4_like_system().network, &cache);
     warm = estimator.gemms(jobs, 1);
     EXPECT_EQ(cache.size(), 12);
   }

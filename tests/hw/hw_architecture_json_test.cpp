@@ -56,7 +56,6 @@ TEST(HwPresets, TpuV4LikeIsTheReferenceChip) {
   EXPECT_EQ(a->hbm_bytes, 32ll << 30);
   EXPECT_EQ(a->hbm_bandwidth, 1.2e12);
   EXPECT_EQ(a->clock_hz, 1.05e9);
-  EXPECT_EQ(a->link_bandwidth, 4294967296.0);
   EXPECT_EQ(find_preset("tpuv4"), a);
   EXPECT_FALSE(find_preset("tpuv5").has_value());
   EXPECT_NEAR(area_um2(*a), 278826676.31216, 1e-6);
@@ -74,7 +73,7 @@ TEST(HwArchitectureJson, ReadsEveryKey) {
   const Architecture a = parse_architecture(R"({
       "name": "odd", "num_tc": 3, "tc_width": 100, "tc_depth": 60, "num_vc": 5, "vc_width": 48,
       "glb_bytes": 10000000, "tc_sram_bytes": 65536, "vc_sram_bytes": 3000, "hbm_gib": 80,
-      "hbm_bandwidth": 2e12, "clock_hz": 1.5e9, "link_bandwidth": 5e10, "comment": "ignored", "extra": [1, 2]
+      "hbm_bandwidth": 2e12, "clock_hz": 1.5e9, "comment": "ignored", "extra": [1, 2]
   })",
                                             "arch.json");
   EXPECT_EQ(a.name, "odd");
@@ -89,7 +88,6 @@ TEST(HwArchitectureJson, ReadsEveryKey) {
   EXPECT_EQ(a.hbm_bytes, 80ll << 30);
   EXPECT_EQ(a.hbm_bandwidth, 2e12);
   EXPECT_EQ(a.clock_hz, 1.5e9);
-  EXPECT_EQ(a.link_bandwidth, 5e10);
   // Area with the explicit SRAMs: 64 KiB is a table entry (115,579), 3000 bytes lies between 2 and 4 KiB.
   const AreaBreakdown b = area_breakdown(a);
   EXPECT_NEAR(b.tc_pes_um2, 3 * 100 * 60 * 760.041386, 1e-6);
@@ -143,6 +141,10 @@ TEST(HwArchitectureJson, ErrorsNameFileKeyAndValue) {
   expect_error(R"({"num_tc": 8, "tc_width": 4, "tc_depth": 4, "num_vc": 2, "vc_width": 4, "glb_mib": 2,
                    "link_bandwidth": -5})",
                {"'link_bandwidth'", "-5"});
+  // A link in a device file would be ignored by the search: the links are the system's network.
+  expect_error(R"({"num_tc": 8, "tc_width": 4, "tc_depth": 4, "num_vc": 2, "vc_width": 4, "glb_mib": 2,
+                   "link_bandwidth": 5e10})",
+               {"'link_bandwidth'", "system's network"});
   expect_error(R"({"num_tc": 8, "tc_width": 4, "tc_depth": 4, "num_vc": 2, "vc_width": 4, "glb_mib": 2,
                    "clock_hz": "fast"})",
                {"'clock_hz'", "\"fast\""});
@@ -199,7 +201,6 @@ TEST(HwArchitectureJson, ToJsonHasDerivedSizesAreaAndRoundTrips) {
   EXPECT_EQ(back.tc_sram_bytes, 262144);  // now explicit
   EXPECT_EQ(area_um2(back), area_um2(tpuv4_like()));
   EXPECT_EQ(back.hbm_bytes, tpuv4_like().hbm_bytes);
-  EXPECT_EQ(back.link_bandwidth, tpuv4_like().link_bandwidth);
 }
 
 }  // namespace

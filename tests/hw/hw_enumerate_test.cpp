@@ -109,7 +109,6 @@ TEST(HwEnumerate, DesignsCarryTheTemplateDefaults) {
     ASSERT_EQ(d.arch.hbm_bytes, ref.hbm_bytes);
     ASSERT_EQ(d.arch.hbm_bandwidth, ref.hbm_bandwidth);
     ASSERT_EQ(d.arch.clock_hz, ref.clock_hz);
-    ASSERT_EQ(d.arch.link_bandwidth, ref.link_bandwidth);
     ASSERT_EQ(d.area_um2, area_um2(d.arch));
   }
 }

@@ -142,7 +142,6 @@ BruteBest brute_force(const std::vector<ModelAt>& models, const std::vector<int6
                       std::map<PointKey, double>* every = nullptr) {
   phaze::hw::EnumerationOptions options;
   options.lower_fraction = 0;
-  options.base.link_bandwidth = kLinkGibS * kGiB;
   std::vector<phaze::hw::Design> designs;
   for (const phaze::hw::Design& d : phaze::hw::enumerate_designs(options))
     if (contains(tcs, d.arch.num_tc) && contains(vcs, d.arch.num_vc) && contains(widths, d.arch.tc_width) &&
@@ -153,7 +152,8 @@ BruteBest brute_force(const std::vector<ModelAt>& models, const std::vector<int6
   auto solver = phaze::schedule::make_exact_solver();
   BruteBest best;
   for (const phaze::hw::Design& design : designs) {
-    phaze::cost::Estimator estimator;
+    // The one link carries the tensor-parallel collectives too.
+    phaze::cost::Estimator estimator({}, phaze::hw::one_tier_network(kLinkGibS * kGiB));
     // chains[model][mbs][t index]
     std::vector<std::vector<std::vector<phaze::placement::Chain>>> chains;
     for (const ModelAt& m : models) {

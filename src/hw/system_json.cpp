@@ -1,0 +1,98 @@
+#include "hw/system_json.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "hw/architecture_json.h"
+#include "util/input_error.h"
+#include "util/json_fields.h"
+#include "util/json_input.h"
+#include "util/read_file.h"
+
+namespace phaze::hw {
+
+namespace {
+
+using nlohmann::json;
+
+NetworkTier tier_from_json(const json& j, const std::string& source) {
+  const JsonFields f(j, source);
+  f.only({"name", "members", "bandwidth", "latency_s", "efficiency"});
+  if (!f.has("name")) throw InputError(fmt::format("{}: missing required key 'name'", source));
+  if (!f.has("bandwidth")) throw InputError(fmt::format("{}: missing required key 'bandwidth'", source));
+  if (!f.has("members")) throw InputError(fmt::format("{}: missing required key 'members'", source));
+  NetworkTier t;
+  t.name = f.text("name", "");
+  t.members = f.integer_in("members", 0, 0, network_limits::kMembers);
+  t.bandwidth = f.number_in("bandwidth", 0, 0, network_limits::kBandwidth, true);
+  t.latency_s = f.number_in("latency_s", 0, 0, network_limits::kLatencyS, false);
+  t.efficiency = f.number_in("efficiency", 1, 0, 1, true);
+  return t;
+}
+
+/// The device entry: a preset, a file next to the system file, or an inline architecture object.
+Architecture device_from_json(const json& j, const std::string& source) {
+  const std::string where = source + ": device";
+  if (j.is_object()) return architecture_from_json(j, where);
+  if (!j.is_string())
+    throw InputError(fmt::format("{} = {} must be a preset name, a file or an object", where, j.dump()));
+  const std::string name = j.get<std::string>();
+  const std::filesystem::path relative = std::filesystem::path(source).parent_path() / name;
+  std::error_code ec;
+  try {
+    if (std::filesystem::path(name).is_relative() && std::filesystem::exists(relative, ec))
+      return read_architecture_file(relative.string());
+    return load_architecture(name);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", where, e.what()));
+  }
+}
+
+}  // namespace
+
+System system_from_json(const json& j, const std::string& source) {
+  const JsonFields f(j, source);
+  f.only({"name", "device", "network"});
+  if (!f.has("device")) throw InputError(fmt::format("{}: missing required key 'device'", source));
+  if (!f.has("network")) throw InputError(fmt::format("{}: missing required key 'network'", source));
+  System s;
+  s.name = f.text("name", source);
+  s.device = device_from_json(j.at("device"), source);
+  const json& tiers = j.at("network");
+  if (!tiers.is_array()) throw f.bad("network", "an array of tiers");
+  if (static_cast<int64_t>(tiers.size()) > network_limits::kTiers)
+    throw f.bad("network", fmt::format("at most {} tiers", network_limits::kTiers));
+  for (size_t k = 0; k < tiers.size(); ++k)
+    s.network.tiers.push_back(tier_from_json(tiers[k], fmt::format("{}: network[{}]", source, k)));
+  validate(s.network, source);
+  return s;
+}
+
+System read_system_file(const std::string& path) {
+  return system_from_json(parse_json_input(read_text_file(path), path), path);
+}
+
+System load_system(const std::string& preset_or_path) {
+  if (auto preset = find_system_preset(preset_or_path)) return *preset;
+  std::error_code ec;
+  if (std::filesystem::exists(preset_or_path, ec)) return read_system_file(preset_or_path);
+  throw InputError(fmt::format("system '{}': no such preset or file (see 'phaze system list')", preset_or_path));
+}
+
+json to_json(const Network& network) {
+  json tiers = json::array();
+  for (const NetworkTier& t : network.tiers)
+    tiers.push_back(json{{"name", t.name},
+                         {"members", t.members},
+                         {"bandwidth", t.bandwidth},
+                         {"latency_s", t.latency_s},
+                         {"efficiency", t.efficiency}});
+  return tiers;
+}
+
+json to_json(const System& system) {
+  return json{{"name", system.name}, {"device", to_json(system.device)}, {"network", to_json(system.network)}};
+}
+
+}  // namespace phaze::hw

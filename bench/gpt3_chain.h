@@ -35,11 +35,11 @@ inline io::PlacementInput gpt3_placement_input() {
   io::PlacementInput input;
   input.cluster = placement::Cluster{.devices = 1024,
                                      .memory_bytes = 32.0 * (1ull << 30),
-                                     .bandwidth = 4.0 * (1ull << 30),
                                      .micro_batches = 4096,
                                      .recompute = true,
                                      .optimizer = placement::Optimizer::Sgd,
                                      .corrected = {}};
+  placement::use_network(input.cluster, hw::one_tier_network(4.0 * (1ull << 30)));
   for (int64_t t : {1, 2, 4, 8})
     input.chains.push_back(
         chain_from_model(model::build_layer_graph(spec, model::Shape{2048, 1, t}, model::Precision{}, "gpt3")));

@@ -185,12 +185,13 @@ void require_finite_times(const Chain& chain, const Cluster& c, const Fields& to
     work_s += n.forward_time + n.backward_time;
     parameter_bytes += n.parameter_bytes;
   }
-  for (const ChainEdge& e : chain.edges) transfer_s += e.bytes / c.bandwidth;
+  const double bandwidth = c.pipeline_link.effective_bandwidth();
+  const double sync_bandwidth = c.data_parallel_link.effective_bandwidth();
+  for (const ChainEdge& e : chain.edges) transfer_s += e.bytes / bandwidth;
   const double load_s = 3 * (work_s + transfer_s);
   const double slots = static_cast<double>(c.micro_batches) + static_cast<double>(chain.nodes.size());
-  const double sync_bandwidth = c.corrected.sync_bandwidth > 0 ? c.corrected.sync_bandwidth : c.bandwidth;
-  const double sync_s = 4 * parameter_bytes / c.bandwidth + 2 * parameter_bytes / sync_bandwidth +
-                        2 * static_cast<double>(c.devices) * c.corrected.ring_latency_s +
+  const double sync_s = 4 * parameter_bytes / bandwidth + 2 * parameter_bytes / sync_bandwidth +
+                        2 * static_cast<double>(c.devices) * c.data_parallel_link.latency_s +
                         parameter_bytes * c.corrected.optimizer_seconds_per_byte;
   const double bound_s = load_s * slots + sync_s;
   if (!std::isfinite(bound_s))
@@ -208,8 +209,11 @@ PlacementInput parse_placement_input(const std::string& text, const std::string&
   PlacementInput input;
   Cluster& c = input.cluster;
   c.devices = top.integer_in("maxDevices", 1, placement_limits::kDevices);
-  c.bandwidth = top.number("bandwidth");
-  if (!(c.bandwidth > 0)) top.fail(fmt::format("'bandwidth' = {} must be positive", c.bandwidth));
+  // placement.md's one bandwidth carries every transfer; correctedTerms may give the data-parallel link its own.
+  c.pipeline_link.bandwidth = top.number("bandwidth");
+  if (!(c.pipeline_link.bandwidth > 0))
+    top.fail(fmt::format("'bandwidth' = {} must be positive", c.pipeline_link.bandwidth));
+  c.data_parallel_link.bandwidth = c.pipeline_link.bandwidth;
   c.memory_bytes = top.number("maxMemoryPerDevice");
   if (!(c.memory_bytes > 0)) top.fail(fmt::format("'maxMemoryPerDevice' = {} must be positive", c.memory_bytes));
   c.micro_batches = top.integer_in("mbsInBatch", 1, placement_limits::kMicroBatches);
@@ -285,11 +289,12 @@ PlacementInput parse_placement_input(const std::string& text, const std::string&
                         key));
     CorrectedTerms& terms = c.corrected;
     terms.enabled = true;
-    if (f.has("ringLatency")) terms.ring_latency_s = f.non_negative("ringLatency");
+    if (f.has("ringLatency")) c.data_parallel_link.latency_s = f.non_negative("ringLatency");
     if (f.has("dataParallelBandwidth")) {
-      terms.sync_bandwidth = f.number("dataParallelBandwidth");
-      if (!(terms.sync_bandwidth > 0))
-        f.fail(fmt::format("correctedTerms: 'dataParallelBandwidth' = {} must be positive", terms.sync_bandwidth));
+      c.data_parallel_link.bandwidth = f.number("dataParallelBandwidth");
+      if (!(c.data_parallel_link.bandwidth > 0))
+        f.fail(fmt::format("correctedTerms: 'dataParallelBandwidth' = {} must be positive",
+                           c.data_parallel_link.bandwidth));
     }
     if (f.has("optimizerTimePerByte")) terms.optimizer_seconds_per_byte = f.non_negative("optimizerTimePerByte");
   }
@@ -311,14 +316,15 @@ ordered_json placement_input_json(const PlacementInput& input) {
   const Cluster& c = input.cluster;
   ordered_json out{{"maxMemoryPerDevice", c.memory_bytes},
                    {"maxDevices", c.devices},
-                   {"bandwidth", c.bandwidth},
+                   {"bandwidth", c.pipeline_link.bandwidth},
                    {"mbsInBatch", c.micro_batches},
                    {"activationRecomputation", c.recompute},
                    {"optimizerAlgorithm", c.optimizer == Optimizer::Adam ? "Adam" : "SGD"}};
   if (c.corrected.enabled) {
-    ordered_json terms{{"ringLatency", c.corrected.ring_latency_s},
+    ordered_json terms{{"ringLatency", c.data_parallel_link.latency_s},
                        {"optimizerTimePerByte", c.corrected.optimizer_seconds_per_byte}};
-    if (c.corrected.sync_bandwidth > 0) terms["dataParallelBandwidth"] = c.corrected.sync_bandwidth;
+    if (c.data_parallel_link.bandwidth != c.pipeline_link.bandwidth)
+      terms["dataParallelBandwidth"] = c.data_parallel_link.bandwidth;
     out["correctedTerms"] = terms;
   }
   if (input.hand_set) {

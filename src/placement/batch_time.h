@@ -39,7 +39,7 @@ struct BatchTime {
 ///     max load · (⌈N/d⌉ + p − 1) + (ring all-reduce(P_max, d) + P_max · optimizer seconds per byte)
 ///
 /// with the ring all-reduce of accelerator.md 7, 2·(d − 1)/d · P_max / BW + 2·(d − 1)·α, on the
-/// data-parallel links (CorrectedTerms::sync_bandwidth, else Cluster::bandwidth). Every read of the links and
+/// data-parallel link (Cluster::data_parallel_link: its effective bandwidth and latency). Every read of it and
 /// of the corrected terms' constants is here.
 ///
 /// Bound to d because the planners price many plans per degree in their innermost loops: what depends on d
@@ -53,9 +53,10 @@ class BatchTimeModel {
         data_parallel_(data_parallel),
         per_replica_((cluster.micro_batches + data_parallel - 1) / data_parallel),
         reference_sync_numerator_(4.0 * static_cast<double>(data_parallel - 1)),
-        reference_sync_denominator_(cluster.bandwidth * static_cast<double>(data_parallel)),
-        sync_bandwidth_(cluster.corrected.sync_bandwidth > 0 ? cluster.corrected.sync_bandwidth : cluster.bandwidth),
-        ring_latency_s_(cluster.corrected.ring_latency_s),
+        reference_sync_denominator_(cluster.data_parallel_link.effective_bandwidth() *
+                                    static_cast<double>(data_parallel)),
+        sync_bandwidth_(cluster.data_parallel_link.effective_bandwidth()),
+        ring_latency_s_(cluster.data_parallel_link.latency_s),
         optimizer_seconds_per_byte_(cluster.corrected.optimizer_seconds_per_byte) {}
 
   BatchTime batch_time(const PipelineShape& shape) const {

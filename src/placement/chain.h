@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "hw/network.h"
+
 namespace phaze::placement {
 
 /// One layer of the chain for one tensor-parallel width. Our pipeline uses seconds and bytes; the
@@ -40,14 +42,12 @@ enum class Optimizer { Sgd, Adam };
 ///     max stage load · (⌈N/d⌉ + p − 1) + sync(P_max, d) + P_max · optimizer_seconds_per_byte
 ///
 /// where P_max is the largest per-device parameter bytes of any stage and sync is the ring all-reduce of
-/// accelerator.md 7 over the d replicas, 2·(d − 1)/d · P_max / BW + 2·(d − 1)·α (CorrectedPlanner). Every
+/// accelerator.md 7 over the d replicas, 2·(d − 1)/d · P_max / BW + 2·(d − 1)·α on the data-parallel link
+/// (BW its effective bandwidth, α its latency; CorrectedPlanner). Every
 /// stage synchronises its own gradients at the same time on its own links, so the slowest (largest) stage
 /// sets both terms. Both formulas are BatchTimeModel (batch_time.h).
 struct CorrectedTerms {
   bool enabled = false;
-  double ring_latency_s = 0;  ///< α: seconds per step of the ring (2·(d − 1) steps per all-reduce)
-  /// Bytes per second of the data-parallel links; 0 uses Cluster::bandwidth (the original's one scalar).
-  double sync_bandwidth = 0;
   /// Seconds of the element-wise optimizer update per byte of parameters held by one device, once per
   /// iteration after the gradient synchronisation. The caller derives it from the device, e.g. HBM bytes
   /// moved per parameter byte over the HBM bytes per second (or the vector cores' rate when slower): SGD
@@ -56,16 +56,25 @@ struct CorrectedTerms {
   double optimizer_seconds_per_byte = 0;
 };
 
-/// The cluster and training settings of one placement question.
+/// The cluster and training settings of one placement question. The links are tiers of the system's
+/// network (hw/network.h): the one carrying activations and gradients between consecutive stages, and the
+/// one carrying the data-parallel all-reduce. The reference formula uses only their effective bandwidths
+/// (placement.md's one `bandwidth` is both); the corrected terms also use the data-parallel tier's latency.
 struct Cluster {
-  int64_t devices = 1;        ///< K
-  double memory_bytes = 0;    ///< per device (M)
-  double bandwidth = 1;       ///< bytes per second of every link
+  int64_t devices = 1;      ///< K
+  double memory_bytes = 0;  ///< per device (M)
+  hw::NetworkTier pipeline_link{"link", 0, 1, 0, 1};
+  hw::NetworkTier data_parallel_link{"link", 0, 1, 0, 1};
   int64_t micro_batches = 1;  ///< N, micro-batches in one global batch
   bool recompute = false;     ///< recompute activations (true) or stash them
   Optimizer optimizer = Optimizer::Sgd;
   CorrectedTerms corrected;  ///< off: placement.md's reference formula
 };
+
+/// Both links of `cluster` set to the tier of `network` that spans all its devices: stages and replicas
+/// are spread over the whole cluster, so pipeline sends and the data-parallel ring cross its outermost
+/// groups. (With one tier, that tier.)
+void use_network(Cluster& cluster, const hw::Network& network);
 
 /// The parts of a time per batch, in seconds (in the reference format: the unit of the input). Their sum
 /// is the time per batch up to rounding.

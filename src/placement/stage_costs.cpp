@@ -30,7 +30,7 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
   for (const ChainNode& node : chain.nodes) tp_nodes += node.tensor_parallel ? 1 : 0;
   uniform_ = width_ == 1 || tp_nodes == 0 || tp_nodes == chain.nodes.size();
 
-  const double bandwidth = cluster.bandwidth;
+  const double bandwidth = cluster.pipeline_link.effective_bandwidth();
 
   // Forward passes, one per stage start i: F (in load_plain_), F0 (in load_recompute_), memory.
   for (int i = 0; i < n_; ++i) {
@@ -75,6 +75,12 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
       load_recompute_[cell] = forward + std::max(f0 + backward_sum, finish);
     }
   }
+}
+
+void use_network(Cluster& cluster, const hw::Network& network) {
+  const hw::NetworkTier& tier = hw::tier_spanning(network, cluster.devices);
+  cluster.pipeline_link = tier;
+  cluster.data_parallel_link = tier;
 }
 
 }  // namespace phaze::placement

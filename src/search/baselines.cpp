@@ -168,9 +168,7 @@ HandSetOutcome evaluate_megatron_plan(const SearchQuestion& q, size_t model, con
     out.reason = fmt::format("an operator has no finite estimate on this design at t = {}", plan.width);
     return out;
   }
-  const placement::Cluster cluster =
-      make_cluster(q, design, micro_batch, design.hbm_bytes, recompute,
-                   hw::tier_spanning(scheduling.estimator.network(), q.devices).latency_s);
+  const placement::Cluster cluster = make_cluster(q, design, micro_batch, design.hbm_bytes, recompute);
   placement::StageCosts costs;
   costs.compute(make_chain(graph, schedules), cluster);
   const placement::PlanCheck check = placement::evaluate_plan(costs, out.stages, plan.data_parallel, cluster);

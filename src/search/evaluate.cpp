@@ -94,7 +94,7 @@ Workload prepare_workload(const SearchQuestion& q) {
       for (int64_t hbm : q.hbm_bytes) {
         std::array<bool, 2>& fits = per_mbs.emplace_back();
         for (bool rc : {false, true})
-          fits[rc ? 1 : 0] = planner.solve(chains, make_cluster(q, base, q.micro_batches[bi], hbm, rc, 0)).feasible;
+          fits[rc ? 1 : 0] = planner.solve(chains, make_cluster(q, base, q.micro_batches[bi], hbm, rc)).feasible;
       }
     }
   }
@@ -147,17 +147,15 @@ double optimizer_seconds_per_byte(placement::Optimizer optimizer, double hbm_ban
 }
 
 placement::Cluster make_cluster(const SearchQuestion& q, const hw::Architecture& design, int64_t micro_batch,
-                                int64_t hbm_bytes, bool recompute, double ring_latency_s) {
+                                int64_t hbm_bytes, bool recompute) {
   placement::Cluster c;
   c.devices = q.devices;
   c.memory_bytes = static_cast<double>(hbm_bytes);
-  c.bandwidth = q.link_bandwidth;
+  placement::use_network(c, search_network(q));
   c.micro_batches = q.global_batch / micro_batch;
   c.recompute = recompute;
   c.optimizer = q.optimizer;
   c.corrected.enabled = true;
-  c.corrected.ring_latency_s = ring_latency_s;
-  c.corrected.sync_bandwidth = q.link_bandwidth;
   c.corrected.optimizer_seconds_per_byte = optimizer_seconds_per_byte(q.optimizer, design.hbm_bandwidth);
   return c;
 }
@@ -291,7 +289,6 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
   }
   ++designs_since_reset_;
   last_array_ = array;
-  const double ring_latency_s = hw::tier_spanning(estimator_->network(), q.devices).latency_s;
   const std::vector<bool> recomputes = recompute_values(q.recompute);
   std::vector<PointOutcome> out;
 
@@ -319,7 +316,7 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
         if (!workload_.fits_in_memory(mi, bi, hbm, rc)) continue;
         hw::Architecture a = design.arch;
         a.hbm_bytes = hbm;
-        clusters[mi].push_back(make_cluster(q, a, b, hbm, rc, ring_latency_s));
+        clusters[mi].push_back(make_cluster(q, a, b, hbm, rc));
         fitting[mi].push_back(j);
       }
       if (!clusters[mi].empty()) plans[mi] = plan_model(workload_.graphs[mi][bi], design.arch, clusters[mi]);

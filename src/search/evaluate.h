@@ -68,10 +68,11 @@ placement::Chain make_chain(const model::LayerGraph& graph, const LayerSchedules
 /// the parameters (5). The element-wise update is bandwidth-bound on every design of the template.
 double optimizer_seconds_per_byte(placement::Optimizer optimizer, double hbm_bandwidth);
 
-/// The cluster of one point: K devices with the HBM size as memory limit, the link bandwidth, N = global
-/// batch / micro-batch, and our corrected terms (ring all-reduce of the largest stage, optimizer step).
+/// The cluster of one point: K devices with the HBM size as memory limit, the links of the question's network
+/// (placement::use_network), N = global batch / micro-batch, and our corrected terms (ring all-reduce of the
+/// largest stage, optimizer step).
 placement::Cluster make_cluster(const SearchQuestion& question, const hw::Architecture& design, int64_t micro_batch,
-                                int64_t hbm_bytes, bool recompute, double ring_latency_s);
+                                int64_t hbm_bytes, bool recompute);
 
 /// The figures of one model's plan at one point (`graph` and `schedules` of the plan's width).
 ModelOutcome model_outcome(const model::LayerGraph& graph, const LayerSchedules& schedules, const placement::Plan& plan,

@@ -94,12 +94,13 @@ TEST(PlacementBatchTime, MatchesTheFormulasOnRandomShapes) {
     Cluster c = cluster(4096, count(rng) * 4, 1e12, real(rng) * 1e3);
     const double d = static_cast<double>(data_parallel);
     const double slots = std::ceil(static_cast<double>(c.micro_batches) / d) + static_cast<double>(s.stages) - 1;
-    double want = s.max_stage_load * slots + 4 * (d - 1) / d * s.first_stage_parameter_bytes / c.bandwidth;
+    double want =
+        s.max_stage_load * slots + 4 * (d - 1) / d * s.first_stage_parameter_bytes / c.pipeline_link.bandwidth;
     if (k % 2 == 1) {
       c = with_corrected(c, real(rng) * 1e-6, k % 4 == 1 ? 0 : real(rng) * 1e3, real(rng) * 1e-12);
-      const double link = c.corrected.sync_bandwidth > 0 ? c.corrected.sync_bandwidth : c.bandwidth;
+      const double link = c.data_parallel_link.bandwidth;
       want = s.max_stage_load * slots + 2 * (d - 1) / d * s.max_stage_parameter_bytes / link +
-             2 * (d - 1) * c.corrected.ring_latency_s +
+             2 * (d - 1) * c.data_parallel_link.latency_s +
              s.max_stage_parameter_bytes * c.corrected.optimizer_seconds_per_byte;
     }
     const BatchTime t = BatchTimeModel(c, data_parallel).batch_time(s);

@@ -87,7 +87,7 @@ RefStage reference_stage(const Chain& chain, const Cluster& cluster, int first, 
         start = std::max(start, fwd[e.from]);
         start0 = std::max(start0, fwd0[e.from]);
       } else {
-        start = std::max(start, e.bytes / cluster.bandwidth);  // F0 ignores outside inputs
+        start = std::max(start, e.bytes / cluster.pipeline_link.bandwidth);  // F0 ignores outside inputs
       }
     }
     fwd[v] = start + chain.nodes[v].forward_time;
@@ -106,8 +106,8 @@ RefStage reference_stage(const Chain& chain, const Cluster& cluster, int first, 
         start = std::max(start, bwd[e.to]);
         start_r = std::max(start_r, rec[e.to]);
       } else {
-        start = std::max(start, e.bytes / cluster.bandwidth);
-        start_r = std::max(start_r, e.bytes / cluster.bandwidth);
+        start = std::max(start, e.bytes / cluster.pipeline_link.bandwidth);
+        start_r = std::max(start_r, e.bytes / cluster.pipeline_link.bandwidth);
       }
     }
     bwd[v] = start + chain.nodes[v].backward_time;
@@ -143,12 +143,14 @@ double reference_time(double max_load, int64_t p, int64_t d, const std::vector<R
                       const Cluster& cluster) {
   const double pipeline = max_load * static_cast<double>(ceil_div(cluster.micro_batches, d) + p - 1);
   const double dd = static_cast<double>(d);
-  if (!cluster.corrected.enabled) return pipeline + 4.0 * (dd - 1) * stages.front().params / (cluster.bandwidth * dd);
+  if (!cluster.corrected.enabled)
+    return pipeline + 4.0 * (dd - 1) * stages.front().params / (cluster.data_parallel_link.bandwidth * dd);
   const CorrectedTerms& c = cluster.corrected;
-  const double bandwidth = c.sync_bandwidth > 0 ? c.sync_bandwidth : cluster.bandwidth;
+  const double bandwidth = cluster.data_parallel_link.bandwidth;
   double slowest = 0;
   for (const RefStage& st : stages) {
-    const double sync = 2.0 * (dd - 1) / dd * st.params / bandwidth + 2.0 * (dd - 1) * c.ring_latency_s;
+    const double sync =
+        2.0 * (dd - 1) / dd * st.params / bandwidth + 2.0 * (dd - 1) * cluster.data_parallel_link.latency_s;
     const double update = st.params * c.optimizer_seconds_per_byte;
     slowest = std::max(slowest, sync + update);
   }
@@ -373,10 +375,11 @@ std::string Instance::describe() const {
   std::ostringstream s;
   s.precision(17);
   s << "K=" << cluster.devices << " N=" << cluster.micro_batches << " M=" << cluster.memory_bytes
-    << " bw=" << cluster.bandwidth << " recompute=" << cluster.recompute
+    << " bw=" << cluster.pipeline_link.bandwidth << " recompute=" << cluster.recompute
     << " opt=" << (cluster.optimizer == Optimizer::Adam ? "Adam" : "SGD");
   if (cluster.corrected.enabled)
-    s << " corrected: alpha=" << cluster.corrected.ring_latency_s << " sync_bw=" << cluster.corrected.sync_bandwidth
+    s << " corrected: alpha=" << cluster.data_parallel_link.latency_s
+      << " sync_bw=" << cluster.data_parallel_link.bandwidth
       << " update/byte=" << cluster.corrected.optimizer_seconds_per_byte;
   s << "\n";
   for (const Chain& c : chains) {
@@ -460,7 +463,8 @@ Instance random_instance(std::mt19937& rng, const Options& opt = {}) {
   Cluster& cl = inst.cluster;
   cl.devices = uniform_int(1, 13);
   cl.micro_batches = uniform_int(1, 13);
-  cl.bandwidth = std::vector<double>{1.0, 2.5, 10.0, 100.0, 0.5}[static_cast<size_t>(uniform_int(0, 4))];
+  cl.pipeline_link.bandwidth = std::vector<double>{1.0, 2.5, 10.0, 100.0, 0.5}[static_cast<size_t>(uniform_int(0, 4))];
+  cl.data_parallel_link.bandwidth = cl.pipeline_link.bandwidth;
   cl.recompute = opt.force_recompute ? opt.recompute_value : coin(0.5);
   cl.optimizer = coin(0.5) ? Optimizer::Adam : Optimizer::Sgd;
   // From tight (most stages infeasible, sometimes nothing fits) to loose.
@@ -471,8 +475,12 @@ Instance random_instance(std::mt19937& rng, const Options& opt = {}) {
     // From negligible to dominant next to loads of up to ~20 per micro-batch and up to 13 micro-batches.
     CorrectedTerms& c = cl.corrected;
     c.enabled = true;
-    c.ring_latency_s = std::vector<double>{0.0, 0.0, 0.1, 1.0, 5.0}[static_cast<size_t>(uniform_int(0, 4))];
-    c.sync_bandwidth = std::vector<double>{0.0, 0.0, 0.05, 0.25, 1.0, 20.0}[static_cast<size_t>(uniform_int(0, 5))];
+    cl.data_parallel_link.latency_s =
+        std::vector<double>{0.0, 0.0, 0.1, 1.0, 5.0}[static_cast<size_t>(uniform_int(0, 4))];
+    // 0: the data-parallel link is the pipeline link.
+    const double sync_bandwidth =
+        std::vector<double>{0.0, 0.0, 0.05, 0.25, 1.0, 20.0}[static_cast<size_t>(uniform_int(0, 5))];
+    if (sync_bandwidth > 0) cl.data_parallel_link.bandwidth = sync_bandwidth;
     c.optimizer_seconds_per_byte =
         std::vector<double>{0.0, 0.0, 0.01, 0.1, 1.0, 5.0}[static_cast<size_t>(uniform_int(0, 5))];
   }
@@ -808,7 +816,7 @@ TEST(PlacementPlannerProperty, ReferenceStageSimulationSanity) {
   cl.devices = 4;
   cl.micro_batches = 8;
   cl.memory_bytes = 100;
-  cl.bandwidth = 10;
+  cl.pipeline_link.bandwidth = cl.data_parallel_link.bandwidth = 10;
   EXPECT_DOUBLE_EQ(reference_stage(c, cl, 1, 3).load_plain, 7.0);
   EXPECT_DOUBLE_EQ(reference_stage(c, cl, 0, 1).load_plain, 4.0);  // F = 1, B = 10/10 + 2
   EXPECT_DOUBLE_EQ(reference_stage(c, cl, 0, 3).load_plain, 9.0);

@@ -188,7 +188,7 @@ BruteBest brute_force(const std::vector<ModelAt>& models, const std::vector<int6
           phaze::placement::Cluster cluster;
           cluster.devices = kDevices;
           cluster.memory_bytes = double(hbm);
-          cluster.bandwidth = kLinkGibS * kGiB;
+          phaze::placement::use_network(cluster, phaze::hw::one_tier_network(kLinkGibS * kGiB));
           cluster.micro_batches = kBatch / mbs_list[bi];
           cluster.recompute = rc;
           cluster.corrected.enabled = true;

@@ -106,11 +106,13 @@ TEST(SearchEvaluate, ClusterOfAPoint) {
   q.link_bandwidth = 2 * search::kGiB;
   hw::Architecture a;
   a.hbm_bandwidth = 1.5e12;
-  const placement::Cluster c = search::make_cluster(q, a, 4, 80ll << 30, true, 0);
+  const placement::Cluster c = search::make_cluster(q, a, 4, 80ll << 30, true);
   EXPECT_EQ(c.devices, 64);
   EXPECT_EQ(c.micro_batches, 128);
   EXPECT_DOUBLE_EQ(c.memory_bytes, 80.0 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(c.bandwidth, 2147483648.0);
+  EXPECT_DOUBLE_EQ(c.pipeline_link.effective_bandwidth(), 2147483648.0);
+  EXPECT_DOUBLE_EQ(c.data_parallel_link.effective_bandwidth(), 2147483648.0);
+  EXPECT_EQ(c.data_parallel_link.latency_s, 0.0);
   EXPECT_TRUE(c.recompute);
   EXPECT_TRUE(c.corrected.enabled);
   EXPECT_DOUBLE_EQ(c.corrected.optimizer_seconds_per_byte, 2e-12);
@@ -286,7 +288,7 @@ TEST(SearchEvaluate, MemoryFitDoesNotDependOnTheDesign) {
         chains.push_back(search::make_chain(graph, search::schedule_layers(graph, design, estimator, *solver, cache)));
       for (int64_t hbm : q.hbm_bytes)
         for (bool rc : {false, true}) {
-          const placement::Cluster c = search::make_cluster(q, design, q.micro_batches[bi], hbm, rc, 1e-6);
+          const placement::Cluster c = search::make_cluster(q, design, q.micro_batches[bi], hbm, rc);
           const bool planned = planner.solve(chains, c).feasible;
           EXPECT_EQ(w.fits_in_memory(0, bi, hbm, rc), planned) << "mbs " << q.micro_batches[bi] << " hbm " << hbm;
           (planned ? fits : misses) += 1;

@@ -39,6 +39,7 @@
 #include "schedule/prepared.h"
 #include "schedule/problem.h"
 #include "schedule/segment_dp.h"
+#include "util/dag.h"
 
 namespace phaze::schedule {
 
@@ -1008,7 +1009,7 @@ void place_layout_tasks(const Problem& p, Schedule& s) {
   std::vector<std::vector<int>> in(p.tasks.size());
   for (const auto& [a, b] : p.edges) in[b].push_back(a);
   // Layout tasks take no time: they sit at the latest finish of their predecessors (in topological order).
-  for (int i : detail::topological_order(p)) {
+  for (int i : util::topological_order(static_cast<int>(p.tasks.size()), p.edges)) {
     if (p.tasks[i].kind != TaskKind::None) continue;
     double t = 0;
     for (int a : in[i]) t = std::max(t, s.tasks[a].finish_s);

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "io/results_db.h"
+#include "search/results_file.h"
 
 namespace {
 
-using phaze::io::PointResult;
-using phaze::io::ResultsDb;
+using phaze::search::PointResult;
+using phaze::search::ResultsDb;
 
 constexpr const char* kIdentity = R"({"cost_model":"v3","models":["gpt3-175b"],"mbs":[1,2,4,8],"hbm_gib":[16,32,64]})";
 

@@ -4,21 +4,21 @@
 #include <cstdlib>
 
 #include "fuzz_input.h"
-#include "io/results_db.h"
+#include "search/results_file.h"
 #include "util/input_error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace phaze;
   const fuzz::ScratchFile file(data, size);
   try {
-    io::ResultsDb db(file.path(), "fuzz run");
+    search::ResultsDb db(file.path(), "fuzz run");
     const int64_t count = db.count();
     const std::vector<std::string> keys = db.load_keys();
     if (static_cast<int64_t>(keys.size()) != count) std::abort();
-    for (const io::PointResult& p : db.load_summaries())
+    for (const search::PointResult& p : db.load_summaries())
       if (!std::isfinite(p.throughput_samples_per_s) || p.throughput_samples_per_s < 0) std::abort();
     (void)db.best(5);
-    db.for_each([](io::PointResult&& p) { (void)p.record.dump(); });
+    db.for_each([](search::PointResult&& p) { (void)p.record.dump(); });
     if (!keys.empty()) (void)db.find(keys.front());
   } catch (const InputError&) {
   }

@@ -9,6 +9,7 @@
 #include "cli/text_format.h"
 #include "io/model_json.h"
 #include "model/hf_config.h"
+#include "model/model_spec_json.h"
 #include "model/presets.h"
 #include "util/input_error.h"
 
@@ -35,7 +36,7 @@ void list_models(bool json) {
       out.push_back({{"name", name},
                      {"description", m.description},
                      {"seq", m.default_seq},
-                     {"hyperparameters", io::hyperparameters_json(m)}});
+                     {"hyperparameters", model::hyperparameters_json(m)}});
     }
     std::cout << out.dump(2) << "\n";
     return;

@@ -7,7 +7,6 @@
 namespace phaze::io {
 
 nlohmann::json to_json(const model::OperatorGraph& graph);
-nlohmann::json hyperparameters_json(const model::ModelSpec& spec);
 
 /// The `phaze model show --json` document: totals, the layer chain per rank and, with `with_operators`,
 /// the forward and backward operator graphs of the three distinct layers.

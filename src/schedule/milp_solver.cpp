@@ -23,6 +23,7 @@
 #include <tuple>
 #include <utility>
 
+#include "util/dag.h"
 #include "util/input_error.h"
 
 namespace phaze::schedule {
@@ -108,7 +109,6 @@ std::vector<int> topological_order(const Problem& problem, std::vector<std::vect
   const int count = static_cast<int>(problem.tasks.size());
   succs.assign(count, {});
   preds.assign(count, {});
-  std::vector<int> indegree(count, 0);
   for (const auto& [from, to] : problem.edges) {
     if (from < 0 || from >= count || to < 0 || to >= count)
       throw std::invalid_argument("milp: edge (" + std::to_string(from) + ", " + std::to_string(to) +
@@ -116,15 +116,8 @@ std::vector<int> topological_order(const Problem& problem, std::vector<std::vect
     if (from == to) throw std::invalid_argument("milp: task '" + problem.tasks[from].id + "' depends on itself");
     succs[from].push_back(to);
     preds[to].push_back(from);
-    ++indegree[to];
   }
-  std::vector<int> order;
-  order.reserve(count);
-  for (int u = 0; u < count; ++u)
-    if (indegree[u] == 0) order.push_back(u);
-  for (size_t head = 0; head < order.size(); ++head)
-    for (int v : succs[order[head]])
-      if (--indegree[v] == 0) order.push_back(v);
+  std::vector<int> order = util::topological_order(succs);
   if (static_cast<int>(order.size()) != count) throw std::invalid_argument("milp: the task graph has a cycle");
   return order;
 }
@@ -850,24 +843,17 @@ Replay replay(const Instance& in, const std::vector<char>& y, const std::vector<
   Replay r;
   r.start.assign(n, 0);
   r.finish.assign(n, 0);
-  std::vector<int> indegree(n, 0);
+  std::vector<std::vector<int>> after(n);
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b)
-      if (a != b && x[a][b]) ++indegree[b];
-  std::vector<int> order;
-  for (int a = 0; a < n; ++a)
-    if (indegree[a] == 0) order.push_back(a);
-  for (size_t head = 0; head < order.size(); ++head) {
-    const int a = order[head];
+      if (a != b && x[a][b]) after[a].push_back(b);
+  const std::vector<int> order = util::topological_order(after);
+  if (static_cast<int>(order.size()) != n) throw std::logic_error("milp: the order x of a solution has a cycle");
+  for (int a : order) {
     r.finish[a] = r.start[a] + in.duration(a, y[a]);
     r.makespan = std::max(r.makespan, r.finish[a]);
-    for (int b = 0; b < n; ++b)
-      if (b != a && x[a][b]) {
-        r.start[b] = std::max(r.start[b], r.finish[a]);
-        if (--indegree[b] == 0) order.push_back(b);
-      }
+    for (int b : after[a]) r.start[b] = std::max(r.start[b], r.finish[a]);
   }
-  if (static_cast<int>(order.size()) != n) throw std::logic_error("milp: the order x of a solution has a cycle");
 
   const double tol = in.tolerance;
   auto overlap = [&](int a, int b) { return r.start[a] < r.finish[b] - tol && r.start[b] < r.finish[a] - tol; };

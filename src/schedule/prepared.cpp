@@ -4,23 +4,9 @@
 #include <limits>
 #include <stdexcept>
 
-namespace phaze::schedule::detail {
+#include "util/dag.h"
 
-std::vector<int> topological_order(const Problem& p) {
-  const size_t n = p.tasks.size();
-  std::vector<int> indegree(n, 0), order;
-  std::vector<std::vector<int>> out(n);
-  for (const auto& [a, b] : p.edges) {
-    out[a].push_back(b);
-    ++indegree[b];
-  }
-  for (size_t i = 0; i < n; ++i)
-    if (indegree[i] == 0) order.push_back(static_cast<int>(i));
-  for (size_t k = 0; k < order.size(); ++k)
-    for (int b : out[order[k]])
-      if (--indegree[b] == 0) order.push_back(b);
-  return order;
-}
+namespace phaze::schedule::detail {
 
 Prepared prepare(const Problem& p) {
   const int n_all = static_cast<int>(p.tasks.size());
@@ -28,7 +14,7 @@ Prepared prepare(const Problem& p) {
   for (const auto& [a, b] : p.edges) in[b].push_back(a);
   Prepared q;
   std::vector<int> index(n_all, -1);
-  for (int i : topological_order(p)) {
+  for (int i : util::topological_order(n_all, p.edges)) {
     const Task& t = p.tasks[i];
     if (t.kind == TaskKind::None) continue;
     index[i] = static_cast<int>(q.task.size());

@@ -31,10 +31,6 @@ struct Prepared {
   std::vector<int> link_tasks;           // collectives on the link
 };
 
-/// All tasks of a problem that passes validate(), in topological order (sources by index, then as their
-/// last predecessor is taken).
-std::vector<int> topological_order(const Problem& p);
-
 /// Throws std::length_error for more than 64 operators.
 Prepared prepare(const Problem& p);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "schedule/problem.h"
+#include "util/dag.h"
 
 namespace phaze::schedule {
 
@@ -125,8 +126,6 @@ std::string validate(const Problem& problem) {
     }
   }
   std::set<std::pair<int, int>> seen;
-  std::vector<int> indegree(n, 0);
-  std::vector<std::vector<int>> successors(n);
   for (size_t k = 0; k < problem.edges.size(); ++k) {
     const auto [from, to] = problem.edges[k];
     if (from < 0 || to < 0 || static_cast<size_t>(from) >= n || static_cast<size_t>(to) >= n)
@@ -134,24 +133,13 @@ std::string validate(const Problem& problem) {
     if (from == to) return fmt::format("self-loop on {}", name(problem, from));
     if (!seen.insert({from, to}).second)
       return fmt::format("duplicate edge {} -> {}", name(problem, from), name(problem, to));
-    ++indegree[to];
-    successors[from].push_back(to);
   }
-  std::vector<int> ready;
-  for (size_t i = 0; i < n; ++i)
-    if (indegree[i] == 0) ready.push_back(static_cast<int>(i));
-  size_t ordered = 0;
-  std::vector<bool> remaining(n, true);
-  while (!ready.empty()) {
-    const int i = ready.back();
-    ready.pop_back();
-    remaining[i] = false;
-    ++ordered;
-    for (int j : successors[i])
-      if (--indegree[j] == 0) ready.push_back(j);
-  }
-  if (ordered != n)
+  const std::vector<int> order = util::topological_order(static_cast<int>(n), problem.edges);
+  if (order.size() != n) {
+    std::vector<bool> remaining(n, true);
+    for (int i : order) remaining[i] = false;
     return fmt::format("the edges form a cycle through {}", name(problem, task_on_cycle(problem, remaining)));
+  }
   return "";
 }
 

@@ -16,7 +16,7 @@
 
 #include "hw/area.h"
 #include "hw/presets.h"
-#include "io/results_db.h"
+#include "search/results_file.h"
 #include "search/evaluate.h"
 #include "search/schedule_cache.h"
 #include "util/file_lock.h"
@@ -265,16 +265,16 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
 
   // Declared before the database: released only after the connection is closed (util/file_lock.h).
   std::optional<ExclusiveFileLock> db_lock;
-  std::unique_ptr<io::ResultsDb> db;
+  std::unique_ptr<ResultsDb> db;
   ScoreMap stored;  // points of the results file at the start
   auto load_scores = [&] {
     ScoreMap scores;
-    for (io::PointResult& r : db->load_summaries())
+    for (PointResult& r : db->load_summaries())
       scores.emplace(std::move(r.key), rule_score(r.feasible, r.throughput_samples_per_s));
     return scores;
   };
   if (!settings.db_path.empty()) {
-    db = std::make_unique<io::ResultsDb>(settings.db_path, run_identity(q));
+    db = std::make_unique<ResultsDb>(settings.db_path, run_identity(q));
     db_lock.emplace(settings.db_path, "results file");
     stored = load_scores();
   }
@@ -323,7 +323,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
             points =
                 evaluator.evaluate(design, [&](const std::string& key) { return combination_of(key).has_value(); });
           if (db && !points.empty()) {
-            std::vector<io::PointResult> batch;
+            std::vector<PointResult> batch;
             for (const PointOutcome& p : points) batch.push_back({p.key, to_record(p), p.feasible, p.score});
             db->put_batch(batch);
           }
@@ -367,7 +367,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
     answer = build_answer(
         q, designs, order, combos, load_scores(),
         [&](const std::function<void(PointOutcome &&)>& take) {
-          db->for_each([&](io::PointResult&& r) { take(from_record(r.key, r.record)); });
+          db->for_each([&](PointResult&& r) { take(from_record(r.key, r.record)); });
         },
         settings);
   } else {

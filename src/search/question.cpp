@@ -8,7 +8,7 @@
 #include <set>
 
 #include "cost/cost_params.h"
-#include "io/model_json.h"
+#include "model/model_spec_json.h"
 #include "util/input_error.h"
 
 namespace phaze::search {
@@ -166,7 +166,7 @@ std::string run_identity(const SearchQuestion& q) {
   std::string id = fmt::format("phaze search v{}; cost model v{}", kSearchVersion, cost::kCostModelVersion);
   for (const ModelCase& m : q.models)
     id += fmt::format("; model {} seq={} tp={} {}", m.source, m.seq, join(m.widths),
-                      io::hyperparameters_json(m.spec).dump());
+                      model::hyperparameters_json(m.spec).dump());
   id += fmt::format("; devices={} global_batch={} mbs={} hbm_bytes={} recompute={} link_bandwidth={:.17g} optimizer={}",
                     q.devices, q.global_batch, join(q.micro_batches), join(q.hbm_bytes),
                     q.recompute == RecomputeChoice::Both ? "both"

@@ -11,7 +11,7 @@
 struct sqlite3;
 struct sqlite3_stmt;
 
-namespace phaze::io {
+namespace phaze::search {
 
 /// One evaluated point of a search: the caller's canonical key, its result record (any JSON the caller
 /// chooses) and two numbers kept beside it in their own columns so that queries need not parse records.
@@ -104,4 +104,4 @@ class ResultsDb {
   std::mutex mutex_;                       ///< one connection: calls from several threads take turns
 };
 
-}  // namespace phaze::io
+}  // namespace phaze::search

@@ -3,7 +3,7 @@
 // table; a foreign, corrupt or newer file, or another run's, throws InputError naming it and is left as it
 // was: nothing is written before every check has passed.
 
-#include "io/results_db.h"
+#include "search/results_file.h"
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -19,7 +19,7 @@
 #include "util/input_error.h"
 #include "util/sqlite_file.h"
 
-namespace phaze::io {
+namespace phaze::search {
 
 namespace {
 
@@ -382,4 +382,4 @@ std::vector<PointResult> ResultsDb::best(int64_t limit) {
   return points;
 }
 
-}  // namespace phaze::io
+}  // namespace phaze::search

@@ -3,7 +3,7 @@
 // (which stay byte for byte as they were), processes killed by SIGKILL in the middle of writing, and
 // processes writing one file at once.
 
-#include "io/results_db.h"
+#include "search/results_file.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -40,8 +40,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using phaze::InputError;
-using phaze::io::PointResult;
-using phaze::io::ResultsDb;
+using phaze::search::PointResult;
+using phaze::search::ResultsDb;
 using phaze_test::start_child;
 using phaze_test::TempDir;
 using phaze_test::wait_for_exit_codes;

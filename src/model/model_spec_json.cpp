@@ -1,0 +1,32 @@
+#include "model/model_spec_json.h"
+
+namespace phaze::model {
+
+using nlohmann::json;
+
+json hyperparameters_json(const ModelSpec& m) {
+  return json{{"num_layers", m.num_layers},
+              {"hidden", m.hidden},
+              {"heads", m.heads},
+              {"kv_heads", m.kv_heads},
+              {"head_dim", m.head_dim()},
+              {"ffn", m.ffn},
+              {"vocab", m.vocab},
+              {"word_embedding_dim", m.word_embedding_dim},
+              {"max_positions", m.max_positions},
+              {"token_types", m.token_types},
+              {"norm", to_string(m.norm)},
+              {"pre_norm", m.pre_norm},
+              {"final_norm", m.final_norm},
+              {"activation", to_string(m.activation)},
+              {"mask", to_string(m.mask)},
+              {"biases", m.biases},
+              {"fused_qkv", m.fused_qkv},
+              {"rotary", m.rotary},
+              {"hidden_dropout", m.hidden_dropout},
+              {"attention_dropout", m.attention_dropout},
+              {"tied_head", m.tied_head},
+              {"head", m.head == HeadKind::CausalLm ? "causal_lm" : "bert_pretraining"}};
+}
+
+}  // namespace phaze::model

@@ -1,0 +1,175 @@
+#pragma once
+
+// The state of the exact solver's branch and bound, shared by its parts: the search over sequences with its
+// dominance rules (exact_search.cpp), its lower bounds (exact_bounds.cpp), and the greedy dives that give
+// the incumbent and turn a sequence into a schedule (exact_dives.cpp). Internal to the exact solver
+// (exact_solver.cpp).
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <unordered_map>
+#include <vector>
+
+#include "schedule/prepared.h"
+#include "schedule/problem.h"
+
+namespace phaze::schedule::detail {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Relative slack for rounding when a bound is compared with the incumbent (far below the 1e-9 to which
+/// makespans are compared anywhere).
+inline constexpr double kBoundTolerance = 1e-12;
+
+/// A set of identical cores: paired (tensor core c with vector core c) or unpaired of one type.
+struct Group {
+  double tc_free = 0, vc_free = 0;  // an unpaired core keeps its free time in the field of its type
+  int64_t count = 0;
+  uint8_t kind = 0;  // kTc | kVc: a pair; kTc: unpaired tensor cores; kVc: unpaired vector cores
+};
+
+/// One decision of the search: which task, in which mode, on which group of cores.
+struct Choice {
+  int task = -1;
+  bool parallel = false;
+  int group = -1;          // index of the group the core came from (-1: none or all cores)
+  uint8_t group_kind = 0;  // paired (kTc | kVc) or unpaired (kTc or kVc)
+  double other_free = -1;  // free time of the unused side of a pair, clamped to the start
+  double start = 0, finish = 0;
+};
+
+/// The branch and bound over sequences of tasks (one object per search; a greedy one dives once).
+class ExactSearch {
+ public:
+  ExactSearch(const Problem& p, const Prepared& q, int64_t node_limit, bool greedy);
+
+  void set_incumbent(double makespan) { best_ = makespan; }
+  /// The bound of the empty schedule: no schedule is shorter (call before run).
+  double root_bound() const { return lower_bound(0, 0.0); }
+  /// A dive that runs every task that can be intra-operator parallel that way.
+  void set_parallel_only() { parallel_only_ = true; }
+  void run() { dive(0, 0.0, -1, 0.0); }
+  bool complete() const { return nodes_ <= node_limit_; }
+  int64_t nodes() const { return nodes_; }
+  double best() const { return best_; }
+  const std::vector<Choice>& best_path() const { return best_path_; }
+
+ private:
+  // The search (exact_search.cpp).
+  double conflict_floor(uint8_t use, bool parallel) const;
+  void options(uint64_t done, double last_start, int last_task, double last_task_start, std::vector<Choice>& out);
+  bool interacts(int s, bool parallel, int group) const;
+  void state_times(uint64_t done, std::vector<double>& t) const;
+  bool dominated(uint64_t done, double last_start);
+  bool lonely_single(double last_start) const;
+  bool closed_phase_dominated() const;
+  void dive(uint64_t done, double last_start, int last_task, double last_task_start);
+  void apply(const Choice& c);
+  void undo(const Choice& c);
+
+  // The lower bounds (exact_bounds.cpp).
+  double lower_bound(uint64_t done, double last_start) const;
+  bool packing_proves(uint64_t rest, double last_start, double target) const;
+  bool packing_proves(uint64_t rest, uint64_t parallel_set, double t0, double target, int depth) const;
+  bool packing_fits(uint64_t rest, uint64_t parallel_set, double t0, double span) const;
+  double exclusive_bound(uint64_t set) const;
+  double split_exclusive_bound(uint64_t set) const;
+  double cached_base(uint64_t set) const;
+  double compute_exclusive_bound(uint64_t set) const;
+  double after_link_task(int c, uint64_t rest) const;
+
+  // A state is what the rest of the schedule depends on, all times seen from the last start on: the
+  // finishes still awaited by unscheduled tasks, the link, the ends that exclusivity refers to, and the
+  // cores. With starts raised to the last start the rule is monotone, so a state that is no later in
+  // every respect than one already explored (same scheduled set) cannot lead to a better schedule.
+  struct Memo {
+    double last_start, makespan;
+    std::vector<double> times;
+    std::vector<Group> groups;  // normalised at last_start
+  };
+
+  struct Saved {
+    double makespan, link_end, compute_end[4], parallel_end[4], remaining_tc, remaining_vc, remaining_link;
+    Choice last;
+    int phase_begin, closed_begin, closed_end;
+    double phase_end;
+    int new_group;
+    Group old_group;
+  };
+  std::vector<Saved> saved_;
+
+  const Problem& p_;
+  const Prepared& q_;
+  int n_;
+  int64_t node_limit_;
+  bool greedy_;
+  bool parallel_only_ = false;
+  int64_t nodes_ = 0;
+  uint64_t all_ = 0;
+  struct Item {
+    double single, parallel;
+    uint8_t use;
+    int task;
+  };
+  mutable std::unordered_map<uint64_t, double> exclusive_memo_;  // by task set
+  mutable std::unordered_map<uint64_t, double> base_memo_;       // the same without splitting
+  mutable std::vector<double> flow_[2];
+  mutable std::vector<double> classes_, weights_;
+  mutable std::vector<int> orders_;
+  mutable std::vector<double> path_length_;
+  mutable std::vector<int> path_prev_;
+  mutable std::vector<Item> items_;
+  double best_ = kInf;
+  std::vector<Choice> path_, best_path_;
+  struct Key {
+    uint8_t kind;
+    double start, other;
+    bool operator==(const Key&) const = default;
+  };
+  std::vector<Key> seen_;
+  std::unordered_map<uint64_t, std::vector<Memo>> memo_;
+  std::vector<double> times_;                      // work space of dominated()
+  std::vector<Group> mine_, theirs_;               // work space of dominated()
+  std::vector<std::vector<Choice>> choice_lists_;  // per depth of the dive
+  std::vector<uint64_t> awaited_by_;               // successors of each task (search indices)
+  std::vector<int> open_singles_;                  // single-core compute tasks in sequence order
+  // The current phase: a maximal run of overlapping single-core compute tasks (path_ indices from
+  // phase_begin_), ending at phase_end_; closed_begin_/closed_end_ name the phase the last task closed.
+  int phase_begin_ = -1;
+  double phase_end_ = 0;
+  int closed_begin_ = -1, closed_end_ = -1;
+  std::vector<int> overlaps_;     // compute tasks overlapping each task
+  std::vector<int> overlap_log_;  // increments of overlaps_, for undo
+  std::vector<size_t> overlap_marks_;
+  mutable std::vector<double> est_;
+  // Work space of the packing bound.
+  mutable double packing_wait_ = 0, packing_all_free_ = 0;
+  mutable std::vector<double> release_, tail_, free_, lengths_, releases_, tails_, latest_starts_;
+  mutable std::vector<int> packing_items_, shared_;
+  mutable std::vector<char> taken_;
+  std::vector<Group> groups_;
+  std::vector<std::vector<Group>> saved_groups_;
+  std::vector<double> start_, finish_;
+  double makespan_ = 0, link_end_ = 0;
+  double compute_end_[4] = {0, 0, 0, 0};   // [0] any compute, [1] tensor, [2] vector
+  double parallel_end_[4] = {0, 0, 0, 0};  // [0] any parallel, [1] using tensor, [2] using vector, [3] fused
+  double remaining_tc_ = 0, remaining_vc_ = 0, remaining_link_ = 0;
+  Choice last_;
+};
+
+/// A greedy dive: free modes (earliest finish first), or every task parallel (earliest start first).
+struct Dive {
+  double makespan = kInf;
+  std::vector<Choice> path;
+};
+Dive greedy_dive(const Problem& problem, const Prepared& q, bool parallel_only);
+
+/// Turns the decisions into a schedule with concrete core indices (replaying the group choices); an
+/// infeasible Schedule when the replay finds no core, for the caller to fall back to assign_cores.
+Schedule build_schedule(const Problem& p, const Prepared& q, const std::vector<Choice>& path);
+
+/// Places the layout tasks (no time) at the latest finish of their predecessors and sets the makespan.
+void place_layout_tasks(const Problem& p, Schedule& s);
+
+}  // namespace phaze::schedule::detail

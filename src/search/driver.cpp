@@ -42,11 +42,6 @@ hw::Design tpuv4_design(const SearchQuestion& question) {
   return d;
 }
 
-bool same_design(const hw::Architecture& a, const hw::Architecture& b) {
-  return a.num_tc == b.num_tc && a.tc_width == b.tc_width && a.tc_depth == b.tc_depth && a.num_vc == b.num_vc &&
-         a.vc_width == b.vc_width && a.glb_bytes == b.glb_bytes && a.hbm_bytes == b.hbm_bytes;
-}
-
 namespace {
 
 void accumulate_per_model(SearchAnswer& answer, const PointOutcome& point) {
@@ -89,7 +84,9 @@ namespace {
 constexpr size_t kLookAheadPerThread = 4;
 
 std::string key_of(const hw::Design& design, const Combination& c) {
-  return point_key(design.arch, c.micro_batch, c.hbm_bytes, c.recompute);
+  hw::Architecture a = design.arch;
+  a.hbm_bytes = c.hbm_bytes;
+  return point_key(a, c.micro_batch, c.recompute);
 }
 
 /// A point's score as the stop rule sees it: nothing when it is infeasible.

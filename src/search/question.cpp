@@ -187,9 +187,4 @@ std::string run_identity(const SearchQuestion& q) {
   return id;
 }
 
-std::string point_key(const hw::Architecture& a, int64_t micro_batch, int64_t hbm_bytes, bool recompute) {
-  return fmt::format("tc{}x{}x{} vc{}x{} glb{} hbm{} mbs{} rc{}", a.num_tc, a.tc_width, a.tc_depth, a.num_vc,
-                     a.vc_width, a.glb_bytes, hbm_bytes, micro_batch, recompute ? 1 : 0);
-}
-
 }  // namespace phaze::search

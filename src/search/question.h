@@ -92,7 +92,4 @@ hw::EnumerationOptions enumeration_options(const SearchQuestion& question);
 /// lengths and widths; cluster, training and space options; model versions), for the results file.
 std::string run_identity(const SearchQuestion& question);
 
-/// One evaluated point: a design with an HBM size, a micro-batch size and a recomputation setting.
-std::string point_key(const hw::Architecture& design, int64_t micro_batch, int64_t hbm_bytes, bool recompute);
-
 }  // namespace phaze::search

@@ -18,6 +18,7 @@
 #include "hw/presets.h"
 #include "io/results_db.h"
 #include "search/evaluate.h"
+#include "search/question_json.h"
 #include "search/schedule_cache.h"
 #include "util/file_lock.h"
 #include "util/run_on_threads.h"

@@ -14,6 +14,7 @@
 #include "search/evaluate.h"
 #include "search/point.h"
 #include "search/question.h"
+#include "search/question_json.h"
 #include "search/schedule_cache.h"
 
 namespace {

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <thread>
 
@@ -13,9 +14,11 @@
 #include "hw/area.h"
 #include "model/hf_config.h"
 #include "search/driver.h"
+#include "search/question_json.h"
 #include "search/report.h"
 #include "util/input_error.h"
 #include "util/output_file.h"
+#include "util/read_file.h"
 #include "util/run_on_threads.h"
 
 namespace phaze::cli {
@@ -45,7 +48,11 @@ struct SearchOptions {
   int64_t top = 5;
   bool json = false;
   int64_t schedule_nodes = 0;
+  std::string question_in, question_out;
 };
+
+/// Whether an option was given on the command line (CLI11 counts it).
+using GivenFn = std::function<bool(const char* option)>;
 
 /// A comma-separated list of sizes in GiB, as bytes; each at least 1 KiB, so that none rounds to nothing.
 std::vector<int64_t> gibibytes(const std::string& text, const char* option) {
@@ -58,24 +65,36 @@ std::vector<int64_t> gibibytes(const std::string& text, const char* option) {
   return out;
 }
 
+/// Sets the models' sequence lengths and widths from --seq and --tp; when not given, `models` (of the
+/// command line) get their defaults and those of a question file keep theirs.
+void set_seq_and_widths(std::vector<search::ModelCase>& models, const SearchOptions& o, bool defaults) {
+  const std::vector<int64_t> seqs = parse_integer_list("--seq", o.seq, 1, model::limits::kSequence);
+  if (!seqs.empty() && seqs.size() != 1 && seqs.size() != models.size())
+    throw InputError(
+        fmt::format("--seq '{}': give one length for all models or one per model ({})", o.seq, models.size()));
+  const std::vector<int64_t> widths = parse_integer_list("--tp", o.tp, 1, model::limits::kTensorParallel);
+  for (size_t i = 0; i < models.size(); ++i) {
+    search::ModelCase& m = models[i];
+    if (!seqs.empty()) m.seq = seqs[seqs.size() == 1 ? 0 : i];
+    if (!widths.empty()) m.widths = widths;
+    if (defaults && seqs.empty()) m.seq = m.spec.default_seq;
+    if (defaults && widths.empty()) m.widths = search::default_widths(m.spec);
+    std::sort(m.widths.begin(), m.widths.end());
+  }
+}
+
+/// The question of the command line's flags, every setting not given at its default.
 search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, bool budget_um2_given) {
   search::SearchQuestion q;
   if (o.models.size() > kMaxListValues)
     throw InputError(fmt::format("--model: {} models, at most {} allowed", o.models.size(), kMaxListValues));
-  const std::vector<int64_t> seqs = parse_integer_list("--seq", o.seq, 1, model::limits::kSequence);
-  if (!seqs.empty() && seqs.size() != 1 && seqs.size() != o.models.size())
-    throw InputError(
-        fmt::format("--seq '{}': give one length for all models or one per model ({})", o.seq, o.models.size()));
-  const std::vector<int64_t> widths = parse_integer_list("--tp", o.tp, 1, model::limits::kTensorParallel);
-  for (size_t i = 0; i < o.models.size(); ++i) {
+  for (const std::string& source : o.models) {
     search::ModelCase m;
-    m.source = o.models[i];
-    m.spec = model::load_model(o.models[i]);
-    m.seq = seqs.empty() ? m.spec.default_seq : seqs[seqs.size() == 1 ? 0 : i];
-    m.widths = widths.empty() ? search::default_widths(m.spec) : widths;
-    std::sort(m.widths.begin(), m.widths.end());
+    m.source = source;
+    m.spec = model::load_model(source);
     q.models.push_back(std::move(m));
   }
+  set_seq_and_widths(q.models, o, true);
   q.devices = o.devices;
   q.global_batch = o.global_batch;
   q.micro_batches = parse_integer_list("--mbs", o.mbs, 1, model::limits::kMicroBatch);
@@ -102,8 +121,64 @@ search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, 
   return q;
 }
 
-void run(const SearchOptions& o, bool budget_given, bool budget_um2_given) {
-  const search::SearchQuestion q = question_from(o, budget_given, budget_um2_given);
+/// The settings a flag sets, by flag: what a flag given beside --question replaces in the file's question.
+using Setting = void (*)(search::SearchQuestion& to, const search::SearchQuestion& from);
+const std::pair<const char*, Setting> kFlagSettings[] = {
+    {"--devices", [](auto& t, const auto& f) { t.devices = f.devices; }},
+    {"--global-batch", [](auto& t, const auto& f) { t.global_batch = f.global_batch; }},
+    {"--mbs", [](auto& t, const auto& f) { t.micro_batches = f.micro_batches; }},
+    {"--hbm", [](auto& t, const auto& f) { t.hbm_bytes = f.hbm_bytes; }},
+    {"--recompute", [](auto& t, const auto& f) { t.recompute = f.recompute; }},
+    {"--optimizer", [](auto& t, const auto& f) { t.optimizer = f.optimizer; }},
+    {"--schedule-nodes", [](auto& t, const auto& f) { t.schedule_node_budget = f.schedule_node_budget; }},
+    {"--link-bandwidth", [](auto& t, const auto& f) { t.link_bandwidth = f.link_bandwidth; }},
+    {"--budget", [](auto& t, const auto& f) { t.space.budget_um2 = f.space.budget_um2; }},
+    {"--budget-um2", [](auto& t, const auto& f) { t.space.budget_um2 = f.space.budget_um2; }},
+    {"--lower-fraction", [](auto& t, const auto& f) { t.space.lower_fraction = f.space.lower_fraction; }},
+    {"--no-single-core-exemption",
+     [](auto& t, const auto& f) { t.space.single_core_exemption = f.space.single_core_exemption; }},
+    {"--tc", [](auto& t, const auto& f) { t.filter.num_tc = f.filter.num_tc; }},
+    {"--vc", [](auto& t, const auto& f) { t.filter.num_vc = f.filter.num_vc; }},
+    {"--width", [](auto& t, const auto& f) { t.filter.width = f.filter.width; }},
+    {"--depth", [](auto& t, const auto& f) { t.filter.depth = f.filter.depth; }},
+    {"--glb-mib", [](auto& t, const auto& f) { t.filter.glb_bytes = f.filter.glb_bytes; }},
+    {"--exhaustive", [](auto& t, const auto& f) { t.exhaustive = f.exhaustive; }},
+    {"--stop-window", [](auto& t, const auto& f) { t.stop_window = f.stop_window; }},
+    {"--bucket-um2", [](auto& t, const auto& f) { t.bucket_um2 = f.bucket_um2; }},
+};
+
+/// The question: the flags' alone, or the file's with the flags given beside it in place of its values
+/// (--model replaces its model list; --seq and --tp alone apply to its models).
+search::SearchQuestion the_question(const SearchOptions& o, const GivenFn& given) {
+  const search::SearchQuestion flags = question_from(o, given("--budget"), given("--budget-um2"));
+  if (o.question_in.empty()) return flags;
+  search::SearchQuestion q = search::parse_question(read_text_file(o.question_in), o.question_in);
+  for (const auto& [option, set] : kFlagSettings)
+    if (given(option)) set(q, flags);
+  if (given("--model")) {
+    q.models = flags.models;
+  } else {
+    set_seq_and_widths(q.models, o, false);
+  }
+  search::validate(q);
+  return q;
+}
+
+void write_question(const search::SearchQuestion& q, const std::string& path) {
+  search::validate(q);
+  const std::string text = search::question_json(q).dump(2) + "\n";
+  if (path == "-") {
+    std::cout << text;
+    return;
+  }
+  write_text_file(path, text);
+}
+
+void run(const SearchOptions& o, const GivenFn& given) {
+  if (!given("--model") && o.question_in.empty()) throw CLI::RequiredError("--model");
+  if (!o.question_out.empty() && o.question_out != "-") check_writable("--write-question", o.question_out);
+  const search::SearchQuestion q = the_question(o, given);
+  if (!o.question_out.empty()) return write_question(q, o.question_out);
   // The answer of a long search must not be lost to a mistyped output path: check them all first.
   if (!o.output.empty()) check_writable("--output", o.output);
   if (!o.csv.empty()) check_writable("--csv", o.csv);
@@ -159,8 +234,9 @@ void add_search_command(CLI::App& app) {
       "recomputation) for the highest training throughput. Per combination of micro-batch size, HBM size and "
       "recomputation, designs are visited by area bucket from the largest area down until the best scores of the "
       "last --stop-window buckets with a feasible design are non-increasing; --exhaustive visits every design");
-  cmd->add_option("--model", o->models, "Preset or Hugging Face config.json; repeat (or comma-separate) for a set")
-      ->required()
+  cmd->add_option("--model", o->models,
+                  "Preset or Hugging Face config.json; repeat (or comma-separate) for a set (required without "
+                  "--question; with it, replaces the file's models)")
       ->delimiter(',');
   add_integer_option(cmd, "--devices", o->devices, 1, search::limits::kDevices, "Accelerators in the cluster");
   add_integer_option(cmd, "--global-batch", o->global_batch, 1, search::limits::kGlobalBatch,
@@ -221,7 +297,12 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--csv", o->csv, "Write every point as CSV to this file");
   add_integer_option(cmd, "--top", o->top, 0, search::limits::kTop, "Points listed in the top list");
   cmd->add_flag("--json", o->json, "Print the answer as JSON instead of text");
-  cmd->callback([o, budget, budget_um2] { run(*o, budget->count() > 0, budget_um2->count() > 0); });
+  cmd->add_option("--question", o->question_in,
+                  "Search question JSON (docs/question.md), as --write-question writes it; flags given beside it "
+                  "replace its values");
+  cmd->add_option("--write-question", o->question_out,
+                  "Write the search question as JSON to this file ('-': standard output) instead of searching");
+  cmd->callback([o, cmd] { run(*o, [cmd](const char* option) { return cmd->get_option(option)->count() > 0; }); });
 }
 
 }  // namespace phaze::cli

@@ -83,13 +83,7 @@ Scheduling make_scheduling(const SearchQuestion& q, ScheduleCache& cache) {
 hw::Architecture point_architecture(const SearchQuestion& q, const hw::Architecture& design) {
   hw::Architecture a = enumeration_options(q).base;
   a.name.clear();
-  a.num_tc = design.num_tc;
-  a.tc_width = design.tc_width;
-  a.tc_depth = design.tc_depth;
-  a.num_vc = design.num_vc;
-  a.vc_width = design.vc_width;
-  a.glb_bytes = design.glb_bytes;
-  a.hbm_bytes = design.hbm_bytes;
+  copy_design(a, design);
   return a;
 }
 
@@ -339,7 +333,7 @@ Baselines compute_baselines(const SearchQuestion& q, const std::optional<PointOu
         for (bool rc : recompute_values(q.recompute)) {
           hw::Architecture a = choice.design.arch;
           a.hbm_bytes = hbm;
-          keys.insert(point_key(a, b, hbm, rc));
+          keys.insert(point_key(a, b, rc));
         }
       choice.best =
           best_feasible(evaluator.evaluate(choice.design, [&](const std::string& key) { return keys.contains(key); }));

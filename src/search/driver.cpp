@@ -18,6 +18,7 @@
 #include "hw/presets.h"
 #include "search/results_file.h"
 #include "search/evaluate.h"
+#include "search/question_json.h"
 #include "search/schedule_cache.h"
 #include "util/file_lock.h"
 #include "util/run_on_threads.h"
@@ -40,11 +41,6 @@ hw::Design tpuv4_design(const SearchQuestion& question) {
   d.arch = point_architecture(question, hw::tpuv4_like());
   d.area_um2 = hw::area_um2(d.arch);
   return d;
-}
-
-bool same_design(const hw::Architecture& a, const hw::Architecture& b) {
-  return a.num_tc == b.num_tc && a.tc_width == b.tc_width && a.tc_depth == b.tc_depth && a.num_vc == b.num_vc &&
-         a.vc_width == b.vc_width && a.glb_bytes == b.glb_bytes && a.hbm_bytes == b.hbm_bytes;
 }
 
 namespace {
@@ -89,7 +85,9 @@ namespace {
 constexpr size_t kLookAheadPerThread = 4;
 
 std::string key_of(const hw::Design& design, const Combination& c) {
-  return point_key(design.arch, c.micro_batch, c.hbm_bytes, c.recompute);
+  hw::Architecture a = design.arch;
+  a.hbm_bytes = c.hbm_bytes;
+  return point_key(a, c.micro_batch, c.recompute);
 }
 
 /// A point's score as the stop rule sees it: nothing when it is infeasible.

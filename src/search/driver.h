@@ -89,7 +89,4 @@ void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top);
 /// per-core SRAMs derived), with its area.
 hw::Design tpuv4_design(const SearchQuestion& question);
 
-/// The same design: tensor and vector cores, buffer and HBM size (micro-batch and recomputation aside).
-bool same_design(const hw::Architecture& a, const hw::Architecture& b);
-
 }  // namespace phaze::search

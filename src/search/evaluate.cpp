@@ -300,7 +300,7 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
       for (bool rc : recomputes) {
         hw::Architecture a = design.arch;
         a.hbm_bytes = hbm;
-        if (wanted(point_key(a, b, hbm, rc))) todo.emplace_back(hbm, rc);
+        if (wanted(point_key(a, b, rc))) todo.emplace_back(hbm, rc);
       }
     if (todo.empty()) continue;
 
@@ -327,7 +327,7 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
       PointOutcome p;
       p.design = design.arch;
       p.design.hbm_bytes = hbm;
-      p.key = point_key(p.design, b, hbm, rc);
+      p.key = point_key(p.design, b, rc);
       p.area_um2 = design.area_um2;
       p.micro_batch = b;
       p.recompute = rc;

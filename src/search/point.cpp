@@ -1,7 +1,5 @@
 #include "search/point.h"
 
-#include <tuple>
-
 namespace phaze::search {
 
 namespace {
@@ -66,22 +64,14 @@ ModelOutcome model_from(const json& j) {
   return m;
 }
 
-/// Canonical order as a tuple compared lexicographically (design dimensions negated: largest first).
-auto order_key(const PointOutcome& p) {
-  const hw::Architecture& a = p.design;
-  return std::make_tuple(-a.num_tc, -a.num_vc, -a.tc_width, -a.vc_width, -a.tc_depth, -a.glb_bytes, a.hbm_bytes,
-                         p.micro_batch, p.recompute);
-}
-
 }  // namespace
 
 json to_record(const PointOutcome& p) {
-  const hw::Architecture& a = p.design;
   json models = json::array();
   for (const ModelOutcome& m : p.models) models.push_back(model_json(m));
-  return json{{"design", json::array({a.num_tc, a.tc_width, a.tc_depth, a.num_vc, a.vc_width, a.glb_bytes})},
+  return json{{"design", chip_array(p.design)},
               {"area_um2", p.area_um2},
-              {"hbm_bytes", a.hbm_bytes},
+              {"hbm_bytes", p.design.hbm_bytes},
               {"mbs", p.micro_batch},
               {"recompute", p.recompute},
               {"feasible", p.feasible},
@@ -92,15 +82,8 @@ json to_record(const PointOutcome& p) {
 PointOutcome from_record(const std::string& key, const json& r) {
   PointOutcome p;
   p.key = key;
-  const json& d = r.at("design");
-  hw::Architecture& a = p.design;
-  a.num_tc = d.at(0).get<int64_t>();
-  a.tc_width = d.at(1).get<int64_t>();
-  a.tc_depth = d.at(2).get<int64_t>();
-  a.num_vc = d.at(3).get<int64_t>();
-  a.vc_width = d.at(4).get<int64_t>();
-  a.glb_bytes = d.at(5).get<int64_t>();
-  a.hbm_bytes = r.at("hbm_bytes").get<int64_t>();
+  read_chip_array(r.at("design"), p.design);
+  p.design.hbm_bytes = r.at("hbm_bytes").get<int64_t>();
   p.area_um2 = r.at("area_um2").get<double>();
   p.micro_batch = r.at("mbs").get<int64_t>();
   p.recompute = r.at("recompute").get<bool>();
@@ -125,7 +108,7 @@ std::optional<PointOutcome> best_feasible(const std::vector<PointOutcome>& point
 }
 
 bool before(const PointOutcome& a, const PointOutcome& b) {
-  return order_key(a) < order_key(b);
+  return canonical_before(a, b);
 }
 
 bool better(const PointOutcome& a, const PointOutcome& b) {

@@ -11,6 +11,7 @@
 
 #include "hw/architecture.h"
 #include "placement/chain.h"
+#include "search/design_point.h"
 
 namespace phaze::search {
 
@@ -47,13 +48,11 @@ struct ModelOutcome {
   bool operator==(const ModelOutcome&) const = default;
 };
 
-/// One point: a design with an HBM size, a micro-batch size and a recomputation setting, all models.
-struct PointOutcome {
-  std::string key;
-  hw::Architecture design;  ///< cores, array, lanes, GLB (per-core SRAMs derived) and the HBM size
+/// One point (its identity: design with cores, array, lanes, GLB and HBM size; micro-batch size;
+/// recomputation setting), all models.
+struct PointOutcome : PointId {
+  std::string key;  ///< point_key of the identity
   double area_um2 = 0;
-  int64_t micro_batch = 0;
-  bool recompute = false;
   bool feasible = false;  ///< every model has a plan
   double score = 0;       ///< average samples/s over the models; 0 when infeasible
   std::vector<ModelOutcome> models;
@@ -67,9 +66,9 @@ PointOutcome from_record(const std::string& key, const nlohmann::json& record);
 /// A point after the round trip through its record: fresh points and stored ones compare and print alike.
 PointOutcome as_recorded(const PointOutcome& point);
 
-/// The total order of the answer: higher score first; among equal scores the earlier design in canonical
-/// enumeration order (hw/enumerate.h: num_tc, num_vc, width, vc_width, depth, GLB, each from the largest
-/// down), then the smaller HBM, the smaller micro-batch, recomputation off before on.
+/// The total order of the answer: higher score first; among equal scores the canonical order of the points
+/// (design_point.h: num_tc, num_vc, width, vc_width, depth, GLB, each from the largest down, then the
+/// smaller HBM, the smaller micro-batch, recomputation off before on).
 bool better(const PointOutcome& a, const PointOutcome& b);
 /// The same order on one model's throughput (model index `m`); a point where that model has no plan is
 /// never better.

@@ -7,17 +7,11 @@
 #include <cmath>
 #include <set>
 
-#include "cost/cost_params.h"
-#include "model/model_spec_json.h"
 #include "util/input_error.h"
 
 namespace phaze::search {
 
 namespace {
-
-/// Version of the search's point records and evaluation rules: part of the run identity, so a results
-/// file written by an older evaluation is never mixed with newer points.
-constexpr int kSearchVersion = 1;
 
 bool is_power_of_two(int64_t v) {
   return v > 0 && std::has_single_bit(static_cast<uint64_t>(v));
@@ -48,10 +42,6 @@ hw::PowerOfTwoRange narrowed(const std::vector<int64_t>& values, const hw::Power
 
 bool admits(const std::vector<int64_t>& values, int64_t v) {
   return values.empty() || std::find(values.begin(), values.end(), v) != values.end();
-}
-
-std::string join(const std::vector<int64_t>& values) {
-  return fmt::format("{}", fmt::join(values, ","));
 }
 
 }  // namespace
@@ -158,41 +148,6 @@ std::vector<hw::Design> search_designs(const SearchQuestion& q) {
         "design space: no design of the template lies within the area budget and the --tc/--vc/--width/--depth/"
         "--glb-mib restrictions");
   return designs;
-}
-
-std::string run_identity(const SearchQuestion& q) {
-  const hw::EnumerationOptions o = enumeration_options(q);
-  const double budget = o.budget_um2 ? *o.budget_um2 : hw::default_area_budget_um2();
-  std::string id = fmt::format("phaze search v{}; cost model v{}", kSearchVersion, cost::kCostModelVersion);
-  for (const ModelCase& m : q.models)
-    id += fmt::format("; model {} seq={} tp={} {}", m.source, m.seq, join(m.widths),
-                      model::hyperparameters_json(m.spec).dump());
-  id += fmt::format("; devices={} global_batch={} mbs={} hbm_bytes={} recompute={} link_bandwidth={:.17g} optimizer={}",
-                    q.devices, q.global_batch, join(q.micro_batches), join(q.hbm_bytes),
-                    q.recompute == RecomputeChoice::Both ? "both"
-                    : q.recompute == RecomputeChoice::On ? "on"
-                                                         : "off",
-                    q.link_bandwidth, q.optimizer == placement::Optimizer::Adam ? "adam" : "sgd");
-  const hw::Architecture& b = o.base;
-  id += fmt::format(
-      "; budget_um2={:.17g} lower_fraction={:.17g} exemption={} untie={} hbm_bandwidth={:.17g} clock_hz={:.17g}",
-      budget, o.lower_fraction, o.single_core_exemption, o.untie_vector_width, b.hbm_bandwidth, b.clock_hz);
-  id += fmt::format("; tc={} vc={} width={} depth={} glb_bytes={}", join(q.filter.num_tc), join(q.filter.num_vc),
-                    join(q.filter.width), join(q.filter.depth), join(q.filter.glb_bytes));
-  id += fmt::format("; ranges tc={}..{} vc={}..{} width={}..{} depth={}..{} glb={}..{}", o.num_tc.min, o.num_tc.max,
-                    o.num_vc.min, o.num_vc.max, o.width.min, o.width.max, o.depth.min, o.depth.max, o.glb_bytes.min,
-                    o.glb_bytes.max);
-  // The window and the bucket width decide which points an answer is built from; an exhaustive search takes
-  // every point whatever they are.
-  id += q.exhaustive ? std::string("; strategy=exhaustive")
-                     : fmt::format("; strategy=buckets stop_window={} bucket_um2={:.17g}", q.stop_window, q.bucket_um2);
-  id += fmt::format("; schedule_nodes={}", q.schedule_node_budget);
-  return id;
-}
-
-std::string point_key(const hw::Architecture& a, int64_t micro_batch, int64_t hbm_bytes, bool recompute) {
-  return fmt::format("tc{}x{}x{} vc{}x{} glb{} hbm{} mbs{} rc{}", a.num_tc, a.tc_width, a.tc_depth, a.num_vc,
-                     a.vc_width, a.glb_bytes, hbm_bytes, micro_batch, recompute ? 1 : 0);
 }
 
 }  // namespace phaze::search

@@ -94,11 +94,4 @@ std::vector<hw::Design> search_designs(const SearchQuestion& question);
 /// design's link bandwidth set.
 hw::EnumerationOptions enumeration_options(const SearchQuestion& question);
 
-/// A canonical string of everything that determines the answer (models with their hyper-parameters, sequence
-/// lengths and widths; cluster, training and space options; model versions), for the results file.
-std::string run_identity(const SearchQuestion& question);
-
-/// One evaluated point: a design with an HBM size, a micro-batch size and a recomputation setting.
-std::string point_key(const hw::Architecture& design, int64_t micro_batch, int64_t hbm_bytes, bool recompute);
-
 }  // namespace phaze::search

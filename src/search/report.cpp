@@ -19,9 +19,7 @@ const char* const kLayerNames[3] = {"embedding", "transformer", "head"};
 
 /// A chip's cores and buffer, its HBM size unless `hbm` is false (a design chosen without one), its area.
 ordered_json chip_json(const hw::Architecture& a, double area_um2, bool hbm = true) {
-  ordered_json out{{"num_tc", a.num_tc}, {"tc_width", a.tc_width}, {"tc_depth", a.tc_depth},
-                   {"num_vc", a.num_vc}, {"vc_width", a.vc_width}, {"glb_bytes", a.glb_bytes}};
-  if (hbm) out["hbm_bytes"] = a.hbm_bytes;
+  ordered_json out = design_object(a, hbm);
   out["area_um2"] = area_um2;
   return out;
 }
@@ -186,11 +184,14 @@ ordered_json baselines_json(const SearchQuestion& q, const SearchAnswer& a) {
   return out;
 }
 
+/// A chip's cores and buffer for people (no HBM size).
+std::string chip_text(const hw::Architecture& a) {
+  return fmt::format("{} × {}×{} tensor cores, {} × {}-lane vector cores, {} MiB GLB", a.num_tc, a.tc_width, a.tc_depth,
+                     a.num_vc, a.vc_width, a.glb_bytes >> 20);
+}
+
 std::string design_text(const PointOutcome& p) {
-  const hw::Architecture& a = p.design;
-  return fmt::format("{} × {}×{} tensor cores, {} × {}-lane vector cores, {} MiB GLB, {:g} GiB HBM, {:.6g} mm²",
-                     a.num_tc, a.tc_width, a.tc_depth, a.num_vc, a.vc_width, a.glb_bytes >> 20, a.hbm_bytes / kGiB,
-                     p.area_um2 * 1e-6);
+  return fmt::format("{}, {:g} GiB HBM, {:.6g} mm²", chip_text(p.design), p.design.hbm_bytes / kGiB, p.area_um2 * 1e-6);
 }
 
 std::string stages_text(const ModelOutcome& m, int64_t layers) {
@@ -294,15 +295,12 @@ void baselines_text(std::string& out, const SearchQuestion& q, const SearchAnswe
       out += fmt::format("    micro-batch {}: {}\n", c.micro_batch, kNoSpotlightDesign);
       continue;
     }
-    const hw::Architecture& d = c.design.arch;
-    out += fmt::format(
-        "    micro-batch {}: {} × {}×{} tensor cores, {} × {}-lane vector cores, {} MiB GLB, {:.6g} mm²: {:.6g} s "
-        "per sample on one chip; {}\n",
-        c.micro_batch, d.num_tc, d.tc_width, d.tc_depth, d.num_vc, d.vc_width, d.glb_bytes >> 20,
-        c.design.area_um2 * 1e-6, c.seconds_per_sample,
-        c.best ? fmt::format("best point {:.6g} samples/s ({:g} GiB HBM, recomputation {})", c.best->score,
-                             c.best->design.hbm_bytes / kGiB, c.best->recompute ? "on" : "off")
-               : std::string(kNoSpotlightPoint));
+    out +=
+        fmt::format("    micro-batch {}: {}, {:.6g} mm²: {:.6g} s per sample on one chip; {}\n", c.micro_batch,
+                    chip_text(c.design.arch), c.design.area_um2 * 1e-6, c.seconds_per_sample,
+                    c.best ? fmt::format("best point {:.6g} samples/s ({:g} GiB HBM, recomputation {})", c.best->score,
+                                         c.best->design.hbm_bytes / kGiB, c.best->recompute ? "on" : "off")
+                           : std::string(kNoSpotlightPoint));
   }
   out += "  hand-set Megatron-style plans (embedding in the first stage, ⌈L/p⌉ layers per stage, head in the last):\n";
   hand_set_text(out, "at the best point", q, a.best, b.hand_set_on_best);
@@ -477,9 +475,7 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
 }
 
 std::string points_csv(const SearchQuestion& q, const SearchAnswer& a) {
-  std::string out =
-      "num_tc,tc_width,tc_depth,num_vc,vc_width,glb_bytes,hbm_bytes,area_um2,micro_batch,recompute,feasible,"
-      "average_samples_per_s";
+  std::string out = design_csv_header() + ",area_um2,micro_batch,recompute,feasible,average_samples_per_s";
   for (size_t m = 0; m < q.models.size(); ++m) {
     const std::string n = csv_name(q.models[m], m);
     out += fmt::format(
@@ -489,10 +485,8 @@ std::string points_csv(const SearchQuestion& q, const SearchAnswer& a) {
   }
   out += "\n";
   for (const PointOutcome& p : a.all) {
-    const hw::Architecture& d = p.design;
-    out += fmt::format("{},{},{},{},{},{},{},{:.17g},{},{},{},{:.17g}", d.num_tc, d.tc_width, d.tc_depth, d.num_vc,
-                       d.vc_width, d.glb_bytes, d.hbm_bytes, p.area_um2, p.micro_batch, p.recompute ? 1 : 0,
-                       p.feasible ? 1 : 0, p.score);
+    out += fmt::format("{},{:.17g},{},{},{},{:.17g}", design_csv(p.design), p.area_um2, p.micro_batch,
+                       p.recompute ? 1 : 0, p.feasible ? 1 : 0, p.score);
     for (const ModelOutcome& m : p.models) {
       if (!m.feasible) {
         out += ",,,,,,";

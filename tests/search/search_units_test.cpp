@@ -14,6 +14,7 @@
 #include "search/evaluate.h"
 #include "search/point.h"
 #include "search/question.h"
+#include "search/question_json.h"
 #include "search/schedule_cache.h"
 
 namespace {
@@ -127,7 +128,7 @@ search::PointOutcome sample_point() {
   p.design.vc_width = 128;
   p.design.glb_bytes = 64ll << 20;
   p.design.hbm_bytes = 32ll << 30;
-  p.key = search::point_key(p.design, 2, p.design.hbm_bytes, true);
+  p.key = search::point_key(p.design, 2, true);
   p.area_um2 = 0.1 + 0.2;  // not exactly representable: the round trip must keep every bit
   p.micro_batch = 2;
   p.recompute = true;

@@ -1,0 +1,78 @@
+#pragma once
+
+// The identity of a search point: a design (cores, arrays, lanes, global buffer, HBM size), a micro-batch
+// size and a recomputation setting. The design's fields are listed once, in kDesignFields; the point key, the
+// canonical order, equality, the results record and the report's JSON and CSV all iterate that table, so a
+// new field of the template is one line there.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "hw/architecture.h"
+
+namespace phaze::search {
+
+/// One integer field of a design's identity.
+struct DesignField {
+  const char* name;                   ///< in JSON objects and CSV headers
+  int64_t hw::Architecture::*member;  ///< cores, PEs, lanes or bytes
+  const char* key_prefix;             ///< written before the value in the point key
+  int rank;                           ///< position in the canonical order (0 first)
+  bool largest_first;                 ///< the canonical order takes larger values first
+};
+
+/// The design's fields in the order of keys, records, JSON and CSV: the chip (the first kChipFields), then the
+/// HBM size. The canonical order (hw/enumerate.h) compares them by `rank`: num_tc, num_vc, tc_width, vc_width,
+/// tc_depth, glb_bytes, each from the largest down, then the smaller HBM size.
+inline constexpr std::array<DesignField, 7> kDesignFields{{
+    {"num_tc", &hw::Architecture::num_tc, "tc", 0, true},
+    {"tc_width", &hw::Architecture::tc_width, "x", 2, true},
+    {"tc_depth", &hw::Architecture::tc_depth, "x", 4, true},
+    {"num_vc", &hw::Architecture::num_vc, " vc", 1, true},
+    {"vc_width", &hw::Architecture::vc_width, "x", 3, true},
+    {"glb_bytes", &hw::Architecture::glb_bytes, " glb", 5, true},
+    {"hbm_bytes", &hw::Architecture::hbm_bytes, " hbm", 6, false},
+}};
+/// The chip's fields: kDesignFields without the HBM size (a design as enumerated, before an HBM size).
+inline constexpr size_t kChipFields = kDesignFields.size() - 1;
+
+/// A point: a design with an HBM size (only kDesignFields count; bandwidths and clock are the question's), a
+/// micro-batch size and a recomputation setting.
+struct PointId {
+  hw::Architecture design;
+  int64_t micro_batch = 0;
+  bool recompute = false;
+  bool operator==(const PointId&) const = default;
+};
+
+/// The point's canonical key, e.g. "tc8x128x64 vc2x128 glb67108864 hbm34359738368 mbs2 rc1".
+std::string point_key(const hw::Architecture& design, int64_t micro_batch, bool recompute);
+inline std::string point_key(const PointId& p) {
+  return point_key(p.design, p.micro_batch, p.recompute);
+}
+
+/// Canonical order: the design by kDesignFields' ranks, then the smaller micro-batch, recomputation off before
+/// on.
+bool canonical_before(const PointId& a, const PointId& b);
+
+/// The same design: every field of kDesignFields equal (micro-batch and recomputation aside).
+bool same_design(const hw::Architecture& a, const hw::Architecture& b);
+/// Copies the fields of kDesignFields from `from` into `to`, leaving its other fields.
+void copy_design(hw::Architecture& to, const hw::Architecture& from);
+
+/// The chip's fields as a JSON array in kDesignFields' order (the results record), and back into `to`.
+nlohmann::json chip_array(const hw::Architecture& design);
+void read_chip_array(const nlohmann::json& array, hw::Architecture& to);
+
+/// The chip's fields as a JSON object, with the HBM size unless `with_hbm` is false (a design chosen without
+/// one).
+nlohmann::ordered_json design_object(const hw::Architecture& design, bool with_hbm);
+
+/// The design's field names, comma-separated (a CSV header), and its values in the same order.
+std::string design_csv_header();
+std::string design_csv(const hw::Architecture& design);
+
+}  // namespace phaze::search

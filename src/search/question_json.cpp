@@ -1,0 +1,383 @@
+#include "search/question_json.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <set>
+#include <type_traits>
+#include <utility>
+
+#include "cost/cost_params.h"
+#include "util/input_error.h"
+#include "util/json_input.h"
+
+namespace phaze::search {
+
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+/// Version of the question format; a file of another version is refused.
+constexpr int64_t kQuestionVersion = 1;
+/// Version of the search's point records and evaluation rules: part of the run identity, so a results file
+/// written by an older evaluation is never mixed with newer points.
+constexpr int kSearchVersion = 1;
+
+// ---- Names of the enumerations, both ways ----
+
+template <typename E, size_t N>
+using Names = std::array<std::pair<E, const char*>, N>;
+
+constexpr Names<RecomputeChoice, 3> kRecompute{
+    {{RecomputeChoice::Both, "both"}, {RecomputeChoice::On, "on"}, {RecomputeChoice::Off, "off"}}};
+constexpr Names<placement::Optimizer, 2> kOptimizer{
+    {{placement::Optimizer::Sgd, "sgd"}, {placement::Optimizer::Adam, "adam"}}};
+constexpr Names<model::NormKind, 2> kNorm{
+    {{model::NormKind::LayerNorm, "layernorm"}, {model::NormKind::RmsNorm, "rmsnorm"}}};
+constexpr Names<model::Activation, 4> kActivation{{{model::Activation::Gelu, "gelu"},
+                                                   {model::Activation::GeluTanh, "gelu_tanh"},
+                                                   {model::Activation::Relu, "relu"},
+                                                   {model::Activation::SwiGlu, "swiglu"}}};
+constexpr Names<model::MaskKind, 2> kMask{{{model::MaskKind::Causal, "causal"}, {model::MaskKind::Padding, "padding"}}};
+constexpr Names<model::HeadKind, 2> kHead{
+    {{model::HeadKind::CausalLm, "causal_lm"}, {model::HeadKind::BertPretraining, "bert_pretraining"}}};
+
+const auto& names(RecomputeChoice) {
+  return kRecompute;
+}
+const auto& names(placement::Optimizer) {
+  return kOptimizer;
+}
+const auto& names(model::NormKind) {
+  return kNorm;
+}
+const auto& names(model::Activation) {
+  return kActivation;
+}
+const auto& names(model::MaskKind) {
+  return kMask;
+}
+const auto& names(model::HeadKind) {
+  return kHead;
+}
+
+template <typename E>
+const char* name_of(E value) {
+  for (const auto& [v, name] : names(value))
+    if (v == value) return name;
+  return "?";
+}
+
+/// Bounds of a number field; `open_low`: the lower bound itself is excluded.
+struct Range {
+  double lo, hi;
+  bool open_low = false;
+};
+
+// ---- The fields, listed once for writing and reading ----
+//
+// Each list calls `v(key, member[, range])` per field and `v.section(key, fields)` per nested object; the
+// writer (Writer) and the reader (Reader) are the two visitors.
+
+template <typename S, typename V>
+void spec_fields(S& s, V& v) {
+  v("name", s.name);
+  v("description", s.description);
+  v("num_layers", s.num_layers);
+  v("hidden", s.hidden);
+  v("heads", s.heads);
+  v("kv_heads", s.kv_heads);
+  v("ffn", s.ffn);
+  v("vocab", s.vocab);
+  v("word_embedding_dim", s.word_embedding_dim);
+  v("max_positions", s.max_positions);
+  v("position_offset", s.position_offset);
+  v("token_types", s.token_types);
+  v("default_seq", s.default_seq);
+  v("sliding_window", s.sliding_window);
+  v("norm", s.norm);
+  v("pre_norm", s.pre_norm);
+  v("final_norm", s.final_norm);
+  v("embedding_norm", s.embedding_norm);
+  v("activation", s.activation);
+  v("mask", s.mask);
+  v("biases", s.biases);
+  v("fused_qkv", s.fused_qkv);
+  v("rotary", s.rotary);
+  v("scale_query", s.scale_query);
+  v("hidden_dropout", s.hidden_dropout);
+  v("attention_dropout", s.attention_dropout);
+  v("embedding_dropout", s.embedding_dropout);
+  v("head", s.head);
+  v("tied_head", s.tied_head);
+  v("pad_vocab_always", s.pad_vocab_always);
+  v("norm_epsilon", s.norm_epsilon);
+}
+
+template <typename M, typename V>
+void model_fields(M& m, V& v) {
+  v("source", m.source);
+  v("seq", m.seq, Range{1, static_cast<double>(model::limits::kSequence)});
+  v("tensor_parallel", m.widths);
+  v.section("hyperparameters", [&](auto& h) { spec_fields(m.spec, h); });
+}
+
+template <typename Q, typename V>
+void question_fields(Q& q, V& v) {
+  v("models", q.models);
+  v("devices", q.devices, Range{1, static_cast<double>(limits::kDevices)});
+  v("global_batch", q.global_batch, Range{1, static_cast<double>(limits::kGlobalBatch)});
+  v("micro_batches", q.micro_batches);
+  v("recompute", q.recompute);
+  v("optimizer", q.optimizer);
+  // The cluster's network: one bandwidth for every link today.
+  v.section("system", [&](auto& s) {
+    s("link_bandwidth_bytes_per_s", q.link_bandwidth, Range{0, limits::kLinkGiBs * kGiB, true});
+  });
+  v.section("space", [&](auto& s) {
+    s("hbm_bytes", q.hbm_bytes);
+    s("area_budget_um2", q.space.budget_um2, Range{0, limits::kAreaUm2});
+    s("lower_fraction", q.space.lower_fraction, Range{0, 1});
+    s("single_core_exemption", q.space.single_core_exemption);
+    s("untie_vector_width", q.space.untie_vector_width);
+    s("hbm_bandwidth_bytes_per_s", q.space.base.hbm_bandwidth, Range{0, 1e18, true});
+    s("clock_hz", q.space.base.clock_hz, Range{0, 1e15, true});
+    s.section("ranges", [&](auto& r) {
+      r("num_tc", q.space.num_tc);
+      r("num_vc", q.space.num_vc);
+      r("width", q.space.width);
+      r("vc_width", q.space.vc_width);
+      r("depth", q.space.depth);
+      r("glb_bytes", q.space.glb_bytes);
+    });
+    s.section("filter", [&](auto& f) {
+      f("num_tc", q.filter.num_tc);
+      f("num_vc", q.filter.num_vc);
+      f("width", q.filter.width);
+      f("depth", q.filter.depth);
+      f("glb_bytes", q.filter.glb_bytes);
+    });
+  });
+  v.section("strategy", [&](auto& s) {
+    s("exhaustive", q.exhaustive);
+    s("stop_window", q.stop_window, Range{1, static_cast<double>(limits::kStopWindow)});
+    s("bucket_um2", q.bucket_um2, Range{0, limits::kAreaUm2, true});
+    s("schedule_node_budget", q.schedule_node_budget, Range{0, static_cast<double>(limits::kScheduleNodes)});
+  });
+}
+
+// ---- Writing ----
+
+struct Writer {
+  ordered_json& out;
+
+  template <typename T>
+  void operator()(const char* key, const T& value, std::optional<Range> = {}) {
+    out[key] = to_value(value);
+  }
+  template <typename F>
+  void section(const char* key, F&& fields) {
+    ordered_json object = ordered_json::object();
+    Writer inner{object};
+    fields(inner);
+    out[key] = std::move(object);
+  }
+
+  template <typename T>
+  static ordered_json to_value(const T& value) {
+    if constexpr (std::is_enum_v<T>) {
+      return name_of(value);
+    } else if constexpr (std::is_same_v<T, hw::PowerOfTwoRange>) {
+      return ordered_json::array({value.min, value.max});
+    } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+      return value ? ordered_json(*value) : ordered_json(nullptr);
+    } else if constexpr (std::is_same_v<T, std::vector<ModelCase>>) {
+      ordered_json list = ordered_json::array();
+      for (const ModelCase& m : value) {
+        ordered_json object = ordered_json::object();
+        Writer w{object};
+        model_fields(m, w);
+        list.push_back(std::move(object));
+      }
+      return list;
+    } else {
+      return value;
+    }
+  }
+};
+
+// ---- Reading ----
+
+/// Reads one JSON object's fields; every error names the file, the field's place and the value.
+class Reader {
+ public:
+  Reader(const json& object, std::string place, const std::string& source)
+      : object_(object), place_(std::move(place)), source_(source) {
+    if (!object_.is_object()) bad(place_, object_, "an object");
+  }
+
+  template <typename T>
+  void operator()(const char* key, T& value, std::optional<Range> range = {}) {
+    const std::string place = at(key);
+    const json& j = object_.at(key);
+    read(j, place, value);
+    if (range) check(j, place, *range, std::is_same_v<T, int64_t>);
+  }
+  template <typename F>
+  void section(const char* key, F&& fields) {
+    const std::string place = at(key);
+    Reader inner(object_.at(key), place, source_);
+    fields(inner);
+    inner.finish();
+  }
+  /// Refuses a field no list named.
+  void finish() const {
+    for (const auto& [key, value] : object_.items())
+      if (!seen_.contains(key))
+        throw InputError(fmt::format("{}: unknown field {} = {}", source_, join(place_, key), value.dump()));
+  }
+
+ private:
+  static std::string join(const std::string& place, const std::string& key) {
+    return place.empty() ? key : place + "." + key;
+  }
+  /// The place of a required field, marked as read.
+  std::string at(const char* key) {
+    const std::string place = join(place_, key);
+    if (!object_.contains(key)) throw InputError(fmt::format("{}: missing field {}", source_, place));
+    seen_.insert(key);
+    return place;
+  }
+  [[noreturn]] void bad(const std::string& place, const json& value, const std::string& what) const {
+    throw InputError(
+        fmt::format("{}: {} = {}: must be {}", source_, place.empty() ? "the question" : place, value.dump(), what));
+  }
+  void check(const json& j, const std::string& place, const Range& r, bool integer) const {
+    if (!j.is_number()) return;  // an optional given as null
+    const double v = j.get<double>();
+    if (!((r.open_low ? v > r.lo : v >= r.lo) && v <= r.hi))
+      bad(place, j,
+          integer ? fmt::format("an integer from {} to {}", static_cast<int64_t>(r.lo), static_cast<int64_t>(r.hi))
+                  : fmt::format("a number {} {} and at most {}", r.open_low ? ">" : "≥", r.lo, r.hi));
+  }
+
+  void read(const json& j, const std::string& place, int64_t& v) const {
+    if (!j.is_number_integer()) bad(place, j, "an integer");
+    v = j.get<int64_t>();
+  }
+  void read(const json& j, const std::string& place, double& v) const {
+    if (!j.is_number()) bad(place, j, "a number");
+    v = j.get<double>();
+  }
+  void read(const json& j, const std::string& place, std::optional<double>& v) const {
+    if (j.is_null()) {
+      v.reset();
+      return;
+    }
+    read(j, place, v.emplace());
+  }
+  void read(const json& j, const std::string& place, bool& v) const {
+    if (!j.is_boolean()) bad(place, j, "true or false");
+    v = j.get<bool>();
+  }
+  void read(const json& j, const std::string& place, std::string& v) const {
+    if (!j.is_string()) bad(place, j, "a string");
+    v = j.get<std::string>();
+  }
+  void read(const json& j, const std::string& place, std::vector<int64_t>& v) const {
+    if (!j.is_array()) bad(place, j, "an array of integers");
+    v.assign(j.size(), 0);
+    for (size_t i = 0; i < j.size(); ++i) read(j[i], fmt::format("{}[{}]", place, i), v[i]);
+  }
+  void read(const json& j, const std::string& place, hw::PowerOfTwoRange& v) const {
+    if (!j.is_array() || j.size() != 2) bad(place, j, "an array [min, max]");
+    read(j[0], place + "[0]", v.min);
+    read(j[1], place + "[1]", v.max);
+  }
+  template <typename E>
+  requires std::is_enum_v<E>
+  void read(const json& j, const std::string& place, E& v) const {
+    std::string choices;
+    for (const auto& [value, name] : names(v)) {
+      if (j.is_string() && j.get<std::string>() == name) {
+        v = value;
+        return;
+      }
+      choices += fmt::format("{}{}", choices.empty() ? "" : ", ", name);
+    }
+    bad(place, j, "one of " + choices);
+  }
+  void read(const json& j, const std::string& place, std::vector<ModelCase>& v) const {
+    if (!j.is_array()) bad(place, j, "an array of models");
+    v.assign(j.size(), ModelCase{});
+    for (size_t i = 0; i < j.size(); ++i) {
+      const std::string item = fmt::format("{}[{}]", place, i);
+      Reader r(j[i], item, source_);
+      model_fields(v[i], r);
+      r.finish();
+      std::sort(v[i].widths.begin(), v[i].widths.end());  // tried in ascending order, as the options give them
+      model::validate(v[i].spec, fmt::format("{}: {}.hyperparameters", source_, item));
+    }
+  }
+
+  const json& object_;
+  std::string place_;
+  const std::string& source_;
+  std::set<std::string> seen_;
+};
+
+/// The question as written: the area budget resolved.
+SearchQuestion resolved(const SearchQuestion& q) {
+  SearchQuestion r = q;
+  if (!r.space.budget_um2) r.space.budget_um2 = hw::default_area_budget_um2();
+  return r;
+}
+
+}  // namespace
+
+ordered_json question_json(const SearchQuestion& question) {
+  const SearchQuestion q = resolved(question);
+  ordered_json out{{"version", kQuestionVersion}};
+  Writer w{out};
+  question_fields(q, w);
+  return out;
+}
+
+SearchQuestion read_question(const json& j, const std::string& source) {
+  SearchQuestion q;
+  Reader r(j, "", source);
+  int64_t version = 0;
+  r("version", version);
+  if (version != kQuestionVersion)
+    throw InputError(fmt::format("{}: version = {}: only version {} is known", source, version, kQuestionVersion));
+  question_fields(q, r);
+  r.finish();
+  return q;
+}
+
+SearchQuestion parse_question(const std::string& text, const std::string& source) {
+  const SearchQuestion q = read_question(parse_json_input(text, source), source);
+  try {
+    validate(q);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", source, e.what()));
+  }
+  return q;
+}
+
+std::string run_identity(const SearchQuestion& question) {
+  SearchQuestion q = question;
+  // The window and the bucket width decide which points an answer is built from; an exhaustive search takes
+  // every point whatever they are.
+  if (q.exhaustive) {
+    q.stop_window = SearchQuestion{}.stop_window;
+    q.bucket_um2 = SearchQuestion{}.bucket_um2;
+  }
+  return fmt::format("phaze search v{}; cost model v{}; {}", kSearchVersion, cost::kCostModelVersion,
+                     question_json(q).dump());
+}
+
+}  // namespace phaze::search

@@ -1,0 +1,130 @@
+// `phaze search --write-question` and `--question`: a question written and run again answers byte for byte
+// like the flags it came from, flags beside the file replace its values, a results file of another question
+// is refused, and bad files exit 2 naming the field.
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "support/run_phaze.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+using nlohmann::json;
+using phaze_test::expect_input_error;
+using phaze_test::quoted;
+using phaze_test::run_phaze;
+using phaze_test::RunResult;
+using phaze_test::TempDir;
+
+const std::string kTinyModel = std::string(PHAZE_TEST_DATA) + "/hf/tiny-gpt2/config.json";
+/// A search of the tiny model over a few designs: a second or less.
+const std::string kTinySearch =
+    fmt::format("search --model {} --tc 1,2 --vc 1 --width 8 --depth 8,16 --glb-mib 2 --hbm 32", quoted(kTinyModel));
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Runs `args` and expects success.
+RunResult ok(const std::string& args) {
+  RunResult r = run_phaze(args);
+  EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
+  return r;
+}
+
+TEST(CliSearchQuestion, QuestionFileAnswersLikeTheFlags) {
+  TempDir dir;
+  const std::string flags = kTinySearch + " --devices 64 --exhaustive --mbs 2,4";
+  const std::string q = dir.file("q.json");
+  const RunResult written = ok(flags + " --write-question " + quoted(q));
+  EXPECT_EQ(written.out, "");
+  const RunResult direct =
+      ok(flags + " --json -o " + quoted(dir.file("a.json")) + " --csv " + quoted(dir.file("a.csv")));
+  const RunResult again = ok("search --question " + quoted(q) + " --json -o " + quoted(dir.file("b.json")) + " --csv " +
+                             quoted(dir.file("b.csv")));
+  EXPECT_FALSE(direct.out.empty());
+  EXPECT_EQ(again.out, direct.out);
+  EXPECT_EQ(read(dir.file("b.json")), read(dir.file("a.json")));
+  EXPECT_EQ(read(dir.file("b.csv")), read(dir.file("a.csv")));
+  // The file written from the file is the file.
+  EXPECT_EQ(ok("search --question " + quoted(q) + " --write-question -").out, read(q));
+}
+
+TEST(CliSearchQuestion, FlagsBesideTheFileReplaceItsValues) {
+  TempDir dir;
+  const std::string q = dir.file("q.json");
+  const std::string base = fmt::format("search --model {} --global-batch 512", quoted(kTinyModel));
+  ok(base + " --write-question " + quoted(q));
+  // Each flag given beside the file gives the question the same flags would.
+  for (const std::string extra : {"--devices 32",
+                                  "--mbs 1,4",
+                                  "--hbm 16,48",
+                                  "--recompute off",
+                                  "--optimizer adam",
+                                  "--link-bandwidth 8",
+                                  "--budget-um2 1e9",
+                                  "--budget tpuv4-like",
+                                  "--lower-fraction 0",
+                                  "--no-single-core-exemption",
+                                  "--tc 2",
+                                  "--vc 1,2",
+                                  "--width 8,16",
+                                  "--depth 16",
+                                  "--glb-mib 4",
+                                  "--exhaustive",
+                                  "--stop-window 2",
+                                  "--bucket-um2 5000",
+                                  "--schedule-nodes 100",
+                                  "--seq 64",
+                                  "--tp 1,2"}) {
+    const RunResult from_file = ok("search --question " + quoted(q) + " " + extra + " --write-question -");
+    const RunResult from_flags = ok(base + " " + extra + " --write-question -");
+    EXPECT_EQ(from_file.out, from_flags.out) << extra;
+    if (extra != "--budget tpuv4-like") EXPECT_NE(from_file.out, read(q)) << extra;  // the default budget
+  }
+  // --model replaces the file's models.
+  const json other =
+      phaze_test::parse_json(ok("search --question " + quoted(q) + " --model gpt2-xl --write-question -"));
+  ASSERT_EQ(other["models"].size(), 1u);
+  EXPECT_EQ(other["models"][0]["source"], "gpt2-xl");
+  EXPECT_EQ(other["global_batch"], 512);  // the rest is the file's
+}
+
+TEST(CliSearchQuestion, AResultsFileOfAnotherQuestionIsRefused) {
+  TempDir dir;
+  const std::string db = dir.file("results.sqlite");
+  const std::string q = dir.file("q.json");
+  ok(kTinySearch + " --write-question " + quoted(q));
+  ok(kTinySearch + " --json --db " + quoted(db));
+  // The same question from the file resumes; another one does not.
+  const RunResult resumed = ok("search --question " + quoted(q) + " --db " + quoted(db));
+  EXPECT_NE(resumed.out.find("0 points evaluated"), std::string::npos) << resumed.out;
+  expect_input_error(run_phaze("search --question " + quoted(q) + " --devices 32 --db " + quoted(db)), "another run");
+}
+
+TEST(CliSearchQuestion, BadFilesAndMissingModelsExitTwo) {
+  TempDir dir;
+  const std::string q = dir.file("q.json");
+  ok(kTinySearch + " --write-question " + quoted(q));
+  json j = json::parse(read(q));
+  j["strategy"]["stop_window"] = 0;
+  const std::string bad = dir.write("bad.json", j.dump());
+  expect_input_error(run_phaze("search --question " + quoted(bad)), bad + ": strategy.stop_window = 0");
+  j = json::parse(read(q));
+  j["space"].erase("filter");
+  const std::string missing = dir.write("missing.json", j.dump());
+  expect_input_error(run_phaze("search --question " + quoted(missing)), missing + ": missing field space.filter");
+  expect_input_error(run_phaze("search --question " + quoted(dir.file("none.json"))), "none.json: no such file");
+  expect_input_error(run_phaze("search --devices 8"), "--model is required");
+}
+
+}  // namespace

@@ -1,0 +1,195 @@
+// The search question as a file: the JSON round trip keeps every setting (every preset's hyper-parameters
+// included), every field of the file reaches the run identity, and bad files are refused naming the field.
+
+#include "search/question_json.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+
+#include "model/hf_config.h"
+#include "model/presets.h"
+#include "search/question.h"
+#include "util/input_error.h"
+
+namespace {
+
+using namespace phaze;
+using nlohmann::json;
+
+search::SearchQuestion question_of(const std::vector<std::string>& presets) {
+  search::SearchQuestion q;
+  for (const std::string& name : presets) {
+    search::ModelCase m;
+    m.source = name;
+    m.spec = model::load_model(name);
+    m.seq = m.spec.default_seq;
+    m.widths = search::default_widths(m.spec);
+    q.models.push_back(m);
+  }
+  return q;
+}
+
+json text_of(const search::SearchQuestion& q) {
+  return json::parse(search::question_json(q).dump());
+}
+
+TEST(QuestionJson, RoundTripKeepsEverySettingAndEveryPresetsHyperparameters) {
+  search::SearchQuestion q = question_of(model::preset_names());
+  q.devices = 96;
+  q.global_batch = 192;
+  q.micro_batches = {3, 1};
+  q.hbm_bytes = {1ll << 30};
+  q.recompute = search::RecomputeChoice::Off;
+  q.link_bandwidth = 0.1 + 0.2;  // not exactly representable: the text must keep every bit
+  q.optimizer = placement::Optimizer::Adam;
+  q.space.lower_fraction = 1.0 / 3.0;
+  q.space.single_core_exemption = false;
+  q.filter.num_tc = {8, 2};
+  q.filter.glb_bytes = {4 << 20};
+  q.stop_window = 7;
+  q.bucket_um2 = 12345.5;
+  q.schedule_node_budget = 99;
+  const search::SearchQuestion back = search::read_question(text_of(q), "q.json");
+  ASSERT_EQ(back.models.size(), q.models.size());
+  for (size_t i = 0; i < q.models.size(); ++i) {
+    EXPECT_EQ(back.models[i].spec, q.models[i].spec) << q.models[i].source;
+    EXPECT_EQ(back.models[i].source, q.models[i].source);
+    EXPECT_EQ(back.models[i].seq, q.models[i].seq);
+    EXPECT_EQ(back.models[i].widths, q.models[i].widths);
+  }
+  EXPECT_EQ(back.link_bandwidth, q.link_bandwidth);
+  EXPECT_EQ(back.micro_batches, q.micro_batches);
+  EXPECT_EQ(back.filter.num_tc, q.filter.num_tc);
+  EXPECT_EQ(back.space.lower_fraction, q.space.lower_fraction);
+  EXPECT_EQ(back.space.budget_um2, hw::default_area_budget_um2());  // written resolved
+  EXPECT_EQ(search::question_json(back), search::question_json(q));
+  EXPECT_EQ(search::run_identity(back), search::run_identity(q));
+}
+
+/// Candidates for another value of a leaf, tried in turn until the reader accepts one: numbers doubled, halved,
+/// one more, 1; booleans flipped; an enumeration's other names; other strings lengthened; an empty list [2].
+std::vector<json> other_values(const std::string& key, const json& v) {
+  static const std::map<std::string, std::vector<std::string>> kChoices = {
+      {"recompute", {"both", "on", "off"}}, {"optimizer", {"sgd", "adam"}},
+      {"norm", {"layernorm", "rmsnorm"}},   {"activation", {"gelu", "gelu_tanh", "relu", "swiglu"}},
+      {"mask", {"causal", "padding"}},      {"head", {"causal_lm", "bert_pretraining"}}};
+  if (v.is_array()) return {json::array({2})};  // an empty filter gets one value
+  if (v.is_boolean()) return {!v.get<bool>()};
+  if (v.is_string()) {
+    const auto c = kChoices.find(key);
+    if (c == kChoices.end()) return {v.get<std::string>() + "x"};
+    std::vector<json> out;
+    for (const std::string& name : c->second)
+      if (name != v.get<std::string>()) out.push_back(name);
+    return out;
+  }
+  if (v.is_number_integer()) {
+    const int64_t x = v.get<int64_t>();
+    return {x == 0 ? 1 : x * 2, x / 2, x + 1, 1};
+  }
+  if (v.is_number()) {
+    const double x = v.get<double>();
+    return {x == 0 ? 0.5 : x * 2, x / 2};
+  }
+  return {};
+}
+
+/// Calls `visit` with every leaf (number, string, boolean) of `j` and its parent key, empty arrays too.
+void for_each_leaf(json& j, const std::string& key, const std::function<void(json&, const std::string&)>& visit) {
+  if (j.is_object()) {
+    for (auto& [k, v] : j.items()) for_each_leaf(v, k, visit);
+  } else if (j.is_array()) {
+    if (j.empty()) visit(j, key);
+    for (json& v : j) for_each_leaf(v, key, visit);
+  } else {
+    visit(j, key);
+  }
+}
+
+TEST(QuestionJson, EveryFieldOfTheFileChangesTheRunIdentity) {
+  // A field the reader or the identity forgot would read back unchanged: each leaf is changed to another value
+  // the reader accepts, and the identity must differ. Not exhaustive, so the bucket rule's fields count.
+  const search::SearchQuestion q = question_of({"gpt2-xl"});
+  const std::string base = search::run_identity(q);
+  json original = text_of(q);
+  int leaves = 0;
+  for_each_leaf(original, "", [&](json& leaf, const std::string& key) {
+    if (key == "version") return;
+    const json kept = leaf;
+    bool read = false;
+    for (const json& value : other_values(key, kept)) {
+      leaf = value;
+      try {
+        EXPECT_NE(search::run_identity(search::read_question(original, "q.json")), base) << key << " = " << leaf;
+        read = true;
+        break;
+      } catch (const InputError&) {
+        // out of this field's range: try the next value
+      }
+    }
+    EXPECT_TRUE(read) << "no other value of " << key << " was accepted";
+    leaf = kept;
+    ++leaves;
+  });
+  EXPECT_GT(leaves, 50);
+  EXPECT_EQ(search::run_identity(search::read_question(original, "q.json")), base);
+}
+
+TEST(QuestionJson, ExhaustiveSearchIdentityIgnoresTheBucketRule) {
+  search::SearchQuestion a = question_of({"gpt2-xl"}), b = a;
+  a.exhaustive = b.exhaustive = true;
+  b.stop_window = 3;
+  b.bucket_um2 = 1;
+  EXPECT_EQ(search::run_identity(a), search::run_identity(b));
+  b.exhaustive = false;
+  EXPECT_NE(search::run_identity(a), search::run_identity(b));
+}
+
+std::string error_of(const json& j) {
+  try {
+    search::parse_question(j.dump(), "q.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(QuestionJson, BadFilesNameTheFileTheFieldAndTheValue) {
+  const json good = text_of(question_of({"gpt2-xl"}));
+  EXPECT_EQ(error_of(good), "accepted");
+  json missing = good;
+  missing["space"].erase("lower_fraction");
+  EXPECT_EQ(error_of(missing), "q.json: missing field space.lower_fraction");
+  json unknown = good;
+  unknown["system"]["latency_s"] = 1e-6;
+  EXPECT_EQ(error_of(unknown), "q.json: unknown field system.latency_s = 1e-06");
+  json type = good;
+  type["devices"] = "many";
+  EXPECT_EQ(error_of(type), "q.json: devices = \"many\": must be an integer");
+  json range = good;
+  range["devices"] = 0;
+  EXPECT_EQ(error_of(range), "q.json: devices = 0: must be an integer from 1 to 1048576");
+  json bandwidth = good;
+  bandwidth["system"]["link_bandwidth_bytes_per_s"] = 0;
+  EXPECT_NE(error_of(bandwidth).find("q.json: system.link_bandwidth_bytes_per_s = 0: must be"), std::string::npos);
+  json choice = good;
+  choice["recompute"] = "sometimes";
+  EXPECT_EQ(error_of(choice), "q.json: recompute = \"sometimes\": must be one of both, on, off");
+  json model = good;
+  model["models"][0]["hyperparameters"]["heads"] = 7;
+  EXPECT_NE(error_of(model).find("q.json: models[0].hyperparameters"), std::string::npos);
+  json list = good;
+  list["micro_batches"][1] = 2.5;
+  EXPECT_EQ(error_of(list), "q.json: micro_batches[1] = 2.5: must be an integer");
+  json divides = good;
+  divides["micro_batches"] = {3};
+  EXPECT_EQ(error_of(divides), "q.json: --mbs 3: does not divide the global batch of 4096");
+  json version = good;
+  version["version"] = 2;
+  EXPECT_EQ(error_of(version), "q.json: version = 2: only version 1 is known");
+  EXPECT_EQ(error_of(json::array()), "q.json: the question = []: must be an object");
+}
+
+}  // namespace

@@ -12,6 +12,7 @@
 #include "cli/option_values.h"
 #include "hw/architecture_json.h"
 #include "hw/area.h"
+#include "hw/system_json.h"
 #include "model/hf_config.h"
 #include "search/driver.h"
 #include "search/question_json.h"
@@ -40,6 +41,7 @@ struct SearchOptions {
   double lower_fraction = 0.3;
   bool no_exemption = false;
   double link_gib_s = 4;
+  std::string system;  ///< preset or file whose network joins the devices (instead of --link-bandwidth)
   bool exhaustive = false;
   int64_t stop_window = 5;
   double bucket_um2 = 10'000;
@@ -104,7 +106,7 @@ search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, 
                                        : search::RecomputeChoice::Both;
   q.optimizer = o.optimizer == "adam" ? placement::Optimizer::Adam : placement::Optimizer::Sgd;
   q.schedule_node_budget = o.schedule_nodes;
-  q.link_bandwidth = o.link_gib_s * kGiB;
+  q.network = o.system.empty() ? hw::one_tier_network(o.link_gib_s * kGiB) : hw::load_system(o.system).network;
   if (budget_given) q.space.budget_um2 = hw::area_um2(hw::load_architecture(o.budget));
   if (budget_um2_given) q.space.budget_um2 = o.budget_um2;
   q.space.lower_fraction = o.lower_fraction;
@@ -131,7 +133,8 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
     {"--recompute", [](auto& t, const auto& f) { t.recompute = f.recompute; }},
     {"--optimizer", [](auto& t, const auto& f) { t.optimizer = f.optimizer; }},
     {"--schedule-nodes", [](auto& t, const auto& f) { t.schedule_node_budget = f.schedule_node_budget; }},
-    {"--link-bandwidth", [](auto& t, const auto& f) { t.link_bandwidth = f.link_bandwidth; }},
+    {"--link-bandwidth", [](auto& t, const auto& f) { t.network = f.network; }},
+    {"--system", [](auto& t, const auto& f) { t.network = f.network; }},
     {"--budget", [](auto& t, const auto& f) { t.space.budget_um2 = f.space.budget_um2; }},
     {"--budget-um2", [](auto& t, const auto& f) { t.space.budget_um2 = f.space.budget_um2; }},
     {"--lower-fraction", [](auto& t, const auto& f) { t.space.lower_fraction = f.space.lower_fraction; }},
@@ -272,8 +275,16 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--width", o->width, "Only these systolic-array widths (= vector-core lanes)");
   cmd->add_option("--depth", o->depth, "Only these systolic-array depths");
   cmd->add_option("--glb-mib", o->glb_mib, "Only these global-buffer sizes in MiB");
-  add_number_option(cmd, "--link-bandwidth", o->link_gib_s, 0, search::limits::kLinkGiBs, true,
-                    "Inter-chip link bandwidth in GiB/s (TP, pipeline, data-parallel)");
+  CLI::Option* link = add_number_option(cmd, "--link-bandwidth", o->link_gib_s, 0, search::limits::kLinkGiBs, true,
+                                        "Inter-chip link bandwidth in GiB/s (TP, pipeline, data-parallel): a network "
+                                        "of one link");
+  CLI::Option* system = cmd->add_option("--system", o->system,
+                                        "System preset or JSON file whose network joins the devices (see 'phaze "
+                                        "system list'): TP collectives on the tier their group spans, pipeline and "
+                                        "data-parallel traffic on the tier spanning the cluster; its device is not "
+                                        "used (the search chooses the chip)");
+  link->excludes(system);
+  system->excludes(link);
   cmd->add_option("--optimizer", o->optimizer, "sgd or adam (memory and optimizer-step time)")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();

@@ -13,6 +13,13 @@ Network one_tier_network(double bandwidth, double latency_s) {
   return Network{{NetworkTier{"link", 0, bandwidth, latency_s, 1.0}}};
 }
 
+std::optional<double> single_link_bandwidth(const Network& network) {
+  if (network.tiers.size() != 1) return std::nullopt;
+  const NetworkTier& t = network.tiers.front();
+  if (t.latency_s != 0 || t.efficiency != 1) return std::nullopt;
+  return t.bandwidth;
+}
+
 const NetworkTier& tier_spanning(const Network& network, int64_t span_devices) {
   if (network.tiers.empty()) throw std::logic_error("tier_spanning: a network without tiers");
   for (const NetworkTier& tier : network.tiers)

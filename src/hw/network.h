@@ -6,6 +6,7 @@
 // whose groups hold them all (tier_spanning).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,14 +31,18 @@ struct Network {
 
 /// Largest accepted values of a network description (docs/limits.md).
 namespace network_limits {
-inline constexpr int64_t kTiers = 8;                   ///< tiers of one network
-inline constexpr int64_t kMembers = int64_t{1} << 20;  ///< devices in one group of a tier
-inline constexpr double kBandwidth = 1e15;             ///< bytes/s of one tier (about 900,000 GiB/s)
-inline constexpr double kLatencyS = 1;                 ///< seconds per message
+inline constexpr int64_t kTiers = 8;                      ///< tiers of one network
+inline constexpr int64_t kMembers = int64_t{1} << 20;     ///< devices in one group of a tier
+inline constexpr double kBandwidth = 1e6 * 1073741824.0;  ///< bytes/s of one tier (10^6 GiB/s)
+inline constexpr double kLatencyS = 1;                    ///< seconds per message
 }  // namespace network_limits
 
 /// The network of one scalar link that joins every device: `bandwidth` bytes/s, `latency_s` per step.
 Network one_tier_network(double bandwidth, double latency_s = 0);
+
+/// The bandwidth of a network that is one plain link (one tier, no latency, efficiency 1: the original's
+/// scalar), or nothing: reports print such a network as the one figure they always did.
+std::optional<double> single_link_bandwidth(const Network& network);
 
 /// The innermost tier whose groups hold `span_devices` consecutive devices (1 ≤ span): the tier a
 /// collective or transfer among them runs on. The outermost tier holds every span.

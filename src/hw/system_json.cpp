@@ -59,14 +59,21 @@ System system_from_json(const json& j, const std::string& source) {
   System s;
   s.name = f.text("name", source);
   s.device = device_from_json(j.at("device"), source);
-  const json& tiers = j.at("network");
-  if (!tiers.is_array()) throw f.bad("network", "an array of tiers");
-  if (static_cast<int64_t>(tiers.size()) > network_limits::kTiers)
-    throw f.bad("network", fmt::format("at most {} tiers", network_limits::kTiers));
-  for (size_t k = 0; k < tiers.size(); ++k)
-    s.network.tiers.push_back(tier_from_json(tiers[k], fmt::format("{}: network[{}]", source, k)));
-  validate(s.network, source);
+  if (!j.at("network").is_array()) throw f.bad("network", "an array of tiers");
+  s.network = network_from_json(j.at("network"), source + ": network");
   return s;
+}
+
+Network network_from_json(const json& tiers, const std::string& source) {
+  if (!tiers.is_array()) throw InputError(fmt::format("{} = {} must be an array of tiers", source, tiers.dump()));
+  if (static_cast<int64_t>(tiers.size()) > network_limits::kTiers)
+    throw InputError(
+        fmt::format("{}: a network has 1 to {} tiers, got {}", source, network_limits::kTiers, tiers.size()));
+  Network network;
+  for (size_t k = 0; k < tiers.size(); ++k)
+    network.tiers.push_back(tier_from_json(tiers[k], fmt::format("{}[{}]", source, k)));
+  validate(network, source);
+  return network;
 }
 
 System read_system_file(const std::string& path) {

@@ -25,6 +25,9 @@ System read_system_file(const std::string& path);
 /// A system preset name (see `phaze system list`) or a path to a system file (InputError for neither).
 System load_system(const std::string& preset_or_path);
 
+/// A network from the array of tiers of a system file (validated); `source` names it in messages.
+Network network_from_json(const nlohmann::json& tiers, const std::string& source);
+
 /// The network as the file's `network` array.
 nlohmann::json to_json(const Network& network);
 /// The system: name, the device as `to_json(Architecture)` (with its area), the network. Readable back by

@@ -73,7 +73,7 @@ struct LaterVisit {
 
 Scheduling make_scheduling(const SearchQuestion& q, ScheduleCache& cache) {
   Scheduling s;
-  s.estimator = cost::Estimator(cost::CostParams{}, search_network(q));
+  s.estimator = cost::Estimator(cost::CostParams{}, q.network);
   s.solver =
       q.schedule_node_budget > 0 ? schedule::make_exact_solver(q.schedule_node_budget) : schedule::make_exact_solver();
   s.cache = &cache;

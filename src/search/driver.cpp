@@ -16,9 +16,9 @@
 
 #include "hw/area.h"
 #include "hw/presets.h"
-#include "search/results_file.h"
 #include "search/evaluate.h"
 #include "search/question_json.h"
+#include "search/results_file.h"
 #include "search/schedule_cache.h"
 #include "util/file_lock.h"
 #include "util/run_on_threads.h"

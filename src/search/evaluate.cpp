@@ -151,7 +151,7 @@ placement::Cluster make_cluster(const SearchQuestion& q, const hw::Architecture&
   placement::Cluster c;
   c.devices = q.devices;
   c.memory_bytes = static_cast<double>(hbm_bytes);
-  placement::use_network(c, search_network(q));
+  placement::use_network(c, q.network);
   c.micro_batches = q.global_batch / micro_batch;
   c.recompute = recompute;
   c.optimizer = q.optimizer;
@@ -284,7 +284,7 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
   // Designs with the same tensor cores keep their estimator: they share their GEMM estimates.
   const auto array = std::tuple(design.arch.tc_width, design.arch.tc_depth, design.arch.num_tc);
   if (!estimator_ || (designs_since_reset_ >= kDesignsPerEstimator && array != last_array_)) {
-    estimator_ = std::make_unique<cost::Estimator>(cost::CostParams{}, search_network(q));
+    estimator_ = std::make_unique<cost::Estimator>(cost::CostParams{}, q.network);
     designs_since_reset_ = 0;
   }
   ++designs_since_reset_;

@@ -46,10 +46,6 @@ bool admits(const std::vector<int64_t>& values, int64_t v) {
 
 }  // namespace
 
-hw::Network search_network(const SearchQuestion& q) {
-  return hw::one_tier_network(q.link_bandwidth);
-}
-
 std::vector<bool> recompute_values(RecomputeChoice choice) {
   switch (choice) {
     case RecomputeChoice::On: return {true};
@@ -109,9 +105,7 @@ void validate(const SearchQuestion& q) {
     if (bytes <= 0 || bytes > limits::kHbmGiB * kGiB)
       throw InputError(
           fmt::format("--hbm {} bytes: must be a positive size of at most {:g} GiB", bytes, limits::kHbmGiB));
-  if (!(std::isfinite(q.link_bandwidth) && q.link_bandwidth > 0 && q.link_bandwidth <= limits::kLinkGiBs * kGiB))
-    throw InputError(
-        fmt::format("--link-bandwidth {:g}: must be a positive finite number of GiB/s", q.link_bandwidth / kGiB));
+  hw::validate(q.network, "the search's network");
   check_filter(q.filter.num_tc, "--tc", 1, 4096);
   check_filter(q.filter.num_vc, "--vc", 1, 4096);
   check_filter(q.filter.width, "--width", 2, 256);

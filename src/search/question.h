@@ -9,6 +9,7 @@
 
 #include "hw/enumerate.h"
 #include "hw/network.h"
+#include "hw/system.h"
 #include "model/model_spec.h"
 #include "placement/chain.h"
 
@@ -54,7 +55,10 @@ struct SearchQuestion {
   std::vector<int64_t> micro_batches{1, 2, 4, 8};
   std::vector<int64_t> hbm_bytes{32ll << 30, 64ll << 30, 80ll << 30};  ///< HBM capacities tried
   RecomputeChoice recompute = RecomputeChoice::Both;
-  double link_bandwidth = 4 * kGiB;  ///< bytes/s of every inter-chip link (TP, pipeline and data-parallel traffic)
+  /// The network joining the devices (hw/network.h): tensor-parallel collectives run on the tier their group
+  /// spans, pipeline sends and the data-parallel all-reduce on the tier spanning the whole cluster. Default:
+  /// the tpuv4-like system's one 4 GiB/s link (--link-bandwidth sets a one-tier network, --system another).
+  hw::Network network = hw::tpuv4_like_system().network;
   placement::Optimizer optimizer = placement::Optimizer::Sgd;
   hw::EnumerationOptions space;  ///< area budget, lower fraction, ranges; `base` is set from the settings above
   DesignFilter filter;
@@ -68,11 +72,6 @@ struct SearchQuestion {
   /// exact solver's own default when 0). Part of the run identity: it can change answers.
   int64_t schedule_node_budget = 0;
 };
-
-/// The network joining the question's devices: one link of `link_bandwidth` bytes/s. Tensor-parallel
-/// collectives run on the tier their group spans; pipeline transfers and the data-parallel all-reduce on the
-/// tier that spans the whole cluster.
-hw::Network search_network(const SearchQuestion& question);
 
 /// The recomputation settings tried, off before on.
 std::vector<bool> recompute_values(RecomputeChoice choice);

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cost/cost_params.h"
+#include "hw/system_json.h"
 #include "util/input_error.h"
 #include "util/json_input.h"
 
@@ -133,10 +134,8 @@ void question_fields(Q& q, V& v) {
   v("micro_batches", q.micro_batches);
   v("recompute", q.recompute);
   v("optimizer", q.optimizer);
-  // The cluster's network: one bandwidth for every link today.
-  v.section("system", [&](auto& s) {
-    s("link_bandwidth_bytes_per_s", q.link_bandwidth, Range{0, limits::kLinkGiBs * kGiB, true});
-  });
+  // The network joining the devices (the system's tiers, innermost first; hw/system_json.h).
+  v.section("system", [&](auto& s) { s("network", q.network); });
   v.section("space", [&](auto& s) {
     s("hbm_bytes", q.hbm_bytes);
     s("area_budget_um2", q.space.budget_um2, Range{0, limits::kAreaUm2});
@@ -192,6 +191,15 @@ struct Writer {
       return name_of(value);
     } else if constexpr (std::is_same_v<T, hw::PowerOfTwoRange>) {
       return ordered_json::array({value.min, value.max});
+    } else if constexpr (std::is_same_v<T, hw::Network>) {
+      ordered_json tiers = ordered_json::array();
+      for (const hw::NetworkTier& t : value.tiers)
+        tiers.push_back(ordered_json{{"name", t.name},
+                                     {"members", t.members},
+                                     {"bandwidth", t.bandwidth},
+                                     {"latency_s", t.latency_s},
+                                     {"efficiency", t.efficiency}});
+      return tiers;
     } else if constexpr (std::is_same_v<T, std::optional<double>>) {
       return value ? ordered_json(*value) : ordered_json(nullptr);
     } else if constexpr (std::is_same_v<T, std::vector<ModelCase>>) {
@@ -291,6 +299,9 @@ class Reader {
     if (!j.is_array()) bad(place, j, "an array of integers");
     v.assign(j.size(), 0);
     for (size_t i = 0; i < j.size(); ++i) read(j[i], fmt::format("{}[{}]", place, i), v[i]);
+  }
+  void read(const json& j, const std::string& place, hw::Network& v) const {
+    v = hw::network_from_json(j, fmt::format("{}: {}", source_, place));
   }
   void read(const json& j, const std::string& place, hw::PowerOfTwoRange& v) const {
     if (!j.is_array() || j.size() != 2) bad(place, j, "an array [min, max]");

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "hw/area.h"
+#include "hw/network.h"
+#include "hw/system_json.h"
 
 namespace phaze::search {
 
@@ -369,12 +371,17 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
                      {"global_batch", q.global_batch},
                      {"micro_batches", q.micro_batches},
                      {"hbm_bytes", q.hbm_bytes},
-                     {"recompute", recompute_values(q.recompute)},
-                     {"link_bandwidth_bytes_per_s", q.link_bandwidth},
-                     {"optimizer", q.optimizer == placement::Optimizer::Adam ? "adam" : "sgd"},
-                     {"area_budget_um2", space.budget_um2 ? *space.budget_um2 : hw::default_area_budget_um2()},
-                     {"lower_fraction", space.lower_fraction},
-                     {"strategy", strategy_name(q)}};
+                     {"recompute", recompute_values(q.recompute)}};
+  // A plain link stays the one figure it always was; a tiered network is listed.
+  if (const auto link = hw::single_link_bandwidth(q.network)) {
+    out["settings"]["link_bandwidth_bytes_per_s"] = *link;
+  } else {
+    out["settings"]["network"] = hw::to_json(q.network);
+  }
+  out["settings"]["optimizer"] = q.optimizer == placement::Optimizer::Adam ? "adam" : "sgd";
+  out["settings"]["area_budget_um2"] = space.budget_um2 ? *space.budget_um2 : hw::default_area_budget_um2();
+  out["settings"]["lower_fraction"] = space.lower_fraction;
+  out["settings"]["strategy"] = strategy_name(q);
   if (!q.exhaustive) {
     out["settings"]["stop_window"] = q.stop_window;
     out["settings"]["bucket_um2"] = q.bucket_um2;
@@ -415,13 +422,28 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
   return out;
 }
 
+namespace {
+
+/// "link 4 GiB/s" for a plain link; else every tier, innermost first.
+std::string network_text(const hw::Network& network) {
+  if (const auto link = hw::single_link_bandwidth(network)) return fmt::format("link {:g} GiB/s", *link / kGiB);
+  std::string out = "network";
+  for (const hw::NetworkTier& t : network.tiers)
+    out += fmt::format("{} {} ({}, {:g} GiB/s, {:g} s, efficiency {:g})", out == "network" ? "" : " /", t.name,
+                       t.members == 0 ? "every device" : fmt::format("groups of {}", t.members), t.bandwidth / kGiB,
+                       t.latency_s, t.efficiency);
+  return out;
+}
+
+}  // namespace
+
 std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
   std::string out;
   for (const ModelCase& m : q.models)
     out += fmt::format("model {}: {} layers, seq {}, t ∈ {{{}}}\n", m.spec.name, m.spec.num_layers, m.seq,
                        fmt::join(m.widths, ", "));
-  out += fmt::format("cluster: {} devices, global batch {}, link {:g} GiB/s, {} optimizer\n", q.devices, q.global_batch,
-                     q.link_bandwidth / kGiB, q.optimizer == placement::Optimizer::Adam ? "Adam" : "SGD");
+  out += fmt::format("cluster: {} devices, global batch {}, {}, {} optimizer\n", q.devices, q.global_batch,
+                     network_text(q.network), q.optimizer == placement::Optimizer::Adam ? "Adam" : "SGD");
   out += fmt::format(
       "space: {} designs in {} area buckets × {} HBM sizes × {} micro-batch sizes × {} recomputation settings = {} "
       "points\n",

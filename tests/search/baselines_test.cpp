@@ -57,7 +57,7 @@ search::SearchQuestion small_question() {
   q.global_batch = 16;
   q.micro_batches = {1, 2};
   q.hbm_bytes = {1ll << 30};
-  q.link_bandwidth = 0.5 * kGiB;
+  q.network = hw::one_tier_network(0.5 * kGiB);
   q.space.lower_fraction = 0;
   return q;
 }
@@ -148,7 +148,7 @@ TEST(SearchBaselines, HandSetTimeIsTheClosedForm) {
   const model::LayerGraph g =
       model::build_layer_graph(q.models[0].spec, model::Shape{64, b, 1}, model::Precision{}, "tiny");
   const auto [ef, eb, tf, tb, hf, hb] = pass_latencies(g, design);
-  const double bw = q.link_bandwidth, edge = 2.0 * b * 64 * 64 / bw;
+  const double bw = 0.5 * kGiB, edge = 2.0 * b * 64 * 64 / bw;
   const double params_a = double(g.embedding.parameter_bytes + 2 * g.transformer.parameter_bytes);
   const double params_b = double(g.transformer.parameter_bytes + g.head.parameter_bytes);
   const double p_max = std::max(params_a, params_b);

@@ -104,7 +104,7 @@ TEST(SearchEvaluate, ClusterOfAPoint) {
   search::SearchQuestion q;
   q.devices = 64;
   q.global_batch = 512;
-  q.link_bandwidth = 2 * search::kGiB;
+  q.network = hw::one_tier_network(2 * search::kGiB);
   hw::Architecture a;
   a.hbm_bandwidth = 1.5e12;
   const placement::Cluster c = search::make_cluster(q, a, 4, 80ll << 30, true);
@@ -234,7 +234,9 @@ TEST(SearchQuestion, IdentityNamesEveryAnswerDeterminingOption) {
   EXPECT_TRUE(differs([](auto& o) { o.micro_batches = {1, 2}; }));
   EXPECT_TRUE(differs([](auto& o) { o.hbm_bytes = {32ll << 30}; }));
   EXPECT_TRUE(differs([](auto& o) { o.recompute = search::RecomputeChoice::On; }));
-  EXPECT_TRUE(differs([](auto& o) { o.link_bandwidth = 1e9; }));
+  EXPECT_TRUE(differs([](auto& o) { o.network = hw::one_tier_network(1e9); }));
+  EXPECT_TRUE(differs([](auto& o) { o.network.tiers[0].latency_s = 1e-6; }));
+  EXPECT_TRUE(differs([](auto& o) { o.network.tiers[0].efficiency = 0.9; }));
   EXPECT_TRUE(differs([](auto& o) { o.optimizer = placement::Optimizer::Adam; }));
   EXPECT_TRUE(differs([](auto& o) { o.space.budget_um2 = 1e8; }));
   EXPECT_TRUE(differs([](auto& o) { o.space.lower_fraction = 0; }));

@@ -1,0 +1,94 @@
+// The search's network: --link-bandwidth (one link) or --system (a system's network tiers).
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "support/run_phaze.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+using nlohmann::json;
+using phaze_test::quoted;
+using phaze_test::run_phaze;
+using phaze_test::RunResult;
+using phaze_test::TempDir;
+
+const std::string kTinyModel = std::string(PHAZE_TEST_DATA) + "/hf/tiny-gpt2/config.json";
+/// The tiny model on a few designs and 16 devices, exhaustively, with widths 1 and 2: a second or less.
+const std::string kTinySearch = fmt::format(
+    "search --model {} --tc 1,2 --vc 1 --width 8 --depth 8,16 --glb-mib 2 --hbm 32 --devices 16 --global-batch 32 "
+    "--tp 1,2 --exhaustive",
+    quoted(kTinyModel));
+
+std::string system_file(TempDir& dir, const std::string& name, const std::string& tiers) {
+  const std::string path = dir.file(name);
+  dir.write(name, R"({"device": "tpuv4-like", "network": [)" + tiers + "]}");
+  return path;
+}
+
+json answer(const std::string& args) {
+  const RunResult r = run_phaze(args + " --json");
+  EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
+  return r.status == 0 ? json::parse(r.out) : json();
+}
+
+// Two tiers with the same bandwidth, no latency and full efficiency are one link: every collective and
+// transfer takes the same time on either, so the answer is the one of --link-bandwidth.
+TEST(CliSearchSystem, TwoEqualTiersAnswerLikeOneLink) {
+  TempDir dir;
+  const std::string sys =
+      system_file(dir, "equal.json",
+                  R"({"name": "node", "members": 2, "bandwidth": 1073741824}, {"name": "all", "members": 0,
+                      "bandwidth": 1073741824})");
+  const json one = answer(kTinySearch + " --link-bandwidth 1");
+  const json two = answer(kTinySearch + " --system " + quoted(sys));
+  ASSERT_TRUE(one.contains("top") && two.contains("top"));
+  EXPECT_EQ(two.at("top"), one.at("top"));
+  EXPECT_EQ(two.at("best"), one.at("best"));
+  EXPECT_EQ(one.at("settings").at("link_bandwidth_bytes_per_s").get<double>(), 1073741824.0);
+  EXPECT_EQ(two.at("settings").at("network").size(), 2u);
+}
+
+// A slower outer tier can only slow every plan down (pipeline and data-parallel traffic cross it), and a
+// latency on the tensor-parallel tier only adds time: the best throughput never rises.
+TEST(CliSearchSystem, SlowerTiersNeverRaiseTheThroughput) {
+  TempDir dir;
+  const json fast = answer(kTinySearch + " --link-bandwidth 1");
+  const std::string slow =
+      system_file(dir, "slow.json",
+                  R"({"name": "node", "members": 2, "bandwidth": 1073741824, "latency_s": 1e-5, "efficiency": 0.5},
+         {"name": "all", "members": 0, "bandwidth": 107374182.4})");
+  const RunResult text = run_phaze(kTinySearch + " --system " + quoted(slow));
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(
+      text.out.find("network node (groups of 2, 1 GiB/s, 1e-05 s, efficiency 0.5) / all (every device, 0.1 GiB/s"),
+      std::string::npos)
+      << text.out;
+  const json slower = answer(kTinySearch + " --system " + quoted(slow));
+  EXPECT_LE(slower.at("best").at("average_samples_per_s").get<double>(),
+            fast.at("best").at("average_samples_per_s").get<double>());
+}
+
+TEST(CliSearchSystem, SystemAndLinkBandwidthExcludeEachOther) {
+  TempDir dir;
+  const std::string sys = system_file(dir, "one.json", R"({"name": "l", "members": 0, "bandwidth": 1e9})");
+  const RunResult both = run_phaze(kTinySearch + " --system " + quoted(sys) + " --link-bandwidth 2");
+  EXPECT_EQ(both.status, 2);
+  EXPECT_NE(both.err.find("--link-bandwidth"), std::string::npos) << both.err;
+  const std::string bad = system_file(dir, "bad.json", R"({"name": "l", "members": 4, "bandwidth": 1e9})");
+  const RunResult refused = run_phaze(kTinySearch + " --system " + quoted(bad));
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.err.find(bad), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("members = 4"), std::string::npos) << refused.err;
+  // The question file carries the tiers: written with --system, it answers the same.
+  const std::string q = dir.file("q.json");
+  ASSERT_EQ(run_phaze(kTinySearch + " --system " + quoted(sys) + " --write-question " + quoted(q)).status, 0);
+  EXPECT_EQ(answer("search --question " + quoted(q)).at("top"),
+            answer(kTinySearch + " --system " + quoted(sys)).at("top"));
+}
+
+}  // namespace

@@ -13,10 +13,10 @@
 #include "hw/architecture_json.h"
 #include "hw/area.h"
 #include "hw/system_json.h"
+#include "io/search_report.h"
 #include "model/hf_config.h"
 #include "search/driver.h"
 #include "search/question_json.h"
-#include "search/report.h"
 #include "util/input_error.h"
 #include "util/output_file.h"
 #include "util/read_file.h"
@@ -199,13 +199,13 @@ void run(const SearchOptions& o, const GivenFn& given) {
     throw InputError(fmt::format("--threads {}: {}; ask for fewer threads", settings.threads, e.what()));
   }
 
-  const std::string json = search::answer_json(q, answer).dump(2) + "\n";
+  const std::string json = io::answer_json(q, answer).dump(2) + "\n";
   if (!o.output.empty()) write_text_file(o.output, json);
-  if (!o.csv.empty()) write_text_file(o.csv, search::points_csv(q, answer));
+  if (!o.csv.empty()) write_text_file(o.csv, io::points_csv(q, answer));
   if (o.json) {
     std::cout << json;
   } else {
-    std::cout << search::answer_text(q, answer);
+    std::cout << io::answer_text(q, answer);
     std::cout << fmt::format(
         "\n{} points evaluated{}, {} resumed from the results file, in {:.3g} s on {} thread{}; {} layer passes "
         "scheduled, {} reused{}\n",

@@ -1,4 +1,4 @@
-#include "search/report.h"
+#include "io/search_report.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,9 @@
 #include "hw/network.h"
 #include "hw/system_json.h"
 
-namespace phaze::search {
+namespace phaze::io {
+
+using namespace phaze::search;
 
 namespace {
 
@@ -522,4 +524,4 @@ std::string points_csv(const SearchQuestion& q, const SearchAnswer& a) {
   return out;
 }
 
-}  // namespace phaze::search
+}  // namespace phaze::io

@@ -1,0 +1,22 @@
+#pragma once
+
+// The output formats of a search, beside those of the other stages: the answer of a search as JSON, as text for people,
+// and every point as CSV. Units: seconds, bytes, joules, samples and tokens per second (µm² for area).
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "search/driver.h"
+#include "search/question.h"
+
+namespace phaze::io {
+
+/// Name of chain position `index` of a model with `layers` transformer layers: embedding, layer1..layerL, head.
+std::string chain_position_name(int64_t index, int64_t layers);
+
+nlohmann::ordered_json answer_json(const search::SearchQuestion& question, const search::SearchAnswer& answer);
+std::string answer_text(const search::SearchQuestion& question, const search::SearchAnswer& answer);
+/// One row per point of `answer.all`, in canonical order, with a header.
+std::string points_csv(const search::SearchQuestion& question, const search::SearchAnswer& answer);
+
+}  // namespace phaze::io

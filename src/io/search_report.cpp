@@ -10,6 +10,7 @@
 #include "hw/area.h"
 #include "hw/network.h"
 #include "hw/system_json.h"
+#include "model/layer_graph.h"
 
 namespace phaze::io {
 
@@ -18,8 +19,6 @@ using namespace phaze::search;
 namespace {
 
 using nlohmann::ordered_json;
-
-const char* const kLayerNames[3] = {"embedding", "transformer", "head"};
 
 /// A chip's cores and buffer, its HBM size unless `hbm` is false (a design chosen without one), its area.
 ordered_json chip_json(const hw::Architecture& a, double area_um2, bool hbm = true) {
@@ -59,11 +58,12 @@ ordered_json model_json(const ModelCase& mc, const ModelOutcome& m) {
   int64_t per_replica = 0;
   for (const placement::Stage& s : m.stages) per_replica += s.devices;
   ordered_json figures = ordered_json::object();
-  for (size_t k = 0; k < m.layers.size(); ++k)
-    figures[kLayerNames[k]] = {{"forward_s", m.layers[k].forward_s},
-                               {"backward_s", m.layers[k].backward_s},
-                               {"forward_energy_j", m.layers[k].forward_j},
-                               {"backward_energy_j", m.layers[k].backward_j}};
+  const std::vector<model::LayerKind> kinds = model::distinct_layer_kinds(mc.spec);
+  for (size_t k = 0; k < m.layers.size() && k < kinds.size(); ++k)
+    figures[model::to_string(kinds[k])] = {{"forward_s", m.layers[k].forward_s},
+                                           {"backward_s", m.layers[k].backward_s},
+                                           {"forward_energy_j", m.layers[k].forward_j},
+                                           {"backward_energy_j", m.layers[k].backward_j}};
   out["plan"] = {{"tensor_parallel", m.width},
                  {"pipeline_stages", m.stages.size()},
                  {"data_parallel", m.data_parallel},
@@ -227,9 +227,12 @@ void model_text(std::string& out, const ModelCase& mc, const ModelOutcome& m) {
       "    energy per batch {:.6g} J; utilisation: tensor cores {:.1f} %, vector cores {:.1f} %, model FLOPs {:.1f} "
       "%\n",
       m.energy_per_batch_j, 100 * m.tensor_utilisation, 100 * m.vector_utilisation, 100 * m.flops_utilisation);
-  out += fmt::format("    transformer layer: forward {:.6g} s, backward {:.6g} s{}\n", m.layers[1].forward_s,
-                     m.layers[1].backward_s,
-                     m.schedules_proven ? "" : " (a layer schedule is the best found, not proven optimal)");
+  const std::vector<model::LayerKind> kinds = model::distinct_layer_kinds(mc.spec);
+  for (size_t k = 0; k < m.layers.size() && k < kinds.size(); ++k)
+    if (kinds[k] == model::LayerKind::Transformer)
+      out += fmt::format("    transformer layer: forward {:.6g} s, backward {:.6g} s{}\n", m.layers[k].forward_s,
+                         m.layers[k].backward_s,
+                         m.schedules_proven ? "" : " (a layer schedule is the best found, not proven optimal)");
 }
 
 /// "X samples/s on <design>, micro-batch b, recomputation on; per model t, stages, d".

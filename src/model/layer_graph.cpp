@@ -15,6 +15,19 @@ const Layer& LayerGraph::node(int64_t index) const {
   return transformer;
 }
 
+std::vector<DistinctLayer> LayerGraph::distinct_layers() const {
+  return {{&embedding, 1}, {&transformer, spec.num_layers}, {&head, 1}};
+}
+
+size_t LayerGraph::distinct_index(int64_t index) const {
+  if (index < 0 || index >= size()) throw std::out_of_range("layer graph node index");
+  return index == 0 ? 0 : index == size() - 1 ? 2 : 1;
+}
+
+std::vector<LayerKind> distinct_layer_kinds(const ModelSpec&) {
+  return {LayerKind::Embedding, LayerKind::Transformer, LayerKind::Head};
+}
+
 std::string LayerGraph::node_name(int64_t index) const {
   if (index == 0) return "embedding";
   if (index == size() - 1) return "head";

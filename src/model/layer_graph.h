@@ -14,6 +14,12 @@ Layer build_embedding_layer(const ModelSpec& spec, const Shape& shape, const Pre
 Layer build_transformer_layer(const ModelSpec& spec, const Shape& shape, const Precision& precision);
 Layer build_head_layer(const ModelSpec& spec, const Shape& shape, const Precision& precision);
 
+/// A layer built once and the number of chain nodes that are it.
+struct DistinctLayer {
+  const Layer* layer = nullptr;
+  int64_t nodes = 0;
+};
+
 /// The model as a chain for placement: node 0 is the embedding, nodes 1..L the identical transformer
 /// layers (built once), node L+1 the head with the loss. Everything per rank and per micro-batch.
 struct LayerGraph {
@@ -26,6 +32,11 @@ struct LayerGraph {
 
   int64_t size() const { return spec.num_layers + 2; }
   const Layer& node(int64_t index) const;
+  /// The layers that are built once, in the order of their first node, each with its node count: whatever
+  /// works per layer (scheduling, figures) works on these and maps chain nodes to them by distinct_index.
+  std::vector<DistinctLayer> distinct_layers() const;
+  /// The index in distinct_layers() of chain node `index`.
+  size_t distinct_index(int64_t index) const;
   std::string node_name(int64_t index) const;
   /// Bytes of the edge from node `index` to node `index + 1` (one micro-batch, one direction).
   int64_t edge_bytes(int64_t index) const;
@@ -38,6 +49,10 @@ struct LayerGraph {
   int64_t forward_flops() const;
   int64_t backward_flops() const;
 };
+
+/// The kinds of the distinct layers of a model of `spec`, in the order of LayerGraph::distinct_layers (for
+/// naming per-layer figures without building the graph).
+std::vector<LayerKind> distinct_layer_kinds(const ModelSpec& spec);
 
 /// Builds the layer graph; validates spec and shape first (InputError naming `source`).
 LayerGraph build_layer_graph(const ModelSpec& spec, const Shape& shape, const Precision& precision,

@@ -37,24 +37,34 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // ---- Spotlight-style objective ----
 
-/// The six passes of a model's chain kinds: embedding, transformer layer, head, each forward then backward.
-using PassTimes = std::array<double, 6>;
+/// The pass times of a model's distinct layers, seconds: per distinct layer (model::LayerGraph::distinct_layers)
+/// forward then backward.
+using PassTimes = std::vector<double>;
 
-/// Single-chip training latency per sample, seconds: per model (embedding + L transformer layers + head,
-/// forward + backward) / b, averaged over the models. Every operation is monotone in the pass times, so
-/// lower bounds of the passes give a lower bound of the objective, bit for bit.
-double per_sample(const std::vector<PassTimes>& passes, const std::vector<double>& layers, int64_t micro_batch) {
+/// Single-chip training latency per sample, seconds: per model Σ over distinct layers of (forward + backward)
+/// times the layer's chain nodes (embedding + L transformer layers + head), over b, averaged over the models.
+/// Every operation is monotone in the pass times, so lower bounds of the passes give a lower bound of the
+/// objective, bit for bit.
+double per_sample(const std::vector<PassTimes>& passes, const std::vector<std::vector<double>>& nodes,
+                  int64_t micro_batch) {
   double sum = 0;
   for (size_t m = 0; m < passes.size(); ++m) {
     const PassTimes& p = passes[m];
-    sum += ((p[0] + p[1]) + layers[m] * (p[2] + p[3]) + (p[4] + p[5])) / static_cast<double>(micro_batch);
+    double model = 0;
+    for (size_t k = 0; k < nodes[m].size(); ++k) model += nodes[m][k] * (p[2 * k] + p[2 * k + 1]);
+    sum += model / static_cast<double>(micro_batch);
   }
   return sum / static_cast<double>(passes.size());
 }
 
-std::array<const model::OperatorGraph*, 6> pass_graphs(const model::LayerGraph& g) {
-  return {&g.embedding.forward,    &g.embedding.backward, &g.transformer.forward,
-          &g.transformer.backward, &g.head.forward,       &g.head.backward};
+/// The operator graphs of a model's distinct layer passes, in the order of PassTimes.
+std::vector<const model::OperatorGraph*> pass_graphs(const model::LayerGraph& g) {
+  std::vector<const model::OperatorGraph*> out;
+  for (const model::DistinctLayer& d : g.distinct_layers()) {
+    out.push_back(&d.layer->forward);
+    out.push_back(&d.layer->backward);
+  }
+  return out;
 }
 
 /// A design's place in the best-first visit: its objective bound and how far it has been refined.
@@ -70,15 +80,6 @@ struct LaterVisit {
 };
 
 }  // namespace
-
-Scheduling make_scheduling(const SearchQuestion& q, ScheduleCache& cache) {
-  Scheduling s;
-  s.estimator = cost::Estimator(cost::CostParams{}, q.network);
-  s.solver =
-      q.schedule_node_budget > 0 ? schedule::make_exact_solver(q.schedule_node_budget) : schedule::make_exact_solver();
-  s.cache = &cache;
-  return s;
-}
 
 hw::Architecture point_architecture(const SearchQuestion& q, const hw::Architecture& design) {
   hw::Architecture a = enumeration_options(q).base;
@@ -156,8 +157,7 @@ HandSetOutcome evaluate_megatron_plan(const SearchQuestion& q, size_t model, con
     out.reason = fmt::format("no layer graph at t = {}: {}", plan.width, e.what());
     return out;
   }
-  const LayerSchedules schedules =
-      schedule_layers(graph, design, scheduling.estimator, *scheduling.solver, *scheduling.cache);
+  const LayerSchedules schedules = schedule_layers(graph, design, scheduling);
   if (!schedules.feasible()) {
     out.reason = fmt::format("an operator has no finite estimate on this design at t = {}", plan.width);
     return out;
@@ -203,15 +203,19 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
   choice.micro_batch = b;
   const size_t models = q.models.size();
   std::vector<model::LayerGraph> graphs;
-  std::vector<double> layers;
-  std::vector<PassTimes> macs(models);  // tensor-core MACs of each pass
+  std::vector<std::vector<double>> nodes(models);  // per model, the chain nodes of each distinct layer
+  std::vector<PassTimes> macs(models);             // tensor-core MACs of each pass
+  std::vector<PassTimes> passes(models);
   for (size_t m = 0; m < models; ++m) {
     const ModelCase& mc = q.models[m];
     graphs.push_back(model::build_layer_graph(mc.spec, model::Shape{mc.seq, b, 1}, model::Precision{}, mc.source));
-    layers.push_back(static_cast<double>(mc.spec.num_layers));
-    const auto passes = pass_graphs(graphs.back());
-    for (size_t k = 0; k < passes.size(); ++k)
-      for (const model::Operator& op : passes[k]->ops)
+    for (const model::DistinctLayer& d : graphs.back().distinct_layers())
+      nodes[m].push_back(static_cast<double>(d.nodes));
+    const auto pass_ops = pass_graphs(graphs.back());
+    macs[m].assign(pass_ops.size(), 0.0);
+    passes[m].assign(pass_ops.size(), 0.0);
+    for (size_t k = 0; k < pass_ops.size(); ++k)
+      for (const model::Operator& op : pass_ops[k]->ops)
         if (op.gemm) macs[m][k] += static_cast<double>(op.gemm->macs());
   }
 
@@ -219,12 +223,11 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
   // tensor-core time (its padded compute cycles on the cores it uses are never fewer, accelerator.md 5.5),
   // and a pass keeps its n_TC tensor cores busy at most all the time. No estimate needed.
   std::priority_queue<Visit, std::vector<Visit>, LaterVisit> queue;
-  std::vector<PassTimes> passes(models);
   for (size_t i = 0; i < designs.size(); ++i) {
     const double peak = hw::peak_tensor_macs_per_s(designs[i].arch);
     for (size_t m = 0; m < models; ++m)
       for (size_t k = 0; k < passes[m].size(); ++k) passes[m][k] = macs[m][k] / peak * kBoundSlack;
-    queue.push({per_sample(passes, layers, b), 0, i});
+    queue.push({per_sample(passes, nodes, b), 0, i});
   }
 
   // Visit best-first; a design whose bound exceeds the best objective found cannot win, nor can one whose
@@ -251,7 +254,7 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
     const hw::Architecture& arch = designs[visit.design].arch;
     if (visit.level == 0) {
       if (++since_reset > kDesignsPerEstimator) {
-        scheduling.estimator = cost::Estimator(scheduling.estimator.params(), scheduling.estimator.network());
+        scheduling.renew_estimator();
         since_reset = 1;
       }
       ++choice.designs_estimated;
@@ -261,7 +264,7 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
         return true;
       });
       // A design where some operator cannot run has no single-chip latency.
-      if (finite) queue.push({std::max(visit.bound, per_sample(passes, layers, b)), 1, visit.design});
+      if (finite) queue.push({std::max(visit.bound, per_sample(passes, nodes, b)), 1, visit.design});
       continue;
     }
     ++choice.designs_scheduled;
@@ -269,7 +272,7 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
       passes[m][k] = scheduling.cache->solve(problem, *scheduling.solver).makespan_s;
       return true;
     });
-    const double objective = per_sample(passes, layers, b);
+    const double objective = per_sample(passes, nodes, b);
     if (!choice.found || objective < best || (objective == best && tie_key(visit.design) < tie_key(best_design))) {
       choice.found = true;
       best = objective;

@@ -16,6 +16,7 @@
 #include "placement/chain.h"
 #include "schedule/problem.h"
 #include "search/evaluate.h"
+#include "search/layer_scheduling.h"
 #include "search/point.h"
 #include "search/question.h"
 #include "search/schedule_cache.h"
@@ -24,15 +25,6 @@ namespace phaze::search {
 
 /// TPUv4's real HBM capacity, bytes: the HBM size of the strict TPUv4-like point.
 inline constexpr int64_t kTpuv4HbmBytes = 32ll << 30;
-
-/// What scheduling layer passes needs; one per thread. The cache may be shared (it is thread-safe).
-struct Scheduling {
-  cost::Estimator estimator;
-  std::unique_ptr<schedule::Solver> solver;
-  ScheduleCache* cache = nullptr;
-};
-/// The exact solver with the question's node budget, a fresh estimator, and `cache`.
-Scheduling make_scheduling(const SearchQuestion& question, ScheduleCache& cache);
 
 /// The whole architecture of a point's design: the question's HBM bandwidth and clock (as the
 /// enumeration sets them) with the point's cores, buffer and HBM size. A point's record keeps only the latter.

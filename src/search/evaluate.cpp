@@ -13,48 +13,6 @@ namespace phaze::search {
 
 namespace {
 
-/// Relative slack on a width's bound before it rules the width out: the lower bounds and the schedules sum
-/// their latencies in other orders, so a bound may exceed the makespan it bounds by rounding.
-constexpr double kBoundSlack = 1e-9;
-
-/// The scheduling problems of one width: embedding, transformer layer and head, forward then backward.
-using WidthProblems = std::array<schedule::Problem, 6>;
-
-WidthProblems width_problems(const model::LayerGraph& graph, const hw::Architecture& design,
-                             cost::Estimator& estimator) {
-  WidthProblems out;
-  const model::Layer* layers[3] = {&graph.embedding, &graph.transformer, &graph.head};
-  for (size_t k = 0; k < 3; ++k) {
-    out[2 * k] = schedule::layer_problem(layers[k]->forward, design, estimator);
-    out[2 * k + 1] = schedule::layer_problem(layers[k]->backward, design, estimator);
-  }
-  return out;
-}
-
-bool all_finite(const WidthProblems& problems) {
-  return std::all_of(problems.begin(), problems.end(), schedule::has_finite_latencies);
-}
-
-LayerSchedules solve_width(const WidthProblems& problems, schedule::Solver& solver, ScheduleCache& cache) {
-  LayerSchedules s;
-  for (size_t k = 0; k < 3; ++k)
-    s.layers[k] = {cache.solve(problems[2 * k], solver), cache.solve(problems[2 * k + 1], solver)};
-  return s;
-}
-
-/// Stand-in schedules whose makespans are the exact solver's root bounds (slightly lowered, kBoundSlack): a
-/// plan on their chain is no slower than on the optimal schedules, as every stage load grows with the layers'
-/// latencies. Needs finite latencies.
-LayerSchedules bound_width(const WidthProblems& problems) {
-  LayerSchedules s;
-  for (size_t k = 0; k < 3; ++k)
-    for (size_t pass = 0; pass < 2; ++pass) {
-      const double bound = schedule::exact_lower_bound(problems[2 * k + pass]) * (1 - kBoundSlack);
-      (pass == 0 ? s.layers[k].forward : s.layers[k].backward) = {true, bound, 0, 0, 0, false, bound};
-    }
-  return s;
-}
-
 /// Whether `plan` of width index `width` beats `best` of width index `best_width`: faster, or as fast with a
 /// smaller width (the planner's rule over widths).
 bool beats(const placement::Plan& plan, size_t width, const placement::Plan& best, size_t best_width) {
@@ -79,9 +37,13 @@ Workload prepare_workload(const SearchQuestion& q) {
   // Which points have a plan that fits in memory: the exact planner on chains of one-second layers. Feasibility
   // is the existence of a plan within the memory limit and the devices, whatever the latencies, so any finite
   // latencies give the answer of every design.
-  LayerSchedules unit;
-  for (LayerSchedules::Passes& p : unit.layers)
-    for (PassSummary* s : {&p.forward, &p.backward}) *s = {true, 1.0, 0, 0, 0, true, 1.0};
+  auto unit_chain = [](const model::LayerGraph& graph) {
+    LayerSchedules unit;
+    unit.layers.resize(graph.distinct_layers().size());
+    for (LayerSchedules::Passes& p : unit.layers)
+      for (PassSummary* s : {&p.forward, &p.backward}) *s = {true, 1.0, 0, 0, 0, true, 1.0};
+    return make_chain(graph, unit);
+  };
   const hw::Architecture base = enumeration_options(q).base;
   placement::CorrectedPlanner planner;
   w.fits_hbm_bytes = q.hbm_bytes;
@@ -89,7 +51,7 @@ Workload prepare_workload(const SearchQuestion& q) {
     auto& per_model = w.fits.emplace_back();
     for (size_t bi = 0; bi < q.micro_batches.size(); ++bi) {
       std::vector<placement::Chain> chains;
-      for (const model::LayerGraph& graph : w.graphs[mi][bi]) chains.push_back(make_chain(graph, unit));
+      for (const model::LayerGraph& graph : w.graphs[mi][bi]) chains.push_back(unit_chain(graph));
       auto& per_mbs = per_model.emplace_back();
       for (int64_t hbm : q.hbm_bytes) {
         std::array<bool, 2>& fits = per_mbs.emplace_back();
@@ -108,32 +70,13 @@ bool Workload::fits_in_memory(size_t model, size_t micro_batch_index, int64_t hb
   return fits[model][micro_batch_index][hbm][recompute ? 1 : 0];
 }
 
-bool LayerSchedules::feasible() const {
-  return std::all_of(layers.begin(), layers.end(),
-                     [](const Passes& p) { return p.forward.feasible && p.backward.feasible; });
-}
-
-bool LayerSchedules::proven() const {
-  return std::all_of(layers.begin(), layers.end(),
-                     [](const Passes& p) { return p.forward.proven_optimal && p.backward.proven_optimal; });
-}
-
-const LayerSchedules::Passes& LayerSchedules::node(int64_t index, int64_t size) const {
-  return index == 0 ? layers[0] : index == size - 1 ? layers[2] : layers[1];
-}
-
-LayerSchedules schedule_layers(const model::LayerGraph& graph, const hw::Architecture& design,
-                               cost::Estimator& estimator, schedule::Solver& solver, ScheduleCache& cache) {
-  return solve_width(width_problems(graph, design, estimator), solver, cache);
-}
-
 placement::Chain make_chain(const model::LayerGraph& graph, const LayerSchedules& schedules) {
   placement::Chain chain;
   chain.width = graph.shape.tp;
   const int64_t n = graph.size();
   for (int64_t i = 0; i < n; ++i) {
     const model::Layer& layer = graph.node(i);
-    const LayerSchedules::Passes& p = schedules.node(i, n);
+    const LayerSchedules::Passes& p = schedules.node(graph, i);
     chain.nodes.push_back({p.forward.makespan_s, p.backward.makespan_s, static_cast<double>(layer.parameter_bytes),
                            static_cast<double>(layer.activation_bytes), layer.tensor_parallel});
     if (i + 1 < n) chain.edges.push_back({static_cast<int>(i), static_cast<int>(i + 1), double(graph.edge_bytes(i))});
@@ -172,10 +115,8 @@ ModelOutcome model_outcome(const model::LayerGraph& graph, const LayerSchedules&
   m.samples_per_s = static_cast<double>(global_batch) / plan.time_per_batch;
   m.tokens_per_s = m.samples_per_s * static_cast<double>(graph.shape.seq);
   m.schedules_proven = schedules.proven();
-  for (size_t k = 0; k < 3; ++k) {
-    const LayerSchedules::Passes& p = schedules.layers[k];
-    m.layers[k] = {p.forward.makespan_s, p.backward.makespan_s, p.forward.energy_j, p.backward.energy_j};
-  }
+  for (const LayerSchedules::Passes& p : schedules.layers)
+    m.layers.push_back({p.forward.makespan_s, p.backward.makespan_s, p.forward.energy_j, p.backward.energy_j});
 
   // Per micro-batch and rank: every layer's forward and backward, plus the re-forward of the layers outside
   // the last stage with recomputation (the last stage keeps its activations, placement.md).
@@ -183,7 +124,7 @@ ModelOutcome model_outcome(const model::LayerGraph& graph, const LayerSchedules&
   const int last_stage_first = plan.stages.empty() ? 0 : plan.stages.back().first;
   double energy_j = 0, busy_tc = 0, busy_vc = 0, span = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const LayerSchedules::Passes& p = schedules.node(i, n);
+    const LayerSchedules::Passes& p = schedules.node(graph, i);
     energy_j += p.forward.energy_j + p.backward.energy_j;
     if (cluster.recompute && i < last_stage_first) energy_j += p.forward.energy_j;
     for (const PassSummary* s : {&p.forward, &p.backward}) {
@@ -207,11 +148,7 @@ ModelOutcome model_outcome(const model::LayerGraph& graph, const LayerSchedules&
 }
 
 Evaluator::Evaluator(const Workload& workload, ScheduleCache& cache)
-    : workload_(workload),
-      cache_(cache),
-      solver_(workload.question->schedule_node_budget > 0
-                  ? schedule::make_exact_solver(workload.question->schedule_node_budget)
-                  : schedule::make_exact_solver()) {}
+    : workload_(workload), scheduling_(make_scheduling(*workload.question, cache)) {}
 
 Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>& graphs,
                                             const hw::Architecture& design,
@@ -221,17 +158,17 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
   out.schedules.resize(widths);
   out.plans.resize(points);
   out.width_of.assign(points, widths);
-  std::vector<WidthProblems> problems(widths);
+  std::vector<std::vector<schedule::Problem>> problems(widths);
   std::vector<char> usable(widths, 0);
   for (size_t wi = 0; wi < widths; ++wi) {
-    problems[wi] = width_problems(graphs[wi], design, *estimator_);
+    problems[wi] = layer_problems(graphs[wi], design, scheduling_.estimator);
     usable[wi] = all_finite(problems[wi]) ? 1 : 0;
     out.any_width = out.any_width || usable[wi];
   }
   // Schedules one width exactly and lets its plans compete for every point.
   auto solve = [&](size_t wi) {
-    const LayerSchedules& s = out.schedules[wi].emplace(solve_width(problems[wi], *solver_, cache_));
-    for (const auto& p : s.layers) unproven_ += !p.forward.proven_optimal + !p.backward.proven_optimal;
+    const LayerSchedules& s = out.schedules[wi].emplace(solve_layers(problems[wi], scheduling_));
+    unproven_ += s.unproven_passes();
     const placement::Chain chain = make_chain(graphs[wi], s);
     for (size_t k = 0; k < points; ++k) {
       placement::Plan plan = planner_.solve(chain, clusters[k]);
@@ -254,7 +191,7 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
   std::vector<std::vector<double>> bound(widths, std::vector<double>(points, std::numeric_limits<double>::infinity()));
   for (size_t wi = 0; wi < widths; ++wi) {
     if (!usable[wi]) continue;
-    const placement::Chain chain = make_chain(graphs[wi], bound_width(problems[wi]));
+    const placement::Chain chain = make_chain(graphs[wi], bound_layers(problems[wi]));
     for (size_t k = 0; k < points; ++k) {
       const placement::Plan plan = planner_.solve(chain, clusters[k]);
       if (plan.feasible) bound[wi][k] = plan.time_per_batch;
@@ -283,8 +220,8 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
   const SearchQuestion& q = *workload_.question;
   // Designs with the same tensor cores keep their estimator: they share their GEMM estimates.
   const auto array = std::tuple(design.arch.tc_width, design.arch.tc_depth, design.arch.num_tc);
-  if (!estimator_ || (designs_since_reset_ >= kDesignsPerEstimator && array != last_array_)) {
-    estimator_ = std::make_unique<cost::Estimator>(cost::CostParams{}, q.network);
+  if (designs_since_reset_ >= kDesignsPerEstimator && array != last_array_) {
+    scheduling_.renew_estimator();
     designs_since_reset_ = 0;
   }
   ++designs_since_reset_;

@@ -16,6 +16,7 @@
 #include "model/layer_graph.h"
 #include "placement/corrected_planner.h"
 #include "schedule/problem.h"
+#include "search/layer_scheduling.h"
 #include "search/point.h"
 #include "search/question.h"
 #include "search/schedule_cache.h"
@@ -41,25 +42,8 @@ struct Workload {
 };
 Workload prepare_workload(const SearchQuestion& question);
 
-/// Forward and backward schedules of the three distinct layers of one (model, width, micro-batch) on one
-/// design: embedding, transformer layer (one for all L), head.
-struct LayerSchedules {
-  struct Passes {
-    PassSummary forward, backward;
-  };
-  std::array<Passes, 3> layers;
-  bool feasible() const;
-  bool proven() const;
-  /// The schedules of chain position `index` of a chain of `size` positions.
-  const Passes& node(int64_t index, int64_t size) const;
-};
-
-/// Schedules every distinct layer pass of `graph` on `design` (exact solver, through the cache).
-LayerSchedules schedule_layers(const model::LayerGraph& graph, const hw::Architecture& design,
-                               cost::Estimator& estimator, schedule::Solver& solver, ScheduleCache& cache);
-
-/// The placement chain of one width: per position the schedules' makespans, the layer's parameter and
-/// activation bytes; an edge per consecutive pair with the boundary tensor's bytes.
+/// The placement chain of one width: per position the schedules' makespans of its distinct layer, the layer's parameter
+/// and activation bytes; an edge per consecutive pair with the boundary tensor's bytes.
 placement::Chain make_chain(const model::LayerGraph& graph, const LayerSchedules& schedules);
 
 /// Seconds of the optimizer step per byte of parameters on one device: the HBM bytes the update moves per
@@ -83,7 +67,7 @@ ModelOutcome model_outcome(const model::LayerGraph& graph, const LayerSchedules&
 /// layer, while a placement takes a fraction of one.
 inline constexpr int64_t kBoundWidthsUpToTensorCores = 4;
 
-/// Evaluates designs on one thread; keeps its estimator, solver and planner across designs.
+/// Evaluates designs on one thread; keeps its scheduling (estimator, solver) and planner across designs.
 class Evaluator {
  public:
   Evaluator(const Workload& workload, ScheduleCache& cache);
@@ -107,9 +91,7 @@ class Evaluator {
                         const std::vector<placement::Cluster>& clusters);
 
   const Workload& workload_;
-  ScheduleCache& cache_;
-  std::unique_ptr<cost::Estimator> estimator_;
-  std::unique_ptr<schedule::Solver> solver_;
+  Scheduling scheduling_;
   placement::CorrectedPlanner planner_;
   int64_t designs_since_reset_ = 0;
   std::tuple<int64_t, int64_t, int64_t> last_array_;  ///< width, depth and count of the last design's tensor cores

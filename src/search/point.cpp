@@ -58,9 +58,8 @@ ModelOutcome model_from(const json& j) {
   m.flops_utilisation = j.at("mfu").get<double>();
   m.schedules_proven = j.at("proven").get<bool>();
   const json& layers = j.at("layers");
-  for (size_t i = 0; i < m.layers.size(); ++i)
-    m.layers[i] = {layers.at(i).at(0).get<double>(), layers.at(i).at(1).get<double>(), layers.at(i).at(2).get<double>(),
-                   layers.at(i).at(3).get<double>()};
+  for (const json& l : layers)
+    m.layers.push_back({l.at(0).get<double>(), l.at(1).get<double>(), l.at(2).get<double>(), l.at(3).get<double>()});
   return m;
 }
 

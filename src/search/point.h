@@ -2,7 +2,6 @@
 
 // The result of evaluating one point of the search, and its record in the results file.
 
-#include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -43,8 +42,9 @@ struct ModelOutcome {
   /// Model FLOP utilisation: the training GEMM FLOPs of a batch (no re-forward) over the peak tensor-core
   /// FLOP/s of the devices in use times the time per batch.
   double flops_utilisation = 0;
-  bool schedules_proven = true;          ///< every layer schedule of the chosen width is proven optimal
-  std::array<LayerFigures, 3> layers{};  ///< embedding, transformer layer, head at the chosen width
+  bool schedules_proven = true;  ///< every layer schedule of the chosen width is proven optimal
+  /// Per distinct layer of the model (model::LayerGraph::distinct_layers) at the chosen width.
+  std::vector<LayerFigures> layers;
   bool operator==(const ModelOutcome&) const = default;
 };
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model/layer_graph.h"
 #include "model_test_util.h"
@@ -100,6 +101,33 @@ TEST(LayerGraphShape, ChainOfEmbeddingLayersAndHead) {
       EXPECT_EQ(graph.edge_bytes(i), 2 * b * s * ref.hidden) << "edge " << i;
     }
     EXPECT_EQ(graph.transformer.output_bytes, 2 * b * s * ref.hidden);
+  }
+}
+
+// The distinct layers cover the chain: each chain node is its distinct layer, the node counts add up to the
+// chain (the published layer count plus embedding and head), and the kinds named without a graph match.
+TEST(LayerGraphShape, DistinctLayersCoverTheChain) {
+  for (const auto& ref : phaze_test::preset_refs()) {
+    SCOPED_TRACE(ref.name);
+    const auto spec = preset(ref.name);
+    const auto graph = build(spec, spec.default_seq, 1, 1);
+    const auto distinct = graph.distinct_layers();
+    const auto kinds = phaze::model::distinct_layer_kinds(spec);
+    ASSERT_EQ(kinds.size(), distinct.size());
+    std::vector<int64_t> seen(distinct.size(), 0);
+    for (int64_t i = 0; i < graph.size(); ++i) {
+      const size_t k = graph.distinct_index(i);
+      ASSERT_LT(k, distinct.size());
+      EXPECT_EQ(distinct[k].layer, &graph.node(i)) << i;
+      ++seen[k];
+    }
+    int64_t total = 0;
+    for (size_t k = 0; k < distinct.size(); ++k) {
+      EXPECT_EQ(seen[k], distinct[k].nodes) << k;
+      EXPECT_EQ(distinct[k].layer->kind, kinds[k]) << k;
+      total += distinct[k].nodes;
+    }
+    EXPECT_EQ(total, ref.layers + 2);
   }
 }
 

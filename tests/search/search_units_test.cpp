@@ -147,7 +147,7 @@ search::PointOutcome sample_point() {
   m.vector_utilisation = 0.1;
   m.flops_utilisation = 0.33;
   m.schedules_proven = false;
-  m.layers[1] = {1e-3, 2e-3, 0.5, 0.25};
+  m.layers = {{}, {1e-3, 2e-3, 0.5, 0.25}, {}};
   search::ModelOutcome none;
   none.reason = "no plan fits";
   p.models = {m, none};
@@ -279,16 +279,15 @@ TEST(SearchEvaluate, MemoryFitDoesNotDependOnTheDesign) {
   large.num_tc = large.num_vc = 4;
   large.tc_width = large.tc_depth = large.vc_width = 16;
   large.glb_bytes = 2 << 20;
-  auto solver = schedule::make_exact_solver();
   search::ScheduleCache cache;
-  cost::Estimator estimator;
+  search::Scheduling scheduling{cost::Estimator{}, schedule::make_exact_solver(), &cache};
   placement::CorrectedPlanner planner;
   int fits = 0, misses = 0;
   for (const hw::Architecture& design : {small, large})
     for (size_t bi = 0; bi < q.micro_batches.size(); ++bi) {
       std::vector<placement::Chain> chains;
       for (const model::LayerGraph& graph : w.graphs[0][bi])
-        chains.push_back(search::make_chain(graph, search::schedule_layers(graph, design, estimator, *solver, cache)));
+        chains.push_back(search::make_chain(graph, search::schedule_layers(graph, design, scheduling)));
       for (int64_t hbm : q.hbm_bytes)
         for (bool rc : {false, true}) {
           const placement::Cluster c = search::make_cluster(q, design, q.micro_batches[bi], hbm, rc);

@@ -1,0 +1,64 @@
+#pragma once
+
+// Scheduling the distinct layers of a layer graph on one design: what one thread needs for it (estimator,
+// exact solver, the shared schedule cache), the per-layer problems, their exact schedules and their root
+// bounds. The search's evaluator and every baseline schedule layers through this one path.
+
+#include <memory>
+#include <vector>
+
+#include "cost/operator_cost.h"
+#include "hw/architecture.h"
+#include "model/layer_graph.h"
+#include "schedule/problem.h"
+#include "search/question.h"
+#include "search/schedule_cache.h"
+
+namespace phaze::search {
+
+/// What scheduling layer passes needs on one thread. The cache may be shared (it is thread-safe).
+struct Scheduling {
+  cost::Estimator estimator;
+  std::unique_ptr<schedule::Solver> solver;
+  ScheduleCache* cache = nullptr;
+
+  /// Replaces the estimator by a fresh one with the same parameters and network: its memory of GEMM
+  /// estimates grows with every core configuration it meets, and only neighbouring designs share them.
+  void renew_estimator();
+};
+/// The exact solver with the question's node budget, a fresh estimator on the question's network, and `cache`.
+Scheduling make_scheduling(const SearchQuestion& question, ScheduleCache& cache);
+
+/// Forward and backward schedules of the distinct layers of one layer graph (model, width, micro-batch) on one
+/// design, in the order of model::LayerGraph::distinct_layers.
+struct LayerSchedules {
+  struct Passes {
+    PassSummary forward, backward;
+  };
+  std::vector<Passes> layers;
+  bool feasible() const;
+  bool proven() const;
+  int64_t unproven_passes() const;  ///< passes whose schedule is the best found, not proven optimal
+  /// The schedules of chain node `index` of `graph`.
+  const Passes& node(const model::LayerGraph& graph, int64_t index) const {
+    return layers[graph.distinct_index(index)];
+  }
+};
+
+/// The scheduling problems of the distinct layers of `graph` on `design`: per distinct layer, forward then
+/// backward.
+std::vector<schedule::Problem> layer_problems(const model::LayerGraph& graph, const hw::Architecture& design,
+                                              cost::Estimator& estimator);
+/// Whether every operator of every problem has a finite estimate.
+bool all_finite(const std::vector<schedule::Problem>& problems);
+/// The schedules of layer_problems' problems (exact solver, through the cache).
+LayerSchedules solve_layers(const std::vector<schedule::Problem>& problems, Scheduling& scheduling);
+/// Stand-in schedules whose makespans are the exact solver's root bounds (slightly lowered): a plan on their
+/// chain is no slower than on the optimal schedules, as every stage load grows with the layers' latencies.
+/// Needs finite latencies.
+LayerSchedules bound_layers(const std::vector<schedule::Problem>& problems);
+
+/// Schedules every distinct layer pass of `graph` on `design`.
+LayerSchedules schedule_layers(const model::LayerGraph& graph, const hw::Architecture& design, Scheduling& scheduling);
+
+}  // namespace phaze::search

@@ -5,13 +5,10 @@
 // resumes a killed run, and builds the answer from the stored points.
 
 #include <cstdint>
-#include <optional>
 #include <string>
-#include <vector>
 
+#include "search/answer.h"
 #include "search/baselines.h"
-#include "search/buckets.h"
-#include "search/point.h"
 #include "search/question.h"
 #include "util/progress.h"
 
@@ -24,38 +21,6 @@ struct RunSettings {
   int64_t top = 5;          ///< designs listed in the answer's top list
   bool keep_all = false;    ///< return every point (for a CSV of all points)
   ProgressOutput progress;  ///< where the progress line goes (default: nowhere)
-};
-
-/// The architecture search of one outer combination (method.md 7) and its best point.
-struct CombinationResult {
-  Combination combination;
-  int64_t buckets_visited = 0;  ///< area buckets visited, those without a feasible design included
-  int64_t designs_visited = 0;
-  bool stop_fired = false;           ///< the stop rule ended the visit before the last bucket
-  std::optional<PointOutcome> best;  ///< nothing when no visited point of it is feasible
-};
-
-/// The answer: the best point, the top list, each model's best point, over the explored points (those of the
-/// designs each combination visited).
-struct SearchAnswer {
-  int64_t designs = 0;           ///< designs in the space
-  int64_t points = 0;            ///< points in the space (designs × HBM sizes × micro-batches × recomputation)
-  int64_t buckets = 0;           ///< area buckets of the space
-  int64_t designs_explored = 0;  ///< designs visited by at least one combination
-  int64_t points_explored = 0;   ///< the answer's points: per combination the designs it visited, summed
-  int64_t feasible_points = 0;   ///< explored points where every model has a plan
-  std::vector<CombinationResult> combinations;  ///< in the order of combinations()
-  std::optional<PointOutcome> best;             ///< nothing when no point is feasible
-  std::vector<PointOutcome> top;                ///< the best point of each of the `top` best designs, best first
-  std::vector<std::optional<PointOutcome>> best_per_model;  ///< per model: the point of its highest throughput
-  std::vector<PointOutcome> all;                            ///< with keep_all: every explored point in canonical order
-  /// Baseline: the TPUv4-like chip (accelerator.md) with its best point over the same HBM sizes, micro-batch
-  /// sizes and recomputation settings, whether or not it lies in the searched space; nothing when no point
-  /// of it is feasible.
-  std::optional<PointOutcome> tpuv4_baseline;
-  /// The other baselines (baselines.h): the strict 32 GiB TPUv4-like point, the hand-set Megatron-style
-  /// plans, the Spotlight-style design.
-  Baselines baselines;
 };
 
 /// What a run did (not part of the answer: a resumed run differs here, never in the answer).
@@ -80,10 +45,6 @@ struct RunStats {
 /// built from the results file's points (or the ones kept in memory) by replaying the stop rule over their
 /// scores, so it does not depend on the thread count, nor on whether the run was resumed.
 SearchAnswer run_search(const SearchQuestion& question, const RunSettings& settings, RunStats* stats = nullptr);
-
-/// Adds one point to an answer under construction (best, top `top`, per-model bests, counts). The top
-/// list holds one point per design (chip and HBM size); the result does not depend on the order of calls.
-void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top);
 
 /// The TPUv4-like chip as the search's enumeration would build it (the question's HBM bandwidth and clock;
 /// per-core SRAMs derived), with its area.

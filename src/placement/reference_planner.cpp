@@ -79,12 +79,13 @@ Plan ReferencePlanner::solve_uniform(const Chain& chain, const Cluster& cluster)
       const double* rest = &best_[cell(j, 0)];
       double* here = &best_[cell(i, 0)];
       int* choice = &next_[cell(i, 0)];
+      // Without a branch: whether a split improves is data-dependent and mispredicts often (about a quarter
+      // of the planner's time when written as an if).
       for (int64_t s = 1; s <= top; ++s) {
         const double value = std::max(rest[s - 1], s > 1 ? later : plain);
-        if (value < here[s]) {
-          here[s] = value;
-          choice[s] = j;
-        }
+        const bool improves = value < here[s];
+        here[s] = improves ? value : here[s];
+        choice[s] = improves ? j : choice[s];
       }
     }
   }

@@ -72,7 +72,7 @@ void print_rows(const char* title, const std::vector<Row>& rows) {
 void estimate(const EstimateOptions& o) {
   const model::ModelSpec spec = model::load_model(o.model);
   const hw::System system = resolve_system(o.system, o.arch_given);
-  const hw::Architecture& arch = system.device;
+  const hw::Architecture& arch = hw::accelerator_of(system);
   const model::Shape shape = o.shape.shape(spec);
   const model::LayerGraph graph = model::build_layer_graph(spec, shape, model::Precision{}, o.model);
   const model::Layer* layer = o.layer == "embedding" ? &graph.embedding

@@ -10,9 +10,12 @@
 #include "cli/estimate_command.h"
 #include "cli/model_command.h"
 #include "cli/place_command.h"
+#include "cli/plan_command.h"
+#include "cli/predict_command.h"
 #include "cli/schedule_command.h"
 #include "cli/search_command.h"
 #include "cli/system_command.h"
+#include "cli/validate_command.h"
 #include "util/input_error.h"
 
 namespace {
@@ -41,6 +44,9 @@ int main(int argc, char** argv) {
   phaze::cli::add_estimate_command(app);
   phaze::cli::add_schedule_command(app);
   phaze::cli::add_search_command(app);
+  phaze::cli::add_predict_command(app);
+  phaze::cli::add_plan_command(app);
+  phaze::cli::add_validate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -30,6 +30,12 @@ std::string device_text(const Architecture& a) {
                      a.tc_depth, a.num_vc, a.vc_width, human_bytes(a.glb_bytes), human_bytes(a.hbm_bytes));
 }
 
+std::string device_text(const Gpu& g) {
+  return fmt::format("{}: GPU, {} SMs, {:.4g} TFLOP/s dense FP16 tensor, {} HBM at {:.4g} GB/s, {} L2", g.name, g.sms,
+                     peak_tensor_flop_per_s(g) / 1e12, human_bytes(g.hbm_bytes), g.hbm_bandwidth / 1e9,
+                     human_bytes(g.l2_bytes));
+}
+
 void list_systems(bool json) {
   if (json) {
     nlohmann::json out = nlohmann::json::array();
@@ -44,7 +50,7 @@ void list_systems(bool json) {
     for (const NetworkTier& t : s.network.tiers)
       tiers +=
           fmt::format("{}{} ({}, {})", tiers.empty() ? "" : " / ", t.name, members_text(t), rate_text(t.bandwidth));
-    fmt::print("{:<14} {:<14} {}\n", name, s.device.name, tiers);
+    fmt::print("{:<14} {:<14} {}\n", name, device_name(s.device), tiers);
   }
 }
 
@@ -55,7 +61,7 @@ void show_system(const std::string& which, bool json) {
     return;
   }
   fmt::print("{}\n", s.name);
-  fmt::print("  device          {}\n", device_text(s.device));
+  fmt::print("  device          {}\n", std::visit([](const auto& d) { return device_text(d); }, s.device));
   fmt::print("  network         {} tier{}, innermost first\n", s.network.tiers.size(),
              s.network.tiers.size() == 1 ? "" : "s");
   for (const NetworkTier& t : s.network.tiers)

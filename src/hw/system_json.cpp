@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "hw/architecture_json.h"
+#include "hw/gpu_json.h"
 #include "util/input_error.h"
 #include "util/json_fields.h"
 #include "util/json_input.h"
@@ -31,18 +32,24 @@ NetworkTier tier_from_json(const json& j, const std::string& source) {
   return t;
 }
 
-/// The device entry: a preset, a file next to the system file, or an inline architecture object.
-Architecture device_from_json(const json& j, const std::string& source) {
+/// The device entry: a GPU or architecture preset, a file next to the system file, or an inline object (a GPU
+/// when it has "kind": "gpu", an architecture otherwise).
+Device device_from_json(const json& j, const std::string& source) {
   const std::string where = source + ": device";
+  if (is_gpu_json(j)) return gpu_from_json(j, where);
   if (j.is_object()) return architecture_from_json(j, where);
   if (!j.is_string())
     throw InputError(fmt::format("{} = {} must be a preset name, a file or an object", where, j.dump()));
   const std::string name = j.get<std::string>();
+  if (auto gpu = find_gpu_preset(name)) return *gpu;
   const std::filesystem::path relative = std::filesystem::path(source).parent_path() / name;
   std::error_code ec;
   try {
-    if (std::filesystem::path(name).is_relative() && std::filesystem::exists(relative, ec))
-      return read_architecture_file(relative.string());
+    if (std::filesystem::path(name).is_relative() && std::filesystem::exists(relative, ec)) {
+      const json file = parse_json_input(read_text_file(relative.string()), relative.string());
+      if (is_gpu_json(file)) return gpu_from_json(file, relative.string());
+      return architecture_from_json(file, relative.string());
+    }
     return load_architecture(name);
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: {}", where, e.what()));
@@ -99,7 +106,8 @@ json to_json(const Network& network) {
 }
 
 json to_json(const System& system) {
-  return json{{"name", system.name}, {"device", to_json(system.device)}, {"network", to_json(system.network)}};
+  const json device = std::visit([](const auto& d) { return to_json(d); }, system.device);
+  return json{{"name", system.name}, {"device", device}, {"network", to_json(system.network)}};
 }
 
 }  // namespace phaze::hw

@@ -4,8 +4,9 @@
 //
 // File format: one JSON object with the keys
 //   name     a string (default: the file path);
-//   device   an architecture preset name, a path to an architecture file (relative to this file), or an
-//            architecture object (architecture_json.h);
+//   device   a GPU or architecture preset name, a path to a device file (relative to this file), or a
+//            device object: a GPU when it has "kind": "gpu" (gpu_json.h), an architecture otherwise
+//            (architecture_json.h);
 //   network  an array of tiers, innermost first, each an object with name (string), members (devices per
 //            group; 0, on the outermost tier only, for every device), bandwidth (bytes/s per device),
 //            latency_s (seconds per message, default 0) and efficiency (in (0, 1], default 1).
@@ -30,7 +31,7 @@ Network network_from_json(const nlohmann::json& tiers, const std::string& source
 
 /// The network as the file's `network` array.
 nlohmann::json to_json(const Network& network);
-/// The system: name, the device as `to_json(Architecture)` (with its area), the network. Readable back by
+/// The system: name, the device (an architecture with its area, or a GPU), the network. Readable back by
 /// `system_from_json` (the device's derived keys are ignored by the architecture reader).
 nlohmann::json to_json(const System& system);
 

@@ -6,8 +6,6 @@
 
 namespace phaze::model {
 
-namespace {
-
 ModelSpec megatron_gpt(std::string name, std::string description, int64_t layers, int64_t hidden, int64_t heads,
                        int64_t seq) {
   ModelSpec m;
@@ -28,6 +26,8 @@ ModelSpec megatron_gpt(std::string name, std::string description, int64_t layers
   m.pad_vocab_always = true;
   return m;
 }
+
+namespace {
 
 ModelSpec bert_large() {
   ModelSpec m;

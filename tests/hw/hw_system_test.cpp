@@ -88,7 +88,7 @@ TEST(Network, ValidationNamesTheTierAndField) {
 TEST(SystemJson, PresetIsTheOriginalEvaluationsSystem) {
   const System s = *find_system_preset("tpuv4");
   EXPECT_EQ(s.name, "tpuv4-like");
-  EXPECT_EQ(s.device, tpuv4_like());
+  EXPECT_EQ(accelerator_of(s), tpuv4_like());
   // method.md 5: one 4 GiB/s inter-chip link for every transfer, no latency term.
   EXPECT_EQ(s.network, one_tier_network(4.0 * 1073741824.0, 0));
   EXPECT_FALSE(find_system_preset("dgx-z").has_value());
@@ -100,9 +100,9 @@ TEST(SystemJson, RoundTripsThroughItsJson) {
   EXPECT_EQ(back.network, s.network);
   EXPECT_EQ(back.name, "three");
   // The device comes back through the architecture reader; the derived SRAM sizes are written as sizes.
-  EXPECT_EQ(back.device.num_tc, s.device.num_tc);
-  EXPECT_EQ(back.device.glb_bytes, s.device.glb_bytes);
-  EXPECT_EQ(back.device.hbm_bandwidth, s.device.hbm_bandwidth);
+  EXPECT_EQ(accelerator_of(back).num_tc, accelerator_of(s).num_tc);
+  EXPECT_EQ(accelerator_of(back).glb_bytes, accelerator_of(s).glb_bytes);
+  EXPECT_EQ(accelerator_of(back).hbm_bandwidth, accelerator_of(s).hbm_bandwidth);
 }
 
 TEST(SystemJson, DeviceByPresetFileOrObject) {
@@ -111,14 +111,14 @@ TEST(SystemJson, DeviceByPresetFileOrObject) {
   const System by_file = read_system_file(
       TempFile("{\"device\": \"" + std::filesystem::path(arch.path()).filename().string() + "\", " + tiers + "}")
           .path());
-  EXPECT_EQ(by_file.device.tc_depth, 16);
+  EXPECT_EQ(accelerator_of(by_file).tc_depth, 16);
   const System by_object =
       system_from_json(phaze::parse_json_input(R"({"device": {"num_tc": 4, "tc_width": 8, "tc_depth": 8, "num_vc": 1,
                                   "vc_width": 8, "glb_bytes": 1048576}, )" +
                                                    tiers + "}",
                                                "s"),
                        "s");
-  EXPECT_EQ(by_object.device.num_tc, 4);
+  EXPECT_EQ(accelerator_of(by_object).num_tc, 4);
   EXPECT_EQ(by_object.name, "s");
   EXPECT_EQ(by_object.network.tiers[0].efficiency, 1.0);
   EXPECT_EQ(by_object.network.tiers[0].latency_s, 0.0);

@@ -1,0 +1,119 @@
+#include "cli/predict_command.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/option_values.h"
+#include "cli/text_format.h"
+#include "hw/system_json.h"
+#include "io/prediction_json.h"
+#include "model/hf_config.h"
+#include "util/input_error.h"
+
+namespace phaze::cli {
+
+namespace {
+
+struct PredictOptions {
+  std::string model;
+  std::string system = "dgx-a100-80gb";
+  int64_t gpus = 0;
+  int64_t seq = 0;
+  std::string recompute = "full";
+  placement::TrainingPlan plan;
+  bool json = false;
+};
+
+std::string seconds(double s) {
+  return s >= 1 ? fmt::format("{:.3f} s", s) : fmt::format("{:.3f} ms", s * 1e3);
+}
+
+std::string gib(double bytes) {
+  return fmt::format("{:.2f} GiB", bytes / 1073741824.0);
+}
+
+void predict(PredictOptions o) {
+  const model::ModelSpec spec = model::load_model(o.model);
+  const hw::System system = hw::load_system(o.system);
+  o.plan.seq = o.seq > 0 ? o.seq : spec.default_seq;
+  o.plan.recompute = placement::parse_recompute(o.recompute, "--recompute");
+  if (o.gpus > 0 && o.gpus != o.plan.gpus())
+    throw InputError(fmt::format("--gpus = {} must equal --tp {} × --pp {} × --dp {} = {}", o.gpus, o.plan.tp,
+                                 o.plan.pp, o.plan.dp, o.plan.gpus()));
+  const placement::StepPrediction p = placement::predict_step(spec, system, o.plan);
+  if (o.json) {
+    nlohmann::json out = io::to_json(p);
+    out["model"] = spec.name;
+    out["system"] = system.name;
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  fmt::print("{} on {} × {} ({})\n", spec.description.empty() ? spec.name : spec.description, o.plan.gpus(),
+             hw::device_name(system.device), system.name);
+  std::cout << prediction_text(p);
+}
+
+}  // namespace
+
+std::string prediction_text(const placement::StepPrediction& p) {
+  const placement::TrainingPlan& pl = p.plan;
+  const placement::StepTime& t = p.time;
+  const placement::StepMemory& m = p.memory;
+  std::string out;
+  out += fmt::format(
+      "  plan            t {} · p {} · d {}{}, micro-batch {} × {} per pipeline, global batch {}, "
+      "seq {}\n",
+      pl.tp, pl.pp, pl.dp, pl.vp > 1 ? fmt::format(" (v {})", pl.vp) : "", pl.micro_batch, p.micro_batches,
+      pl.global_batch, pl.seq);
+  out += fmt::format("  features        recompute {}{}{}{}{}\n", placement::to_string(pl.recompute),
+                     pl.sequence_parallel ? ", sequence parallel" : "",
+                     pl.distributed_optimizer ? ", distributed optimizer" : "",
+                     pl.overlap_dp ? ", data-parallel overlap" : "", pl.flash_attention ? ", flash attention" : "");
+  out += fmt::format("  iteration       {}\n", seconds(t.iteration_s));
+  const std::pair<const char*, double> parts[] = {
+      {"forward", t.forward_s}, {"backward", t.backward_s}, {"recompute", t.recompute_s}, {"TP comm", t.tp_comm_s},
+      {"PP comm", t.pp_comm_s}, {"bubble", t.bubble_s},     {"DP comm", t.dp_comm_s},     {"optimizer", t.optimizer_s}};
+  for (const auto& [name, s] : parts)
+    out += fmt::format("    {:<13} {:>12}  {:5.1f}%\n", name, seconds(s), 100 * s / t.iteration_s);
+  out += fmt::format("  throughput      {:.0f} tokens/s, {:.1f} TFLOP/s per GPU (with recomputation), MFU {:.1f}%\n",
+                     p.tokens_per_s, p.flop_per_s_per_gpu / 1e12, 100 * p.mfu);
+  out += fmt::format("  memory per GPU  stage {}: weights {}, gradients {}, optimizer {}, activations {}\n", m.stage,
+                     gib(m.weights_bytes), gib(m.gradients_bytes), gib(m.optimizer_bytes), gib(m.activations_bytes));
+  out += fmt::format("  peak            {} of {}: {}\n", gib(m.peak_bytes), gib(static_cast<double>(m.capacity_bytes)),
+                     m.fits ? "fits" : "DOES NOT FIT");
+  return out;
+}
+
+void add_predict_command(CLI::App& app) {
+  auto o = std::make_shared<PredictOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "predict", "Iteration time, throughput and memory of one Megatron-LM training configuration on a GPU system");
+  cmd->add_option("--model", o->model, "Model preset or Hugging Face config.json")->required();
+  cmd->add_option("--system", o->system, "GPU system preset or JSON file (see 'phaze system list')")
+      ->capture_default_str();
+  add_integer_option(cmd, "--tp", o->plan.tp, 1, model::limits::kTensorParallel, "Tensor-parallel width");
+  add_integer_option(cmd, "--pp", o->plan.pp, 1, model::limits::kLayers, "Pipeline stages");
+  add_integer_option(cmd, "--dp", o->plan.dp, 1, placement::plan_limits::kGpus, "Data-parallel replicas");
+  add_integer_option(cmd, "--vp", o->plan.vp, 1, placement::plan_limits::kChunks,
+                     "Model chunks per GPU (interleaved 1F1B when > 1)");
+  add_integer_option(cmd, "--gpus", o->gpus, 0, placement::plan_limits::kGpus,
+                     "GPUs of the run (0: tp × pp × dp); must equal tp × pp × dp");
+  add_integer_option(cmd, "--mbs", o->plan.micro_batch, 1, model::limits::kMicroBatch, "Sequences per micro-batch");
+  add_integer_option(cmd, "--global-batch", o->plan.global_batch, 1, placement::plan_limits::kGlobalBatch,
+                     "Sequences per iteration")
+      ->required();
+  add_integer_option(cmd, "--seq", o->seq, 0, model::limits::kSequence, "Tokens per sequence (0: the model's)");
+  cmd->add_flag("--sequence-parallel", o->plan.sequence_parallel, "Sequence parallelism (needs --tp > 1)");
+  cmd->add_option("--recompute", o->recompute, "Activation recomputation: full, selective or none")
+      ->capture_default_str();
+  cmd->add_flag("--distributed-optimizer", o->plan.distributed_optimizer,
+                "Shard optimizer state and master weights over the data-parallel replicas");
+  cmd->add_flag("--overlap-dp", o->plan.overlap_dp, "Overlap the gradient reduction with the backward pass");
+  cmd->add_flag("--flash-attention", o->plan.flash_attention, "Fused (flash) attention kernels");
+  cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->callback([o] { predict(*o); });
+}
+
+}  // namespace phaze::cli

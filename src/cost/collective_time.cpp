@@ -1,0 +1,40 @@
+#include "cost/collective_time.h"
+
+#include <algorithm>
+
+#include "util/checked_int.h"
+
+namespace phaze::cost {
+
+GroupLink group_link(const hw::Network& network, DeviceGroup group) {
+  const int64_t span = CheckedInt(group.size - 1) * group.stride + 1;
+  const auto& tiers = network.tiers;
+  size_t level = 0;
+  while (level + 1 < tiers.size() && tiers[level].members < span) ++level;
+  const hw::NetworkTier& tier = tiers[level];
+  if (level == 0) return GroupLink{tier.effective_bandwidth(), tier.latency_s};
+  const hw::NetworkTier& inner = tiers[level - 1];
+  const int64_t per_inner = std::clamp<int64_t>(inner.members / group.stride, 1, group.size);
+  const double bandwidth =
+      std::min(static_cast<double>(per_inner) * tier.effective_bandwidth(), inner.effective_bandwidth());
+  return GroupLink{bandwidth, tier.latency_s};
+}
+
+double all_reduce_s(const hw::Network& network, DeviceGroup group, double bytes) {
+  return 2 * reduce_scatter_s(network, group, bytes);
+}
+
+double reduce_scatter_s(const hw::Network& network, DeviceGroup group, double bytes) {
+  if (group.size <= 1 || bytes <= 0) return 0;
+  const GroupLink link = group_link(network, group);
+  const double n = static_cast<double>(group.size);
+  return (n - 1) / n * bytes / link.bandwidth + (n - 1) * link.latency_s;
+}
+
+double send_s(const hw::Network& network, int64_t distance, double bytes) {
+  if (distance <= 0 || bytes <= 0) return 0;
+  const hw::NetworkTier& tier = hw::tier_spanning(network, CheckedInt(distance) + 1);
+  return bytes / tier.effective_bandwidth() + tier.latency_s;
+}
+
+}  // namespace phaze::cost

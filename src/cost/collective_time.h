@@ -1,0 +1,42 @@
+#pragma once
+
+// Seconds of the collectives and transfers of a training step on a network of tiers (docs/gpu.md,
+// "Communication"). Devices are numbered in the order the network's groups follow (devices 0-7 form the
+// first node of an 8-GPU-per-node system). A group of devices `stride` apart runs on the innermost tier whose
+// groups hold all of it. Inside the innermost tier a device reaches that tier's bandwidth. On an outer tier,
+// the group's members that share one inner group pass their traffic through that inner group's share of
+// the outer tier, which is one outer-tier bandwidth per device of the inner group: the `k` members of an
+// inner group together reach k times the per-device bandwidth (NCCL's rings over several NICs), at most
+// the inner tier's bandwidth.
+
+#include <cstdint>
+
+#include "hw/network.h"
+
+namespace phaze::cost {
+
+/// `size` devices, `stride` apart in the device order (a tensor-parallel group: stride 1; a data-parallel
+/// group under tensor parallelism t: stride t).
+struct DeviceGroup {
+  int64_t size = 1;
+  int64_t stride = 1;
+};
+
+/// What one member of a group reaches: bytes/s (effective, one direction) and seconds per ring step.
+struct GroupLink {
+  double bandwidth = 0;
+  double latency_s = 0;
+};
+
+/// The link a group's ring runs on.
+GroupLink group_link(const hw::Network& network, DeviceGroup group);
+
+/// Ring all-reduce of `bytes` bytes on every member: 2(n−1)/n · bytes / bandwidth + 2(n−1) · latency.
+double all_reduce_s(const hw::Network& network, DeviceGroup group, double bytes);
+/// Ring reduce-scatter (or all-gather) of a `bytes`-byte buffer: (n−1)/n · bytes / bandwidth + (n−1) · latency.
+double reduce_scatter_s(const hw::Network& network, DeviceGroup group, double bytes);
+/// A point-to-point transfer of `bytes` bytes to the device `distance` positions further on, while every
+/// device sends likewise (pipeline stages): on the tier spanning both, at its per-device bandwidth.
+double send_s(const hw::Network& network, int64_t distance, double bytes);
+
+}  // namespace phaze::cost

@@ -1,0 +1,67 @@
+#include "cost/gpu_kernel.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+namespace phaze::cost {
+
+namespace {
+
+/// Output tiles (rows × columns) of the FP16 tensor-core GEMM kernels: the large tiles that saturate an
+/// SM, and the half-height / half-width ones used when a dimension is small.
+constexpr std::array<std::array<int64_t, 2>, 5> kTiles{{{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}}};
+
+double ceil_div(double a, double b) {
+  return std::ceil(a / b);
+}
+
+/// Seconds of HBM traffic at the sustained bandwidth.
+double hbm_s(const hw::Gpu& gpu, double bytes) {
+  return bytes / (gpu.hbm_bandwidth * gpu.memory_efficiency);
+}
+
+/// FLOP/s one SM sustains in a GEMM main loop.
+double sm_rate(const hw::Gpu& gpu) {
+  return gpu.tensor_flop_per_clock_per_sm * gpu.tensor_clock_hz * gpu.tensor_efficiency;
+}
+
+}  // namespace
+
+double gpu_gemm_s(const hw::Gpu& gpu, const model::Gemm& g, int64_t element_bytes) {
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.batch <= 0) return 0;
+  const double m = static_cast<double>(g.m), n = static_cast<double>(g.n), k = static_cast<double>(g.k);
+  const double batch = static_cast<double>(g.batch);
+  // Each operand and the result cross HBM once (the L2 holds the panels that tiles of one wave share).
+  const double traffic = batch * (m * k + k * n + m * n) * static_cast<double>(element_bytes);
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& [rows, cols] : kTiles) {
+    const double tiles = ceil_div(m, static_cast<double>(rows)) * ceil_div(n, static_cast<double>(cols)) * batch;
+    const double waves = ceil_div(tiles, static_cast<double>(gpu.sms));
+    const double tile_s = 2.0 * static_cast<double>(rows) * static_cast<double>(cols) * k / sm_rate(gpu);
+    best = std::min(best, waves * tile_s);
+  }
+  return std::max({best, hbm_s(gpu, traffic), gpu.kernel_launch_s});
+}
+
+double gpu_stream_s(const hw::Gpu& gpu, double bytes) {
+  return std::max(hbm_s(gpu, bytes), gpu.kernel_launch_s);
+}
+
+double gpu_flash_attention_s(const hw::Gpu& gpu, int64_t batch_heads, int64_t seq, int64_t head_dim,
+                             int64_t element_bytes, model::Direction direction) {
+  const double bh = static_cast<double>(batch_heads), s = static_cast<double>(seq), d = static_cast<double>(head_dim);
+  const bool forward = direction == model::Direction::Forward;
+  // Causal: half of the s × s score blocks are computed. Forward: Q·Kᵀ and P·V; backward: Q·Kᵀ again,
+  // dP = dO·Vᵀ, dV = Pᵀ·dO, dQ = dS·K, dK = dSᵀ·Q.
+  const double products = forward ? 2 : 5;
+  const double flops = products * 2.0 * bh * s * s * d / 2.0;
+  const double rate = static_cast<double>(gpu.sms) * sm_rate(gpu);
+  // Forward reads Q, K, V and writes O; backward also reads O, dO and writes dQ, dK, dV.
+  const double tensors = forward ? 4 : 8;
+  const double traffic = tensors * bh * s * d * static_cast<double>(element_bytes);
+  return std::max({flops / rate, hbm_s(gpu, traffic), gpu.kernel_launch_s});
+}
+
+}  // namespace phaze::cost

@@ -1,0 +1,59 @@
+#pragma once
+
+// A GPU as phaze prices it (docs/gpu.md): the structure that decides a kernel's time (streaming
+// multiprocessors and their tensor-core rate, HBM, L2, shared memory) and three figures of the software
+// that runs on it (how close GEMM main loops and streaming kernels come to the peaks, and the fixed cost of
+// one kernel). The structural figures are NVIDIA's published ones; the three software figures are fitted
+// once on measured single-node runs (docs/gpu.md, "Calibration").
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace phaze::hw {
+
+struct Gpu {
+  std::string name;
+  int64_t sms = 108;                           ///< streaming multiprocessors enabled on the part
+  double tensor_flop_per_clock_per_sm = 2048;  ///< dense FP16/BF16 tensor-core FLOP per clock per SM
+  double tensor_clock_hz = 1.41e9;             ///< clock at which the published dense tensor peak holds
+  int64_t hbm_bytes = 40ll << 30;              ///< HBM capacity
+  double hbm_bandwidth = 1.555e12;             ///< bytes/s
+  int64_t l2_bytes = 40ll << 20;               ///< L2 cache
+  int64_t shared_memory_per_sm_bytes = 164ll << 10;
+  double tensor_efficiency = 1;  ///< fraction of the tensor rate a GEMM's main loop sustains, in (0, 1]
+  double memory_efficiency = 1;  ///< fraction of the HBM bandwidth a streaming kernel sustains, in (0, 1]
+  double kernel_launch_s = 0;    ///< fixed seconds per kernel (launch, dispatch, tail), ≥ 0
+
+  bool operator==(const Gpu&) const = default;
+};
+
+/// Dense FP16 tensor-core peak of the whole GPU in FLOP/s: sms · FLOP/clock/SM · clock.
+double peak_tensor_flop_per_s(const Gpu& gpu);
+
+/// Largest accepted values of a GPU description (docs/limits.md).
+namespace gpu_limits {
+inline constexpr int64_t kSms = 1 << 16;
+inline constexpr double kFlopPerClock = 1e9;  ///< per SM
+inline constexpr double kClockHz = 1e12;      ///< 1 THz
+inline constexpr int64_t kBytes = int64_t{1} << 50;
+inline constexpr double kBandwidth = 1e18;  ///< bytes/s
+inline constexpr double kLaunchS = 1;       ///< seconds per kernel
+}  // namespace gpu_limits
+
+/// Checks a GPU (InputError naming `source` and the field): counts and rates positive and within gpu_limits,
+/// efficiencies in (0, 1], launch time in [0, kLaunchS].
+void validate(const Gpu& gpu, const std::string& source);
+
+/// NVIDIA A100-SXM4 with 40 or 80 GB, H100-SXM5 80 GB (docs/gpu.md lists every figure with its source).
+Gpu a100_40gb();
+Gpu a100_80gb();
+Gpu h100_sxm();
+
+/// Names of the built-in GPU presets, in a stable order.
+const std::vector<std::string>& gpu_preset_names();
+/// The GPU preset of that name, or nothing.
+std::optional<Gpu> find_gpu_preset(const std::string& name);
+
+}  // namespace phaze::hw

@@ -1,0 +1,61 @@
+#include "hw/gpu_json.h"
+
+#include <fmt/format.h>
+
+#include "util/input_error.h"
+#include "util/json_fields.h"
+
+namespace phaze::hw {
+
+using nlohmann::json;
+
+bool is_gpu_json(const json& j) {
+  return j.is_object() && j.contains("kind") && j.at("kind") == "gpu";
+}
+
+Gpu gpu_from_json(const json& j, const std::string& source) {
+  const JsonFields f(j, source);
+  f.only({"kind", "base", "name", "sms", "tensor_flop_per_clock_per_sm", "tensor_clock_hz", "hbm_bytes", "hbm_gib",
+          "hbm_bandwidth", "l2_bytes", "shared_memory_per_sm_bytes", "tensor_efficiency", "memory_efficiency",
+          "kernel_launch_s", "peak_tensor_flop_per_s"});
+  if (f.text("kind", "") != "gpu") throw f.bad("kind", "\"gpu\"");
+  const std::string base_name = f.text("base", "a100-80gb");
+  const std::optional<Gpu> base = find_gpu_preset(base_name);
+  if (!base)
+    throw InputError(
+        fmt::format("{}: base = \"{}\" is not a GPU preset (a100-40gb, a100-80gb, h100-sxm)", source, base_name));
+  Gpu g = *base;
+  g.name = f.text("name", source);
+  g.sms = f.integer_in("sms", g.sms, 1, gpu_limits::kSms);
+  g.tensor_flop_per_clock_per_sm =
+      f.number_in("tensor_flop_per_clock_per_sm", g.tensor_flop_per_clock_per_sm, 0, gpu_limits::kFlopPerClock, true);
+  g.tensor_clock_hz = f.number_in("tensor_clock_hz", g.tensor_clock_hz, 0, gpu_limits::kClockHz, true);
+  g.hbm_bytes = f.bytes_or_units("hbm_bytes", "hbm_gib", int64_t{1} << 30, g.hbm_bytes, false, gpu_limits::kBytes);
+  g.hbm_bandwidth = f.number_in("hbm_bandwidth", g.hbm_bandwidth, 0, gpu_limits::kBandwidth, true);
+  g.l2_bytes = f.bytes("l2_bytes", g.l2_bytes, false, gpu_limits::kBytes);
+  g.shared_memory_per_sm_bytes =
+      f.bytes("shared_memory_per_sm_bytes", g.shared_memory_per_sm_bytes, false, gpu_limits::kBytes);
+  g.tensor_efficiency = f.number_in("tensor_efficiency", g.tensor_efficiency, 0, 1, true);
+  g.memory_efficiency = f.number_in("memory_efficiency", g.memory_efficiency, 0, 1, true);
+  g.kernel_launch_s = f.number_in("kernel_launch_s", g.kernel_launch_s, 0, gpu_limits::kLaunchS, false);
+  validate(g, source);
+  return g;
+}
+
+json to_json(const Gpu& g) {
+  return json{{"kind", "gpu"},
+              {"name", g.name},
+              {"sms", g.sms},
+              {"tensor_flop_per_clock_per_sm", g.tensor_flop_per_clock_per_sm},
+              {"tensor_clock_hz", g.tensor_clock_hz},
+              {"peak_tensor_flop_per_s", peak_tensor_flop_per_s(g)},
+              {"hbm_bytes", g.hbm_bytes},
+              {"hbm_bandwidth", g.hbm_bandwidth},
+              {"l2_bytes", g.l2_bytes},
+              {"shared_memory_per_sm_bytes", g.shared_memory_per_sm_bytes},
+              {"tensor_efficiency", g.tensor_efficiency},
+              {"memory_efficiency", g.memory_efficiency},
+              {"kernel_launch_s", g.kernel_launch_s}};
+}
+
+}  // namespace phaze::hw

@@ -1,0 +1,54 @@
+#include "io/prediction_json.h"
+
+namespace phaze::io {
+
+using nlohmann::json;
+
+json to_json(const placement::TrainingPlan& p) {
+  return json{{"tp", p.tp},
+              {"pp", p.pp},
+              {"dp", p.dp},
+              {"vp", p.vp},
+              {"gpus", p.gpus()},
+              {"micro_batch", p.micro_batch},
+              {"global_batch", p.global_batch},
+              {"seq", p.seq},
+              {"sequence_parallel", p.sequence_parallel},
+              {"recompute", placement::to_string(p.recompute)},
+              {"distributed_optimizer", p.distributed_optimizer},
+              {"overlap_dp", p.overlap_dp},
+              {"flash_attention", p.flash_attention}};
+}
+
+json to_json(const placement::StepPrediction& r) {
+  const placement::StepTime& t = r.time;
+  const placement::StepMemory& m = r.memory;
+  return json{{"plan", to_json(r.plan)},
+              {"micro_batches", r.micro_batches},
+              {"iteration_time_s", t.iteration_s},
+              {"breakdown",
+               {{"forward_s", t.forward_s},
+                {"backward_s", t.backward_s},
+                {"recompute_s", t.recompute_s},
+                {"tp_comm_s", t.tp_comm_s},
+                {"pp_comm_s", t.pp_comm_s},
+                {"bubble_s", t.bubble_s},
+                {"dp_comm_s", t.dp_comm_s},
+                {"optimizer_s", t.optimizer_s}}},
+              {"tokens_per_s", r.tokens_per_s},
+              {"flop_per_s_per_gpu", r.flop_per_s_per_gpu},
+              {"mfu", r.mfu},
+              {"model_flop", r.model_flop},
+              {"hardware_flop", r.hardware_flop},
+              {"memory",
+               {{"stage", m.stage},
+                {"weights_bytes", m.weights_bytes},
+                {"gradients_bytes", m.gradients_bytes},
+                {"optimizer_bytes", m.optimizer_bytes},
+                {"activations_bytes", m.activations_bytes},
+                {"peak_bytes", m.peak_bytes},
+                {"capacity_bytes", m.capacity_bytes}}},
+              {"fits", m.fits}};
+}
+
+}  // namespace phaze::io

@@ -1,0 +1,17 @@
+#pragma once
+
+// The JSON form of a predicted training iteration (`phaze predict --json`, `phaze plan --json`): times in
+// seconds, memory in bytes, rates per second.
+
+#include <nlohmann/json.hpp>
+
+#include "placement/training_step.h"
+
+namespace phaze::io {
+
+/// {"plan": {...}, "iteration_time_s", "breakdown": {forward_s, ...}, "tokens_per_s", "flop_per_s_per_gpu",
+///  "mfu", "memory": {weights_bytes, ..., "peak_bytes", "capacity_bytes", "stage"}, "fits"}.
+nlohmann::json to_json(const placement::StepPrediction& prediction);
+nlohmann::json to_json(const placement::TrainingPlan& plan);
+
+}  // namespace phaze::io

@@ -1,0 +1,65 @@
+#include "placement/training_plan.h"
+
+#include <fmt/format.h>
+
+#include "util/input_error.h"
+
+namespace phaze::placement {
+
+namespace {
+
+void require_in(int64_t value, int64_t low, int64_t high, const char* option) {
+  if (value < low || value > high)
+    throw InputError(fmt::format("{} = {} must be in [{}, {}]", option, value, low, high));
+}
+
+}  // namespace
+
+void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
+  require_in(p.tp, 1, model::limits::kTensorParallel, "--tp");
+  require_in(p.pp, 1, model::limits::kLayers, "--pp");
+  require_in(p.dp, 1, plan_limits::kGpus, "--dp");
+  require_in(p.vp, 1, plan_limits::kChunks, "--vp");
+  require_in(p.micro_batch, 1, model::limits::kMicroBatch, "--mbs");
+  require_in(p.global_batch, 1, plan_limits::kGlobalBatch, "--global-batch");
+  require_in(p.seq, 1, model::limits::kSequence, "--seq");
+  if (p.tp * p.pp > plan_limits::kGpus || p.tp * p.pp * p.dp > plan_limits::kGpus)
+    throw InputError(
+        fmt::format("--tp {} × --pp {} × --dp {} GPUs exceed the bound of {}", p.tp, p.pp, p.dp, plan_limits::kGpus));
+  if (spec.heads % p.tp != 0 || spec.kv_heads % p.tp != 0)
+    throw InputError(fmt::format("--tp = {} must divide the {} attention heads ({} key/value heads) of {}", p.tp,
+                                 spec.heads, spec.kv_heads, spec.name));
+  if (spec.num_layers % (p.pp * p.vp) != 0)
+    throw InputError(fmt::format("--pp = {}{} must divide the {} layers of {} into equal stages", p.pp,
+                                 p.vp > 1 ? fmt::format(" × --vp = {}", p.vp) : "", spec.num_layers, spec.name));
+  if (p.global_batch % (p.micro_batch * p.dp) != 0)
+    throw InputError(fmt::format("--global-batch = {} must be a multiple of --mbs {} × --dp {}", p.global_batch,
+                                 p.micro_batch, p.dp));
+  if (p.vp > 1 && p.pp == 1) throw InputError(fmt::format("--vp = {} needs a pipeline (--pp > 1)", p.vp));
+  if (p.vp > 1 && p.micro_batches() % p.pp != 0)
+    throw InputError(
+        fmt::format("--vp = {}: the interleaved schedule needs the {} micro-batches per pipeline to be "
+                    "a multiple of --pp {}",
+                    p.vp, p.micro_batches(), p.pp));
+  if (p.sequence_parallel && p.tp == 1) throw InputError("--sequence-parallel needs tensor parallelism (--tp > 1)");
+  if (p.sequence_parallel && p.seq % p.tp != 0)
+    throw InputError(fmt::format("--sequence-parallel: --seq = {} must be a multiple of --tp {}", p.seq, p.tp));
+}
+
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::None: return "none";
+    case Recompute::Selective: return "selective";
+    case Recompute::Full: return "full";
+  }
+  return "?";
+}
+
+Recompute parse_recompute(const std::string& text, const std::string& option) {
+  if (text == "none") return Recompute::None;
+  if (text == "selective") return Recompute::Selective;
+  if (text == "full") return Recompute::Full;
+  throw InputError(fmt::format("{} = '{}' must be full, selective or none", option, text));
+}
+
+}  // namespace phaze::placement

@@ -1,0 +1,56 @@
+#pragma once
+
+// A Megatron-LM training configuration on a GPU cluster (docs/gpu.md, "Execution"): the parallel degrees,
+// the micro-batch and the features that change time and memory.
+
+#include <cstdint>
+#include <string>
+
+#include "model/model_spec.h"
+
+namespace phaze::placement {
+
+enum class Recompute {
+  None,       ///< every activation is kept for the backward pass
+  Selective,  ///< the attention core (scores, softmax, dropout, P·V) is recomputed
+  Full,       ///< each layer keeps its input and re-runs its forward pass before its backward pass
+};
+
+struct TrainingPlan {
+  int64_t tp = 1;            ///< tensor-parallel width t (a group of consecutive GPUs)
+  int64_t pp = 1;            ///< pipeline stages p
+  int64_t dp = 1;            ///< data-parallel replicas d
+  int64_t vp = 1;            ///< model chunks per GPU v (interleaved 1F1B when > 1)
+  int64_t micro_batch = 1;   ///< sequences per micro-batch b
+  int64_t global_batch = 1;  ///< sequences per iteration B
+  int64_t seq = 0;           ///< tokens per sequence s
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::Full;
+  bool distributed_optimizer = false;  ///< optimizer state and master weights sharded over the d replicas
+  bool overlap_dp = false;             ///< gradient reduction overlapped with the backward pass
+  bool flash_attention = false;        ///< the attention core as one fused kernel
+
+  int64_t gpus() const { return tp * pp * dp; }
+  /// Micro-batches per pipeline per iteration: B / (b · d).
+  int64_t micro_batches() const { return global_batch / (micro_batch * dp); }
+  bool operator==(const TrainingPlan&) const = default;
+};
+
+/// Largest accepted degrees and batches (docs/limits.md).
+namespace plan_limits {
+inline constexpr int64_t kGpus = int64_t{1} << 20;         ///< GPUs of one run
+inline constexpr int64_t kGlobalBatch = int64_t{1} << 24;  ///< sequences per iteration
+inline constexpr int64_t kChunks = 64;                     ///< model chunks per GPU
+}  // namespace plan_limits
+
+/// Checks that Megatron-LM can run the plan on the model (InputError naming the option: --tp, --pp, --dp,
+/// --vp, --mbs, --global-batch, --seq): every degree ≥ 1 and within plan_limits; t divides the heads (and
+/// the key/value heads); p · v divides the layers; b · d divides B; with v > 1, p > 1 and the micro-batch
+/// count a multiple of p; sequence parallelism needs t > 1 and t dividing s.
+void validate(const TrainingPlan& plan, const model::ModelSpec& spec);
+
+const char* to_string(Recompute recompute);
+/// "full", "selective" or "none"; InputError naming `option` otherwise.
+Recompute parse_recompute(const std::string& text, const std::string& option);
+
+}  // namespace phaze::placement

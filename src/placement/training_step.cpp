@@ -1,0 +1,241 @@
+#include "placement/training_step.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cost/collective_time.h"
+#include "cost/gpu_kernel.h"
+
+namespace phaze::placement {
+
+namespace {
+
+/// Bytes per parameter (Megatron-LM with fp16 parameters and gradients, Adam): 2 for the parameter, 2 for
+/// its gradient, 16 for the optimizer (fp32 master copy, two moments, fp32 gradient), the last sharded over
+/// the replicas by the distributed optimizer.
+constexpr double kWeightBytes = 2, kGradientBytes = 2, kOptimizerBytes = 16;
+/// HBM bytes the fused Adam step moves per parameter it updates: reads the gradient, master weight and
+/// moments (2 + 4 + 4 + 4), writes master weight, moments and the 16-bit copy (4 + 4 + 4 + 2), and one more
+/// read of the gradient for the norm and the overflow check (2 + 2).
+constexpr double kOptimizerTrafficBytes = 32;
+
+/// One stage's per-micro-batch times and its parameters per GPU.
+struct Stage {
+  PassTime forward, backward, recompute;
+  double send_s = 0;  ///< pipeline sends on its critical path
+  double parameters = 0;
+  double busy_s() const { return forward.total_s() + backward.total_s() + recompute.total_s() + send_s; }
+};
+
+PassTime scaled(const PassTime& t, double k) {
+  return PassTime{t.compute_s * k, t.tp_comm_s * k, t.attention_core_s * k};
+}
+
+void add(PassTime& to, const PassTime& t) {
+  to.compute_s += t.compute_s;
+  to.tp_comm_s += t.tp_comm_s;
+  to.attention_core_s += t.attention_core_s;
+}
+
+/// The transfer of one micro-batch's activation (or gradient) between stages: with t > 1 each rank of the
+/// group sends 1/t of it and the receivers all-gather it over their group (Megatron's scatter/gather); with
+/// sequence parallelism the tensor is already split and stays so.
+double stage_send_s(const model::LayerGraph& g, const TrainingPlan& plan, const hw::Gpu& gpu,
+                    const hw::Network& network) {
+  if (plan.pp == 1) return 0;
+  const double bytes = static_cast<double>(g.transformer.output_bytes);
+  const double t = static_cast<double>(plan.tp);
+  // Each transfer is one more operation the host dispatches: it takes at least the launch time.
+  double s = std::max(gpu.kernel_launch_s, cost::send_s(network, plan.tp * plan.dp, bytes / t));
+  if (plan.tp > 1 && !plan.sequence_parallel)
+    s += std::max(gpu.kernel_launch_s, cost::reduce_scatter_s(network, cost::DeviceGroup{plan.tp, 1}, bytes));
+  return s;
+}
+
+/// Activation bytes one transformer layer keeps per micro-batch until its backward pass, and the bytes it
+/// holds while it is recomputed and run backward (Korthikanti et al. 2022, Table 2; docs/gpu.md).
+struct LayerActivations {
+  double stored = 0;
+  double working = 0;
+};
+
+LayerActivations layer_activations(const LayerCosts& c, const model::ModelSpec& spec, const TrainingPlan& plan) {
+  const double t = static_cast<double>(plan.tp), s = static_cast<double>(plan.seq),
+               b = static_cast<double>(plan.micro_batch), h = static_cast<double>(spec.hidden);
+  double all = static_cast<double>(c.graph.transformer.activation_bytes);
+  if (plan.sequence_parallel) all -= c.replicated_activation_bytes * (1 - 1 / t);
+  // The attention core's s × s tensors: softmax output, dropout mask and output (5 bytes per score with
+  // dropout, the softmax output's 2 without). A flash kernel never stores them.
+  const double core = (spec.attention_dropout > 0 ? 5 : 2) * b * (static_cast<double>(spec.heads) / t) * s * s;
+  const double kept = plan.flash_attention ? all - core : all;  // what the layer stores without recomputation
+  const double input = 2 * s * b * h / (plan.sequence_parallel ? t : 1);
+  switch (plan.recompute) {
+    case Recompute::None: return LayerActivations{kept, 0};
+    case Recompute::Selective: return LayerActivations{all - core, kept - (all - core)};
+    case Recompute::Full: return LayerActivations{input, kept};
+  }
+  return {};
+}
+
+/// Stage i's micro-batches in flight at the peak: min(m, p − i) under 1F1B, times (1 + (p − 1)/(p·v)) when
+/// interleaved (Korthikanti et al. 2022, 4.2.3).
+double in_flight(const TrainingPlan& plan, int64_t stage) {
+  const double p = static_cast<double>(plan.pp), v = static_cast<double>(plan.vp);
+  const double base = static_cast<double>(std::min(plan.micro_batches(), plan.pp - stage));
+  return plan.vp > 1 ? base * (1 + (p - 1) / (p * v)) : base;
+}
+
+}  // namespace
+
+LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan) {
+  validate(plan, spec);
+  const hw::Gpu& gpu = hw::gpu_of(system);
+  LayerCosts c{
+      model::build_layer_graph(spec, model::Shape{plan.seq, plan.micro_batch, plan.tp}, model::Precision{}, spec.name),
+      {},
+      {},
+      {},
+      0};
+  c.embedding = gpu_layer_time(c.graph.embedding, spec, plan, gpu, system.network);
+  c.transformer = gpu_layer_time(c.graph.transformer, spec, plan, gpu, system.network);
+  c.head = gpu_layer_time(c.graph.head, spec, plan, gpu, system.network);
+  if (plan.tp > 1) {
+    // From the layer at t and at 1: act(t) = R + S/t and act(1) = R + S give the replicated part R.
+    const model::Layer one =
+        model::build_transformer_layer(spec, model::Shape{plan.seq, plan.micro_batch, 1}, c.graph.precision);
+    const double t = static_cast<double>(plan.tp);
+    c.replicated_activation_bytes =
+        (t * static_cast<double>(c.graph.transformer.activation_bytes) - static_cast<double>(one.activation_bytes)) /
+        (t - 1);
+  }
+  return c;
+}
+
+StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan) {
+  return predict_step(spec, system, plan, layer_costs(spec, system, plan));
+}
+
+StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan,
+                            const LayerCosts& costs) {
+  validate(plan, spec);
+  const hw::Gpu& gpu = hw::gpu_of(system);
+  const hw::Network& network = system.network;
+  const model::LayerGraph& g = costs.graph;
+  const LayerTime& emb = costs.embedding;
+  const LayerTime& layer = costs.transformer;
+  const LayerTime& head = costs.head;
+
+  const int64_t p = plan.pp, m = plan.micro_batches();
+  const double v = static_cast<double>(plan.vp), d = static_cast<double>(plan.dp);
+  const double per_stage = static_cast<double>(spec.num_layers / p);
+  const double send = stage_send_s(g, plan, gpu, network);
+
+  std::vector<Stage> stages(static_cast<size_t>(p));
+  for (int64_t i = 0; i < p; ++i) {
+    Stage& st = stages[static_cast<size_t>(i)];
+    st.forward = scaled(layer.forward, per_stage);
+    st.backward = scaled(layer.backward, per_stage);
+    st.parameters = per_stage * static_cast<double>(g.transformer.parameters);
+    if (plan.recompute == Recompute::Full) st.recompute = scaled(layer.forward, per_stage);
+    if (plan.recompute == Recompute::Selective)
+      st.recompute =
+          PassTime{per_stage * layer.forward.attention_core_s, 0, per_stage * layer.forward.attention_core_s};
+    if (i == 0) {
+      add(st.forward, emb.forward);
+      add(st.backward, emb.backward);
+      st.parameters += static_cast<double>(g.embedding.parameters);
+    }
+    if (i == p - 1) {
+      add(st.forward, head.forward);
+      add(st.backward, head.backward);
+      // With one stage the tied LM head is the embedding's own table.
+      st.parameters += static_cast<double>(g.head.parameters - (p == 1 ? g.head.tied_copy_parameters : 0));
+    }
+    st.send_s = p > 1 ? 2 * v * send : 0;
+  }
+
+  // 1F1B: the busiest stage runs its m micro-batches back to back; the others fill and drain the pipeline
+  // before and after it, in chunks of 1/v of their work when interleaved.
+  size_t busiest = 0;
+  double sum = 0;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    sum += stages[i].busy_s();
+    if (stages[i].busy_s() > stages[busiest].busy_s()) busiest = i;
+  }
+  const Stage& top = stages[busiest];
+  const double md = static_cast<double>(m);
+  const double pipeline_s = md * top.busy_s() + (sum - top.busy_s()) / v;
+
+  StepPrediction out;
+  out.plan = plan;
+  out.micro_batches = m;
+  StepTime& time = out.time;
+  time.forward_s = md * top.forward.compute_s;
+  time.backward_s = md * top.backward.compute_s;
+  time.recompute_s = md * top.recompute.compute_s;
+  time.tp_comm_s = md * (top.forward.tp_comm_s + top.backward.tp_comm_s + top.recompute.tp_comm_s);
+  time.pp_comm_s = md * top.send_s;
+  time.bubble_s = pipeline_s - md * top.busy_s();
+
+  // Gradient reduction over the replicas after each stage's last backward pass (stage i ends earlier than
+  // stage 0 by the backward passes of the stages before it); the tied embedding's gradient is all-reduced
+  // between the first and the last stage.
+  const double tied = p > 1 ? cost::all_reduce_s(network, cost::DeviceGroup{2, plan.tp * plan.dp * (p - 1)},
+                                                 static_cast<double>(g.tied_gradient_bytes()))
+                            : 0;
+  double end_s = pipeline_s, offset_s = 0, largest_parameters = 0;
+  for (int64_t i = 0; i < p; ++i) {
+    const Stage& st = stages[static_cast<size_t>(i)];
+    double reduce = cost::all_reduce_s(network, cost::DeviceGroup{plan.dp, plan.tp}, st.parameters * kGradientBytes);
+    if (plan.overlap_dp) reduce = std::max(0.0, reduce - st.backward.total_s());
+    if (i == 0 || i == p - 1) reduce += tied;
+    end_s = std::max(end_s, pipeline_s - offset_s + reduce);
+    offset_s += (st.backward.total_s() + st.recompute.total_s()) / v;
+    largest_parameters = std::max(largest_parameters, st.parameters);
+  }
+  time.dp_comm_s = end_s - pipeline_s;
+  const double updated = plan.distributed_optimizer ? largest_parameters / d : largest_parameters;
+  time.optimizer_s = cost::gpu_stream_s(gpu, updated * kOptimizerTrafficBytes);
+  time.iteration_s = end_s + time.optimizer_s;
+
+  // Memory of each stage; the largest is reported.
+  const LayerActivations acts = layer_activations(costs, spec, plan);
+  const double optimizer_share = plan.distributed_optimizer ? 1 / d : 1;
+  for (int64_t i = 0; i < p; ++i) {
+    const Stage& st = stages[static_cast<size_t>(i)];
+    const double flight = in_flight(plan, i);
+    double activations = flight * per_stage * acts.stored + acts.working;
+    if (i == 0) activations += flight * static_cast<double>(g.embedding.activation_bytes);
+    if (i == p - 1) activations += static_cast<double>(g.head.activation_bytes);
+    StepMemory mem;
+    mem.stage = i;
+    mem.weights_bytes = st.parameters * kWeightBytes;
+    mem.gradients_bytes = st.parameters * kGradientBytes;
+    mem.optimizer_bytes = st.parameters * kOptimizerBytes * optimizer_share;
+    mem.activations_bytes = activations;
+    mem.peak_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes + activations;
+    if (i == 0 || mem.peak_bytes > out.memory.peak_bytes) out.memory = mem;
+  }
+  out.memory.capacity_bytes = gpu.hbm_bytes;
+  out.memory.fits = out.memory.peak_bytes <= static_cast<double>(gpu.hbm_bytes);
+
+  // FLOPs: per micro-batch, each rank's GEMM FLOPs times t is the whole model's; B/b micro-batches.
+  const double t = static_cast<double>(plan.tp);
+  const double L = static_cast<double>(spec.num_layers);
+  const double sequences = static_cast<double>(plan.global_batch) / static_cast<double>(plan.micro_batch);
+  const double per_micro_batch = static_cast<double>(g.forward_flops() + g.backward_flops());
+  double recomputed = 0;
+  if (plan.recompute == Recompute::Full) recomputed = L * static_cast<double>(g.transformer.forward_flops());
+  if (plan.recompute == Recompute::Selective)
+    for (const model::Operator& op : g.transformer.forward.ops)
+      if (op.id == "F5" || op.id == "F8") recomputed += L * static_cast<double>(op.gemm_flops());
+  out.model_flop = sequences * t * per_micro_batch;
+  out.hardware_flop = sequences * t * (per_micro_batch + recomputed);
+  const double gpus = static_cast<double>(plan.gpus());
+  out.tokens_per_s = static_cast<double>(plan.global_batch * plan.seq) / time.iteration_s;
+  out.flop_per_s_per_gpu = out.hardware_flop / (time.iteration_s * gpus);
+  out.mfu = out.model_flop / (time.iteration_s * gpus * hw::peak_tensor_flop_per_s(gpu));
+  return out;
+}
+
+}  // namespace phaze::placement

@@ -1,0 +1,78 @@
+#pragma once
+
+// One training iteration of Megatron-LM on a GPU cluster: its time on the critical path with a breakdown,
+// its throughput and the memory of each GPU (docs/gpu.md, "Execution").
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/system.h"
+#include "model/layer_graph.h"
+#include "model/model_spec.h"
+#include "placement/gpu_layer_time.h"
+#include "placement/training_plan.h"
+
+namespace phaze::placement {
+
+/// Seconds of one iteration on the critical path. forward_s .. pp_comm_s are those of the busiest stage's
+/// micro-batches; bubble_s is the pipeline fill and drain beyond them; dp_comm_s and optimizer_s follow
+/// the last backward pass. They sum to iteration_s.
+struct StepTime {
+  double forward_s = 0;    ///< forward kernels
+  double backward_s = 0;   ///< backward kernels
+  double recompute_s = 0;  ///< recomputed forward kernels
+  double tp_comm_s = 0;    ///< tensor-parallel collectives (forward, recomputation, backward)
+  double pp_comm_s = 0;    ///< pipeline sends of the busiest stage
+  double bubble_s = 0;     ///< pipeline fill and drain
+  double dp_comm_s = 0;    ///< exposed gradient reduction (and parameter gathering), tied embeddings
+  double optimizer_s = 0;  ///< the optimizer step
+  double iteration_s = 0;
+};
+
+/// Bytes on the GPU of the stage that needs most.
+struct StepMemory {
+  int64_t stage = 0;           ///< that stage (0 = first)
+  double weights_bytes = 0;    ///< 16-bit parameters
+  double gradients_bytes = 0;  ///< 16-bit gradients
+  double optimizer_bytes = 0;  ///< fp32 master weights, Adam's two moments, fp32 gradient copy
+  double activations_bytes = 0;
+  double peak_bytes = 0;       ///< the sum
+  int64_t capacity_bytes = 0;  ///< the GPU's HBM
+  bool fits = false;           ///< peak ≤ capacity
+};
+
+struct StepPrediction {
+  TrainingPlan plan;
+  int64_t micro_batches = 0;  ///< per pipeline per iteration
+  StepTime time;
+  StepMemory memory;
+  double tokens_per_s = 0;
+  double model_flop = 0;          ///< FLOP of one iteration without recomputation (whole cluster)
+  double hardware_flop = 0;       ///< FLOP executed, recomputation included (whole cluster)
+  double flop_per_s_per_gpu = 0;  ///< hardware_flop / (iteration_s · GPUs), Megatron-LM's figure
+  double mfu = 0;                 ///< model_flop / (iteration_s · GPUs · peak tensor FLOP/s)
+};
+
+/// What a prediction needs of the layers. It depends on the plan's t, b, s, sequence parallelism and flash
+/// attention only, so a search over the other choices builds it once.
+struct LayerCosts {
+  model::LayerGraph graph;  ///< at the plan's t, b and s
+  LayerTime embedding, transformer, head;
+  /// Activation bytes of one transformer layer that every tensor-parallel rank stores whole without sequence
+  /// parallelism (norm inputs, dropout masks, inputs of the first GEMM of each block); 0 at t = 1.
+  double replicated_activation_bytes = 0;
+};
+
+/// The layer costs of a plan (validated first) on the system's GPU.
+LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan);
+
+/// Predicts one iteration; validates the plan first (InputError naming the option). The system's device
+/// must be a GPU.
+StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan);
+/// The same with the layer costs given (built by layer_costs for a plan of the same t, b, s, sequence
+/// parallelism and flash attention).
+StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan,
+                            const LayerCosts& costs);
+
+}  // namespace phaze::placement

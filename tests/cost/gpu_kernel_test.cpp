@@ -1,0 +1,81 @@
+// GPU kernel times against closed forms: a GEMM's waves of tiles, the streaming roofline, the launch floor.
+
+#include "cost/gpu_kernel.h"
+
+#include <gtest/gtest.h>
+
+#include "hw/gpu.h"
+
+namespace {
+
+using phaze::cost::gpu_flash_attention_s;
+using phaze::cost::gpu_gemm_s;
+using phaze::cost::gpu_stream_s;
+using phaze::hw::Gpu;
+using phaze::model::Direction;
+using phaze::model::Gemm;
+
+/// The A100 at its published peaks: every fitted figure neutral.
+Gpu ideal_a100() {
+  Gpu g = phaze::hw::a100_40gb();
+  g.tensor_efficiency = 1;
+  g.memory_efficiency = 1;
+  g.kernel_launch_s = 0;
+  return g;
+}
+
+TEST(GpuKernel, PresetPeaksArePublishedOnes) {
+  // 312 TFLOP/s dense FP16 (A100), 989.4 (H100): NVIDIA's datasheets.
+  EXPECT_NEAR(phaze::hw::peak_tensor_flop_per_s(phaze::hw::a100_40gb()) / 1e12, 311.87, 0.01);
+  EXPECT_NEAR(phaze::hw::peak_tensor_flop_per_s(phaze::hw::h100_sxm()) / 1e12, 989.4, 0.1);
+}
+
+TEST(GpuKernel, SquareGemmTakesWholeWaves) {
+  // 8192³: 2048 tiles of 256 × 128 on 108 SMs are 19 waves (18.96 rounded up); every tile shape gives the
+  // same 19 full-SM waves' worth of work, so the time is 19 × one 256 × 128 tile.
+  const Gpu g = ideal_a100();
+  const double tile_s = 2.0 * 256 * 128 * 8192 / (2048 * 1.41e9);
+  EXPECT_NEAR(gpu_gemm_s(g, Gemm{8192, 8192, 8192, 1}, 2), 19 * tile_s, 1e-12);
+}
+
+TEST(GpuKernel, ARowOfTilesPastAFullWaveCostsHalfAWaveMore) {
+  // 1536 × 1152 is 12 × 9 = 108 tiles of 128 × 128: one wave on 108 SMs. One more row of tiles (1664 × 1152)
+  // is 13/12 of the work, but 117 tiles of 128 × 128 take 2 waves, 63 of 256 × 128 one wave of double tiles,
+  // and 234 of 128 × 64 three waves of half tiles: 1.5 tile times, the best split.
+  const Gpu g = ideal_a100();
+  const double tile_s = 2.0 * 128 * 128 * 4096 / (2048 * 1.41e9);
+  EXPECT_NEAR(gpu_gemm_s(g, Gemm{1536, 1152, 4096, 1}, 2), tile_s, 1e-12);
+  EXPECT_NEAR(gpu_gemm_s(g, Gemm{1664, 1152, 4096, 1}, 2), 1.5 * tile_s, 1e-12);
+}
+
+TEST(GpuKernel, NeverFasterThanThePeakOrTheMemory) {
+  const Gpu g = phaze::hw::a100_80gb();
+  for (const Gemm& gemm : {Gemm{1, 1, 1, 1}, Gemm{4096, 64, 4096, 1}, Gemm{2048, 2048, 128, 64},
+                           Gemm{16384, 12288, 4096, 1}, Gemm{8, 50304, 12288, 1}}) {
+    const double flops = 2.0 * gemm.m * gemm.n * gemm.k * gemm.batch;
+    const double bytes = 2.0 * gemm.batch * (gemm.m * gemm.k + gemm.k * gemm.n + gemm.m * gemm.n);
+    const double s = gpu_gemm_s(g, gemm, 2);
+    EXPECT_GE(s, flops / phaze::hw::peak_tensor_flop_per_s(g));
+    EXPECT_GE(s, bytes / g.hbm_bandwidth);
+    EXPECT_GE(s, g.kernel_launch_s);
+  }
+}
+
+TEST(GpuKernel, StreamingIsBytesOverBandwidthWithALaunchFloor) {
+  Gpu g = ideal_a100();
+  g.memory_efficiency = 0.5;
+  g.kernel_launch_s = 1e-5;
+  EXPECT_DOUBLE_EQ(gpu_stream_s(g, 1.555e9), 2e-3);  // 1.555 GB at half of 1,555 GB/s
+  EXPECT_DOUBLE_EQ(gpu_stream_s(g, 1000), 1e-5);     // a tiny kernel costs its launch
+}
+
+TEST(GpuKernel, FlashAttentionDoesTheCausalHalfOfTheProducts) {
+  const Gpu g = ideal_a100();
+  // 64 heads of 4096 tokens, d_h 128: forward 2 products × 2·s²·d / 2 (causal) per head.
+  const double forward_flops = 64 * 2 * 2.0 * 4096 * 4096 * 128 / 2;
+  const double peak = phaze::hw::peak_tensor_flop_per_s(g);
+  EXPECT_NEAR(gpu_flash_attention_s(g, 64, 4096, 128, 2, Direction::Forward), forward_flops / peak, 1e-12);
+  EXPECT_NEAR(gpu_flash_attention_s(g, 64, 4096, 128, 2, Direction::Backward), 2.5 * forward_flops / peak, 1e-12);
+}
+
+}  // namespace

@@ -1,0 +1,144 @@
+// A Megatron-LM iteration on a GPU system against published closed forms: the FLOP count of Narayanan et al.
+// (SC'21, eq. 3), the activation memory of Korthikanti et al. (2022, Table 2), Megatron's bytes per parameter
+// with and without the distributed optimizer, and the 1F1B bubble that does not grow with the micro-batches.
+
+#include "placement/training_step.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/presets.h"
+#include "util/input_error.h"
+
+namespace {
+
+using phaze::InputError;
+using phaze::model::ModelSpec;
+using phaze::placement::predict_step;
+using phaze::placement::Recompute;
+using phaze::placement::StepPrediction;
+using phaze::placement::TrainingPlan;
+
+ModelSpec gpt(int64_t layers, int64_t hidden, int64_t heads, int64_t seq) {
+  return phaze::model::megatron_gpt("gpt", "test GPT", layers, hidden, heads, seq);
+}
+
+TrainingPlan plan(int64_t t, int64_t p, int64_t d, int64_t b, int64_t global, int64_t seq) {
+  TrainingPlan pl;
+  pl.tp = t;
+  pl.pp = p;
+  pl.dp = d;
+  pl.micro_batch = b;
+  pl.global_batch = global;
+  pl.seq = seq;
+  return pl;
+}
+
+const phaze::hw::System kSystem = phaze::hw::dgx_a100_system(true);
+
+TEST(TrainingStep, FlopsAreNarayanansEquationThree) {
+  // F = 96 B s l h² (1 + s/(6h) + V/(16 l h)) with full recomputation, 72 B s l h² (1 + s/(6h) + V/(12 l h))
+  // without; V the padded vocabulary Megatron allocates.
+  for (int64_t t : {1, 8}) {
+    const ModelSpec m = gpt(24, 2048, 16, 2048);
+    TrainingPlan pl = plan(t, 2, 2, 2, 64, 2048);
+    const double V = static_cast<double>(phaze::model::padded_vocab(m, t));
+    const double B = 64, s = 2048, l = 24, h = 2048;
+    const StepPrediction full = predict_step(m, kSystem, pl);
+    EXPECT_NEAR(full.hardware_flop / (96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))), 1, 1e-12);
+    EXPECT_NEAR(full.model_flop / (72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h))), 1, 1e-12);
+    pl.recompute = Recompute::None;
+    EXPECT_NEAR(predict_step(m, kSystem, pl).hardware_flop, full.model_flop, 1e-6 * full.model_flop);
+  }
+}
+
+TEST(TrainingStep, ActivationMemoryFollowsKorthikanti) {
+  // One stage, one micro-batch in flight: the transformer layers' part of the activation memory per layer is
+  // s b h (10 + 24/t + 5 a s/(h t)) without sequence parallelism and s b h (34 + 5 a s/h)/t with it;
+  // selective recomputation removes the 5 a s² b / t of the attention core from every layer but the one being
+  // recomputed.
+  const int64_t L = 4, h = 1024, a = 16, s = 1024, b = 2, t = 4;
+  const ModelSpec m = gpt(L, h, a, s);
+  const double sbh = static_cast<double>(s * b * h);
+  auto activations = [&](bool sp, Recompute r) {
+    TrainingPlan pl = plan(t, 1, 1, b, b, s);
+    pl.sequence_parallel = sp;
+    pl.recompute = r;
+    return predict_step(m, kSystem, pl).memory.activations_bytes;
+  };
+  const double core = 5.0 * a * s * s * b / t;
+  EXPECT_NEAR(activations(false, Recompute::None) - activations(true, Recompute::None), L * 10 * sbh * (1 - 1.0 / t),
+              1e-3);
+  EXPECT_NEAR(activations(false, Recompute::None) - activations(false, Recompute::Selective), (L - 1) * core, 1e-3);
+  EXPECT_NEAR(activations(true, Recompute::None) - activations(true, Recompute::Selective), (L - 1) * core, 1e-3);
+  // Full recomputation keeps 2 s b h per layer (/t with sequence parallelism) plus one layer being recomputed.
+  const double none = activations(false, Recompute::None), full = activations(false, Recompute::Full);
+  const double per_layer = sbh * (10 + 24.0 / t) + core;
+  EXPECT_NEAR(none - full, L * per_layer - (L * 2 * sbh + per_layer), 1e-3);
+}
+
+TEST(TrainingStep, BytesPerParameterAsMegatronDocumentsThem) {
+  // fp16 parameters and gradients with Adam: 20 bytes per parameter, 4 + 16/d with the distributed optimizer.
+  const ModelSpec m = gpt(8, 1024, 16, 1024);
+  TrainingPlan pl = plan(1, 1, 8, 1, 64, 1024);
+  const StepPrediction plain = predict_step(m, kSystem, pl);
+  pl.distributed_optimizer = true;
+  const StepPrediction sharded = predict_step(m, kSystem, pl);
+  const double params = plain.memory.weights_bytes / 2;
+  const auto state = [](const StepPrediction& p) {
+    return p.memory.weights_bytes + p.memory.gradients_bytes + p.memory.optimizer_bytes;
+  };
+  EXPECT_NEAR(state(plain) / params, 20, 1e-9);
+  EXPECT_NEAR(state(sharded) / params, 4 + 16.0 / 8, 1e-9);
+}
+
+TEST(TrainingStep, OneFOneBBubbleDoesNotGrowWithMicroBatches) {
+  // Narayanan et al.: the 1F1B bubble is (p − 1) stage times whatever m is; more micro-batches only add
+  // steady-state time.
+  const ModelSpec m = gpt(16, 2048, 16, 1024);
+  const StepPrediction few = predict_step(m, kSystem, plan(2, 4, 1, 1, 8, 1024));
+  const StepPrediction many = predict_step(m, kSystem, plan(2, 4, 1, 1, 32, 1024));
+  EXPECT_GT(few.time.bubble_s, 0);
+  EXPECT_NEAR(few.time.bubble_s, many.time.bubble_s, 1e-12);
+  // Interleaving with v chunks divides the fill and drain by about v (the sends grow v-fold).
+  TrainingPlan interleaved = plan(2, 4, 1, 1, 32, 1024);
+  interleaved.vp = 2;
+  const double ratio = predict_step(m, kSystem, interleaved).time.bubble_s / many.time.bubble_s;
+  EXPECT_GT(ratio, 0.5);
+  EXPECT_LT(ratio, 0.6);
+}
+
+TEST(TrainingStep, BreakdownSumsToTheIteration) {
+  const ModelSpec m = gpt(16, 2048, 16, 1024);
+  TrainingPlan pl = plan(2, 4, 2, 2, 64, 1024);
+  const StepPrediction p = predict_step(m, kSystem, pl);
+  const auto& t = p.time;
+  EXPECT_NEAR(
+      t.forward_s + t.backward_s + t.recompute_s + t.tp_comm_s + t.pp_comm_s + t.bubble_s + t.dp_comm_s + t.optimizer_s,
+      t.iteration_s, 1e-9 * t.iteration_s);
+}
+
+TEST(TrainingStep, ImpossiblePlansNameTheOption) {
+  const ModelSpec m = gpt(24, 1024, 16, 1024);
+  auto message = [&](TrainingPlan pl) {
+    try {
+      predict_step(m, kSystem, pl);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(plan(3, 1, 1, 1, 8, 1024)).find("--tp"), std::string::npos);  // 3 ∤ 16 heads
+  EXPECT_NE(message(plan(1, 5, 1, 1, 8, 1024)).find("--pp"), std::string::npos);  // 5 ∤ 24 layers
+  EXPECT_NE(message(plan(1, 1, 3, 1, 8, 1024)).find("--global-batch"), std::string::npos);
+  TrainingPlan v = plan(1, 2, 1, 1, 3, 1024);
+  v.vp = 2;  // 3 micro-batches, not a multiple of p = 2
+  EXPECT_NE(message(v).find("--vp"), std::string::npos);
+  TrainingPlan sp = plan(1, 1, 1, 1, 8, 1024);
+  sp.sequence_parallel = true;
+  EXPECT_NE(message(sp).find("--sequence-parallel"), std::string::npos);
+  EXPECT_THROW(predict_step(m, phaze::hw::tpuv4_like_system(), plan(1, 1, 1, 1, 8, 1024)), InputError);
+}
+
+}  // namespace

@@ -1,0 +1,76 @@
+// `phaze plan`'s exhaustive search against a brute force that tries every integer degree and keeps what
+// Megatron-LM accepts.
+
+#include "search/gpu_plan_search.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "model/presets.h"
+#include "util/input_error.h"
+
+namespace {
+
+using phaze::placement::Recompute;
+using phaze::placement::TrainingPlan;
+
+TEST(GpuPlanSearch, FindsTheBruteForceOptimumAndCountsEveryPlan) {
+  const auto spec = phaze::model::megatron_gpt("gpt", "test GPT", 8, 1024, 8, 1024);
+  const phaze::hw::System system = phaze::hw::dgx_a100_system(false);
+  for (int64_t gpus : {4, 8, 16}) {
+    phaze::search::GpuPlanQuestion q;
+    q.gpus = gpus;
+    q.global_batch = 16;
+    q.seq = 1024;
+    q.top = 3;
+    const auto answer = phaze::search::search_gpu_plans(spec, system, q);
+
+    int64_t valid = 0, fitting = 0;
+    double best = std::numeric_limits<double>::infinity();
+    for (int64_t t = 1; t <= gpus; ++t)
+      for (int64_t p = 1; p <= gpus; ++p)
+        for (int64_t d = 1; d <= gpus; ++d) {
+          if (t * p * d != gpus) continue;
+          for (int64_t b = 1; b <= q.global_batch; ++b)
+            for (int64_t v = 1; v <= 8; ++v)
+              for (bool sp : {false, true})
+                for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
+                  for (bool dist : {false, true}) {
+                    if (dist && d == 1) continue;  // the same plan as without
+                    TrainingPlan pl;
+                    pl.tp = t, pl.pp = p, pl.dp = d, pl.vp = v, pl.micro_batch = b;
+                    pl.global_batch = q.global_batch, pl.seq = q.seq;
+                    pl.sequence_parallel = sp, pl.recompute = r, pl.distributed_optimizer = dist;
+                    try {
+                      const auto prediction = phaze::placement::predict_step(spec, system, pl);
+                      ++valid;
+                      if (!prediction.memory.fits) continue;
+                      ++fitting;
+                      best = std::min(best, prediction.time.iteration_s);
+                    } catch (const phaze::InputError&) {
+                    }
+                  }
+        }
+    EXPECT_EQ(answer.evaluated, valid) << gpus;
+    EXPECT_EQ(answer.fitting, fitting) << gpus;
+    ASSERT_FALSE(answer.best.empty());
+    EXPECT_DOUBLE_EQ(answer.best.front().time.iteration_s, best) << gpus;
+    for (size_t i = 1; i < answer.best.size(); ++i)
+      EXPECT_LE(answer.best[i - 1].time.iteration_s, answer.best[i].time.iteration_s);
+  }
+}
+
+TEST(GpuPlanSearch, NothingFitsIsAnEmptyAnswer) {
+  phaze::search::GpuPlanQuestion q;
+  q.gpus = 1;
+  q.global_batch = 8;
+  q.seq = 2048;
+  const auto answer = phaze::search::search_gpu_plans(phaze::model::megatron_gpt("big", "", 96, 12288, 96, 2048),
+                                                      phaze::hw::dgx_a100_system(false), q);
+  EXPECT_GT(answer.evaluated, 0);
+  EXPECT_EQ(answer.fitting, 0);
+  EXPECT_TRUE(answer.best.empty());
+}
+
+}  // namespace

@@ -1,10 +1,14 @@
 #include "placement/training_step.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
 #include "cost/collective_time.h"
 #include "cost/gpu_kernel.h"
+#include "util/checked_int.h"
+#include "util/input_error.h"
 
 namespace phaze::placement {
 
@@ -99,10 +103,17 @@ LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, c
   c.embedding = gpu_layer_time(c.graph.embedding, spec, plan, gpu, system.network);
   c.transformer = gpu_layer_time(c.graph.transformer, spec, plan, gpu, system.network);
   c.head = gpu_layer_time(c.graph.head, spec, plan, gpu, system.network);
-  if (plan.tp > 1) {
+  if (plan.sequence_parallel) {
     // From the layer at t and at 1: act(t) = R + S/t and act(1) = R + S give the replicated part R.
-    const model::Layer one =
-        model::build_transformer_layer(spec, model::Shape{plan.seq, plan.micro_batch, 1}, c.graph.precision);
+    model::Layer one;
+    try {
+      one = model::build_transformer_layer(spec, model::Shape{plan.seq, plan.micro_batch, 1}, c.graph.precision);
+    } catch (const SizeOverflow&) {
+      throw InputError(
+          fmt::format("{}: seq = {}, mbs = {}: the layer at t = 1, from which sequence parallelism's "
+                      "memory is derived, exceeds 2^63 - 1 elements, bytes or FLOPs",
+                      spec.name, plan.seq, plan.micro_batch));
+    }
     const double t = static_cast<double>(plan.tp);
     c.replicated_activation_bytes =
         (t * static_cast<double>(c.graph.transformer.activation_bytes) - static_cast<double>(one.activation_bytes)) /

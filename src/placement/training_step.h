@@ -60,7 +60,8 @@ struct LayerCosts {
   model::LayerGraph graph;  ///< at the plan's t, b and s
   LayerTime embedding, transformer, head;
   /// Activation bytes of one transformer layer that every tensor-parallel rank stores whole without sequence
-  /// parallelism (norm inputs, dropout masks, inputs of the first GEMM of each block); 0 at t = 1.
+  /// parallelism (norm inputs, dropout masks, inputs of the first GEMM of each block); computed only for a
+  /// plan with sequence parallelism.
   double replicated_activation_bytes = 0;
 };
 

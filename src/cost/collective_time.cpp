@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cost/vector_cost.h"
 #include "util/checked_int.h"
 
 namespace phaze::cost {
@@ -21,14 +22,14 @@ GroupLink group_link(const hw::Network& network, DeviceGroup group) {
 }
 
 double all_reduce_s(const hw::Network& network, DeviceGroup group, double bytes) {
-  return 2 * reduce_scatter_s(network, group, bytes);
+  if (group.size <= 1 || bytes <= 0) return 0;
+  const GroupLink link = group_link(network, group);
+  return all_reduce_seconds(bytes, group.size, link.bandwidth, link.latency_s);
 }
 
 double reduce_scatter_s(const hw::Network& network, DeviceGroup group, double bytes) {
-  if (group.size <= 1 || bytes <= 0) return 0;
-  const GroupLink link = group_link(network, group);
-  const double n = static_cast<double>(group.size);
-  return (n - 1) / n * bytes / link.bandwidth + (n - 1) * link.latency_s;
+  // Half of a ring all-reduce: one pass around the ring instead of two.
+  return all_reduce_s(network, group, bytes) / 2;
 }
 
 double send_s(const hw::Network& network, int64_t distance, double bytes) {

@@ -31,7 +31,8 @@ struct GroupLink {
 /// The link a group's ring runs on.
 GroupLink group_link(const hw::Network& network, DeviceGroup group);
 
-/// Ring all-reduce of `bytes` bytes on every member: 2(n−1)/n · bytes / bandwidth + 2(n−1) · latency.
+/// Ring all-reduce of `bytes` bytes on every member on the group's link: 2(n−1)/n · bytes / bandwidth +
+/// 2(n−1) · latency (all_reduce_seconds, accelerator.md 7).
 double all_reduce_s(const hw::Network& network, DeviceGroup group, double bytes);
 /// Ring reduce-scatter (or all-gather) of a `bytes`-byte buffer: (n−1)/n · bytes / bandwidth + (n−1) · latency.
 double reduce_scatter_s(const hw::Network& network, DeviceGroup group, double bytes);

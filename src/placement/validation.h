@@ -28,7 +28,7 @@ ValidationSummary check_runs(const std::vector<MeasuredRun>& runs, const hw::Sys
 
 /// The GPU software figures (tensor_efficiency, memory_efficiency, kernel_launch_s) that minimise the mean
 /// absolute error on `runs`: coordinate descent on a grid (efficiencies in steps of 0.01 in [0.3, 1], launch
-/// time in steps of 0.5 µs in [0, 40 µs]) from the system's own figures, until a full round improves nothing.
+/// time in steps of 0.5 µs in [0, 200 µs]) from the system's own figures, until a full round improves nothing.
 /// Returns the system with the fitted GPU.
 hw::System fit_gpu_software(const std::vector<MeasuredRun>& runs, const hw::System& system);
 

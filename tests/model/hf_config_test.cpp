@@ -3,6 +3,7 @@
 
 #include "model/hf_config.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -26,7 +27,7 @@ using phaze::model::read_hf_config;
 using phaze_test::preset;
 
 std::string data_path(const std::string& relative) {
-  return std::string(PHAZE_TEST_DATA) + "/" + relative;
+  return fmt::format("{}/{}", PHAZE_TEST_DATA, relative);
 }
 
 std::string read_text(const std::string& path) {

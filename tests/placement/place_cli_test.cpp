@@ -1,6 +1,7 @@
 // End-to-end tests of `phaze place` (placement.md, "Output"): run the binary, check exit status, stdout,
 // the -o file and stderr. The expected numbers are the hand-worked examples of planner_examples_test.cpp.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,7 +28,7 @@ using phaze_test::RunResult;
 using nlohmann::json;
 
 std::string data_path(const std::string& relative) {
-  return std::string(PHAZE_TEST_DATA) + "/placement/" + relative;
+  return fmt::format("{}/placement/{}", PHAZE_TEST_DATA, relative);
 }
 
 using phaze_test::parse_json;

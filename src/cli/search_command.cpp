@@ -36,6 +36,8 @@ struct SearchOptions {
   int64_t global_batch = 4096;
   std::string recompute = "both";
   std::string optimizer = "sgd";
+  std::string execution = "phaze";
+  bool overlap_dp = false;
   std::string budget;
   double budget_um2 = 0;
   double lower_fraction = 0.3;
@@ -86,7 +88,8 @@ void set_seq_and_widths(std::vector<search::ModelCase>& models, const SearchOpti
 }
 
 /// The question of the command line's flags, every setting not given at its default.
-search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, bool budget_um2_given) {
+search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, bool budget_um2_given,
+                                     bool optimizer_given) {
   search::SearchQuestion q;
   if (o.models.size() > kMaxListValues)
     throw InputError(fmt::format("--model: {} models, at most {} allowed", o.models.size(), kMaxListValues));
@@ -105,6 +108,10 @@ search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, 
                 : o.recompute == "off" ? search::RecomputeChoice::Off
                                        : search::RecomputeChoice::Both;
   q.optimizer = o.optimizer == "adam" ? placement::Optimizer::Adam : placement::Optimizer::Sgd;
+  q.execution = o.execution == "megatron" ? search::Execution::Megatron : search::Execution::Phaze;
+  // Megatron-LM trains with mixed-precision Adam: its execution takes it unless --optimizer says otherwise.
+  if (q.execution == search::Execution::Megatron && !optimizer_given) q.optimizer = placement::Optimizer::Adam;
+  q.overlap_dp = o.overlap_dp;
   q.schedule_node_budget = o.schedule_nodes;
   q.network = o.system.empty() ? hw::one_tier_network(o.link_gib_s * kGiB) : hw::load_system(o.system).network;
   if (budget_given) q.space.budget_um2 = hw::area_um2(hw::load_architecture(o.budget));
@@ -132,6 +139,12 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
     {"--hbm", [](auto& t, const auto& f) { t.hbm_bytes = f.hbm_bytes; }},
     {"--recompute", [](auto& t, const auto& f) { t.recompute = f.recompute; }},
     {"--optimizer", [](auto& t, const auto& f) { t.optimizer = f.optimizer; }},
+    {"--execution",
+     [](auto& t, const auto& f) {
+       t.execution = f.execution;
+       t.optimizer = f.optimizer;
+     }},
+    {"--overlap-dp", [](auto& t, const auto& f) { t.overlap_dp = f.overlap_dp; }},
     {"--schedule-nodes", [](auto& t, const auto& f) { t.schedule_node_budget = f.schedule_node_budget; }},
     {"--link-bandwidth", [](auto& t, const auto& f) { t.network = f.network; }},
     {"--system", [](auto& t, const auto& f) { t.network = f.network; }},
@@ -153,7 +166,7 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
 /// The question: the flags' alone, or the file's with the flags given beside it in place of its values
 /// (--model replaces its model list; --seq and --tp alone apply to its models).
 search::SearchQuestion the_question(const SearchOptions& o, const GivenFn& given) {
-  const search::SearchQuestion flags = question_from(o, given("--budget"), given("--budget-um2"));
+  const search::SearchQuestion flags = question_from(o, given("--budget"), given("--budget-um2"), given("--optimizer"));
   if (o.question_in.empty()) return flags;
   search::SearchQuestion q = search::parse_question(read_text_file(o.question_in), o.question_in);
   for (const auto& [option, set] : kFlagSettings)
@@ -288,6 +301,14 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--optimizer", o->optimizer, "sgd or adam (memory and optimizer-step time)")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();
+  cmd->add_option("--execution", o->execution,
+                  "How an iteration runs: phaze (PHAZE's placement: stages of any sizes) or megatron (Megatron-LM's "
+                  "execution as 'phaze predict' models it: every configuration of p, d, v, sequence parallelism, "
+                  "selective or full recomputation and distributed optimizer tried per point; Adam)")
+      ->check(CLI::IsMember({"phaze", "megatron"}))
+      ->capture_default_str();
+  cmd->add_flag("--overlap-dp", o->overlap_dp,
+                "With --execution megatron: overlap the gradient reduction with the backward pass");
   CLI::Option* exhaustive =
       cmd->add_flag("--exhaustive", o->exhaustive, "Evaluate every design instead of the area-bucket search");
   add_integer_option(cmd, "--stop-window", o->stop_window, 1, search::limits::kStopWindow,

@@ -69,6 +69,12 @@ ordered_json model_json(const ModelCase& mc, const ModelOutcome& m) {
                  {"data_parallel", m.data_parallel},
                  {"devices_used", m.data_parallel * per_replica},
                  {"stages", stages}};
+  if (m.megatron)
+    out["plan"]["megatron"] = {{"chunks_per_device", m.megatron->chunks},
+                               {"sequence_parallel", m.megatron->sequence_parallel},
+                               {"recompute", placement::to_string(m.megatron->recompute)},
+                               {"distributed_optimizer", m.megatron->distributed_optimizer},
+                               {"peak_memory_bytes", m.megatron->peak_memory_bytes}};
   out["samples_per_s"] = m.samples_per_s;
   out["tokens_per_s"] = m.tokens_per_s;
   out["time_per_batch_s"] = m.time_per_batch_s;
@@ -218,6 +224,12 @@ void model_text(std::string& out, const ModelCase& mc, const ModelOutcome& m) {
   out += fmt::format("  {}: t = {}, {} pipeline stage{}, d = {} ({} devices)\n", mc.spec.name, m.width, m.stages.size(),
                      m.stages.size() == 1 ? "" : "s", m.data_parallel, m.data_parallel * per_replica);
   out += fmt::format("    stages: {}\n", stages_text(m, mc.spec.num_layers));
+  if (m.megatron)
+    out += fmt::format(
+        "    Megatron-LM: v = {}, sequence parallelism {}, recomputation {}, distributed optimizer {}; "
+        "peak memory {:.4g} GiB\n",
+        m.megatron->chunks, m.megatron->sequence_parallel ? "on" : "off", placement::to_string(m.megatron->recompute),
+        m.megatron->distributed_optimizer ? "on" : "off", m.megatron->peak_memory_bytes / kGiB);
   out += fmt::format("    throughput {:.6g} samples/s, {:.6g} tokens/s\n", m.samples_per_s, m.tokens_per_s);
   out += fmt::format(
       "    time per batch {:.6g} s = steady state {:.6g} + fill/drain {:.6g} + data-parallel sync {:.6g} + "
@@ -309,7 +321,11 @@ void baselines_text(std::string& out, const SearchQuestion& q, const SearchAnswe
                                          c.best->design.hbm_bytes / kGiB, c.best->recompute ? "on" : "off")
                            : std::string(kNoSpotlightPoint));
   }
-  out += "  hand-set Megatron-style plans (embedding in the first stage, ⌈L/p⌉ layers per stage, head in the last):\n";
+  out += q.execution == Execution::Megatron
+             ? "  hand-set Megatron-style plans (L/p layers per stage, v = 1, no sequence parallelism, full "
+               "recomputation when on, no distributed optimizer):\n"
+             : "  hand-set Megatron-style plans (embedding in the first stage, ⌈L/p⌉ layers per stage, head in the "
+               "last):\n";
   hand_set_text(out, "at the best point", q, a.best, b.hand_set_on_best);
   hand_set_text(out, "at the TPUv4-like point", q, a.tpuv4_baseline, b.hand_set_on_tpuv4);
 }
@@ -384,6 +400,8 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
     out["settings"]["network"] = hw::to_json(q.network);
   }
   out["settings"]["optimizer"] = q.optimizer == placement::Optimizer::Adam ? "adam" : "sgd";
+  if (q.execution == Execution::Megatron)
+    out["settings"]["execution"] = {{"kind", "megatron"}, {"overlap_dp", q.overlap_dp}};
   out["settings"]["area_budget_um2"] = space.budget_um2 ? *space.budget_um2 : hw::default_area_budget_um2();
   out["settings"]["lower_fraction"] = space.lower_fraction;
   out["settings"]["strategy"] = strategy_name(q);
@@ -449,6 +467,11 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
                        fmt::join(m.widths, ", "));
   out += fmt::format("cluster: {} devices, global batch {}, {}, {} optimizer\n", q.devices, q.global_batch,
                      network_text(q.network), q.optimizer == placement::Optimizer::Adam ? "Adam" : "SGD");
+  if (q.execution == Execution::Megatron)
+    out += fmt::format(
+        "execution: Megatron-LM (equal stages, 1F1B or interleaved, sequence parallelism, recomputation on = "
+        "selective or full, distributed optimizer; gradient reduction {} the backward pass)\n",
+        q.overlap_dp ? "overlapped with" : "after");
   out += fmt::format(
       "space: {} designs in {} area buckets × {} HBM sizes × {} micro-batch sizes × {} recomputation settings = {} "
       "points\n",

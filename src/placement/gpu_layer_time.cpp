@@ -1,11 +1,10 @@
 #include "placement/gpu_layer_time.h"
 
 #include <algorithm>
-#include <cctype>
-#include <string>
 
 #include "cost/collective_time.h"
 #include "cost/gpu_kernel.h"
+#include "model/operator_roles.h"
 
 namespace phaze::placement {
 
@@ -13,27 +12,6 @@ namespace {
 
 using model::Engine;
 using model::Operator;
-
-/// The number in a transformer operator's id ("F12" → 12, "B5a" → 5, "B18acc" → 18), or -1.
-int operator_number(const std::string& id) {
-  size_t i = 0;
-  while (i < id.size() && !std::isdigit(static_cast<unsigned char>(id[i]))) ++i;
-  if (i == id.size()) return -1;
-  int n = 0;
-  while (i < id.size() && std::isdigit(static_cast<unsigned char>(id[i]))) n = n * 10 + (id[i++] - '0');
-  return n;
-}
-
-/// The attention core of a transformer layer (models.md: F5 scores, F6 softmax, F7 dropout, F8 context).
-bool attention_core(int number) {
-  return number >= 5 && number <= 8;
-}
-
-/// Operators every tensor-parallel rank repeats on the whole sequence unless sequence parallelism splits
-/// them: the norms (F1, F13, F19) and the bias-dropout-residual adds (F12, F18).
-bool outside_tp_region(int number) {
-  return number == 1 || number == 12 || number == 13 || number == 18 || number == 19;
-}
 
 struct Pricing {
   const model::ModelSpec& spec;
@@ -71,11 +49,12 @@ struct Pricing {
                                                              static_cast<double>(op.collective->bytes)));
         continue;
       }
-      const int number = transformer ? operator_number(op.id) : -1;
-      if (flash && attention_core(number)) continue;
-      const double s = kernel_s(op, plan.sequence_parallel && outside_tp_region(number));
+      const bool core = transformer && model::in_attention_core(op.id);
+      if (flash && core) continue;
+      const double s =
+          kernel_s(op, plan.sequence_parallel && transformer && model::outside_tensor_parallel_region(op.id));
       t.compute_s += s;
-      if (attention_core(number)) t.attention_core_s += s;
+      if (core) t.attention_core_s += s;
     }
     if (flash) {
       const double s = cost::gpu_flash_attention_s(gpu, plan.micro_batch * (spec.heads / plan.tp), plan.seq,

@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "cost/collective_time.h"
-#include "cost/gpu_kernel.h"
 #include "util/checked_int.h"
 #include "util/input_error.h"
 
@@ -44,15 +43,15 @@ void add(PassTime& to, const PassTime& t) {
 /// The transfer of one micro-batch's activation (or gradient) between stages: with t > 1 each rank of the
 /// group sends 1/t of it and the receivers all-gather it over their group (Megatron's scatter/gather); with
 /// sequence parallelism the tensor is already split and stays so.
-double stage_send_s(const model::LayerGraph& g, const TrainingPlan& plan, const hw::Gpu& gpu,
+double stage_send_s(const model::LayerGraph& g, const TrainingPlan& plan, const StepDevice& device,
                     const hw::Network& network) {
   if (plan.pp == 1) return 0;
   const double bytes = static_cast<double>(g.transformer.output_bytes);
   const double t = static_cast<double>(plan.tp);
   // Each transfer is one more operation the host dispatches: it takes at least the launch time.
-  double s = std::max(gpu.kernel_launch_s, cost::send_s(network, plan.tp * plan.dp, bytes / t));
+  double s = std::max(device.dispatch_s, cost::send_s(network, plan.tp * plan.dp, bytes / t));
   if (plan.tp > 1 && !plan.sequence_parallel)
-    s += std::max(gpu.kernel_launch_s, cost::reduce_scatter_s(network, cost::DeviceGroup{plan.tp, 1}, bytes));
+    s += std::max(device.dispatch_s, cost::reduce_scatter_s(network, cost::DeviceGroup{plan.tp, 1}, bytes));
   return s;
 }
 
@@ -91,6 +90,27 @@ double in_flight(const TrainingPlan& plan, int64_t stage) {
 
 }  // namespace
 
+double replicated_activation_bytes(const model::ModelSpec& spec, const model::LayerGraph& graph,
+                                   const TrainingPlan& plan) {
+  model::Layer one;
+  try {
+    one = model::build_transformer_layer(spec, model::Shape{plan.seq, plan.micro_batch, 1}, graph.precision);
+  } catch (const SizeOverflow&) {
+    throw InputError(
+        fmt::format("{}: seq = {}, mbs = {}: the layer at t = 1, from which sequence parallelism's "
+                    "memory is derived, exceeds 2^63 - 1 elements, bytes or FLOPs",
+                    spec.name, plan.seq, plan.micro_batch));
+  }
+  const double t = static_cast<double>(plan.tp);
+  return (t * static_cast<double>(graph.transformer.activation_bytes) - static_cast<double>(one.activation_bytes)) /
+         (t - 1);
+}
+
+StepDevice step_device(const hw::Gpu& gpu) {
+  return StepDevice{gpu.hbm_bytes, hw::peak_tensor_flop_per_s(gpu), gpu.hbm_bandwidth * gpu.memory_efficiency,
+                    gpu.kernel_launch_s};
+}
+
 LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan) {
   validate(plan, spec);
   const hw::Gpu& gpu = hw::gpu_of(system);
@@ -103,22 +123,7 @@ LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, c
   c.embedding = gpu_layer_time(c.graph.embedding, spec, plan, gpu, system.network);
   c.transformer = gpu_layer_time(c.graph.transformer, spec, plan, gpu, system.network);
   c.head = gpu_layer_time(c.graph.head, spec, plan, gpu, system.network);
-  if (plan.sequence_parallel) {
-    // From the layer at t and at 1: act(t) = R + S/t and act(1) = R + S give the replicated part R.
-    model::Layer one;
-    try {
-      one = model::build_transformer_layer(spec, model::Shape{plan.seq, plan.micro_batch, 1}, c.graph.precision);
-    } catch (const SizeOverflow&) {
-      throw InputError(
-          fmt::format("{}: seq = {}, mbs = {}: the layer at t = 1, from which sequence parallelism's "
-                      "memory is derived, exceeds 2^63 - 1 elements, bytes or FLOPs",
-                      spec.name, plan.seq, plan.micro_batch));
-    }
-    const double t = static_cast<double>(plan.tp);
-    c.replicated_activation_bytes =
-        (t * static_cast<double>(c.graph.transformer.activation_bytes) - static_cast<double>(one.activation_bytes)) /
-        (t - 1);
-  }
+  if (plan.sequence_parallel) c.replicated_activation_bytes = replicated_activation_bytes(spec, c.graph, plan);
   return c;
 }
 
@@ -128,9 +133,12 @@ StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& syst
 
 StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan,
                             const LayerCosts& costs) {
+  return predict_step(spec, step_device(hw::gpu_of(system)), system.network, plan, costs);
+}
+
+StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& device, const hw::Network& network,
+                            const TrainingPlan& plan, const LayerCosts& costs) {
   validate(plan, spec);
-  const hw::Gpu& gpu = hw::gpu_of(system);
-  const hw::Network& network = system.network;
   const model::LayerGraph& g = costs.graph;
   const LayerTime& emb = costs.embedding;
   const LayerTime& layer = costs.transformer;
@@ -139,7 +147,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& syst
   const int64_t p = plan.pp, m = plan.micro_batches();
   const double v = static_cast<double>(plan.vp), d = static_cast<double>(plan.dp);
   const double per_stage = static_cast<double>(spec.num_layers / p);
-  const double send = stage_send_s(g, plan, gpu, network);
+  const double send = stage_send_s(g, plan, device, network);
 
   std::vector<Stage> stages(static_cast<size_t>(p));
   for (int64_t i = 0; i < p; ++i) {
@@ -206,7 +214,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& syst
   }
   time.dp_comm_s = end_s - pipeline_s;
   const double updated = plan.distributed_optimizer ? largest_parameters / d : largest_parameters;
-  time.optimizer_s = cost::gpu_stream_s(gpu, updated * kOptimizerTrafficBytes);
+  time.optimizer_s = std::max(updated * kOptimizerTrafficBytes / device.stream_bytes_per_s, device.dispatch_s);
   time.iteration_s = end_s + time.optimizer_s;
 
   // Memory of each stage; the largest is reported.
@@ -227,8 +235,8 @@ StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& syst
     mem.peak_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes + activations;
     if (i == 0 || mem.peak_bytes > out.memory.peak_bytes) out.memory = mem;
   }
-  out.memory.capacity_bytes = gpu.hbm_bytes;
-  out.memory.fits = out.memory.peak_bytes <= static_cast<double>(gpu.hbm_bytes);
+  out.memory.capacity_bytes = device.memory_bytes;
+  out.memory.fits = out.memory.peak_bytes <= static_cast<double>(device.memory_bytes);
 
   // FLOPs: per micro-batch, each rank's GEMM FLOPs times t is the whole model's; B/b micro-batches.
   const double t = static_cast<double>(plan.tp);
@@ -245,7 +253,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& syst
   const double gpus = static_cast<double>(plan.gpus());
   out.tokens_per_s = static_cast<double>(plan.global_batch * plan.seq) / time.iteration_s;
   out.flop_per_s_per_gpu = out.hardware_flop / (time.iteration_s * gpus);
-  out.mfu = out.model_flop / (time.iteration_s * gpus * hw::peak_tensor_flop_per_s(gpu));
+  out.mfu = out.model_flop / (time.iteration_s * gpus * device.peak_flop_per_s);
   return out;
 }
 

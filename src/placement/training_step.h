@@ -65,6 +65,22 @@ struct LayerCosts {
   double replicated_activation_bytes = 0;
 };
 
+/// Activation bytes of one transformer layer (`graph`'s, at the plan's t > 1, b and s) that every
+/// tensor-parallel rank stores whole without sequence parallelism: act(t) = R + S/t and act(1) = R + S give
+/// R (InputError when the layer at t = 1 overflows).
+double replicated_activation_bytes(const model::ModelSpec& spec, const model::LayerGraph& graph,
+                                   const TrainingPlan& plan);
+
+/// What an iteration needs of a device besides its layer times: a GPU's (step_device) or a synthesized
+/// accelerator's, so that both are priced by one execution model.
+struct StepDevice {
+  int64_t memory_bytes = 0;       ///< HBM capacity
+  double peak_flop_per_s = 0;     ///< dense 16-bit tensor FLOP/s (for the MFU)
+  double stream_bytes_per_s = 0;  ///< HBM bytes/s a streaming kernel sustains (the optimizer step)
+  double dispatch_s = 0;          ///< least seconds of any kernel or transfer the host dispatches
+};
+StepDevice step_device(const hw::Gpu& gpu);
+
 /// The layer costs of a plan (validated first) on the system's GPU.
 LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan);
 
@@ -75,5 +91,8 @@ StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& syst
 /// parallelism and flash attention).
 StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan,
                             const LayerCosts& costs);
+/// The same on any device: its figures, the network joining the devices and the layer costs on it.
+StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& device, const hw::Network& network,
+                            const TrainingPlan& plan, const LayerCosts& costs);
 
 }  // namespace phaze::placement

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "schedule/layer_problem.h"
+#include "search/megatron_execution.h"
 
 namespace phaze::search {
 
@@ -18,6 +19,29 @@ namespace {
 bool beats(const placement::Plan& plan, size_t width, const placement::Plan& best, size_t best_width) {
   return plan.feasible && (!best.feasible || plan.time_per_batch < best.time_per_batch ||
                            (plan.time_per_batch == best.time_per_batch && width < best_width));
+}
+
+/// A point of `design` with HBM size `hbm_bytes`, micro-batch b and recomputation setting rc, no model yet.
+PointOutcome empty_point(const hw::Design& design, int64_t hbm_bytes, int64_t b, bool rc) {
+  PointOutcome p;
+  p.design = design.arch;
+  p.design.hbm_bytes = hbm_bytes;
+  p.key = point_key(p.design, b, rc);
+  p.area_um2 = design.area_um2;
+  p.micro_batch = b;
+  p.recompute = rc;
+  return p;
+}
+
+/// A point is feasible when every model has a plan; its score is then their mean throughput.
+void score_point(PointOutcome& p) {
+  p.feasible = true;
+  double sum = 0;
+  for (const ModelOutcome& m : p.models) {
+    p.feasible = p.feasible && m.feasible;
+    sum += m.samples_per_s;
+  }
+  p.score = p.feasible ? sum / static_cast<double>(p.models.size()) : 0;
 }
 
 }  // namespace
@@ -44,9 +68,28 @@ Workload prepare_workload(const SearchQuestion& q) {
       for (PassSummary* s : {&p.forward, &p.backward}) *s = {true, 1.0, 0, 0, 0, true, 1.0};
     return make_chain(graph, unit);
   };
+  w.fits_hbm_bytes = q.hbm_bytes;
+  if (q.execution == Execution::Megatron) {
+    for (size_t mi = 0; mi < q.models.size(); ++mi) {
+      auto& fits = w.fits.emplace_back();
+      auto& lists = w.megatron_fitting.emplace_back();
+      for (size_t bi = 0; bi < q.micro_batches.size(); ++bi) {
+        auto& fits_b = fits.emplace_back();
+        auto& lists_b = lists.emplace_back();
+        for (int64_t hbm : q.hbm_bytes) {
+          auto& l = lists_b.emplace_back();
+          auto& f = fits_b.emplace_back();
+          for (bool rc : {false, true}) {
+            l[rc ? 1 : 0] = fitting_megatron_plans(q, q.models[mi], w.graphs[mi][bi], hbm, rc);
+            f[rc ? 1 : 0] = !l[rc ? 1 : 0].empty();
+          }
+        }
+      }
+    }
+    return w;
+  }
   const hw::Architecture base = enumeration_options(q).base;
   placement::CorrectedPlanner planner;
-  w.fits_hbm_bytes = q.hbm_bytes;
   for (size_t mi = 0; mi < q.models.size(); ++mi) {
     auto& per_model = w.fits.emplace_back();
     for (size_t bi = 0; bi < q.micro_batches.size(); ++bi) {
@@ -215,6 +258,60 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
   return out;
 }
 
+std::vector<PointOutcome> Evaluator::evaluate_megatron(const hw::Design& design,
+                                                       const std::function<bool(const std::string&)>& wanted) {
+  const SearchQuestion& q = *workload_.question;
+  std::vector<PointOutcome> out;
+  for (size_t bi = 0; bi < q.micro_batches.size(); ++bi) {
+    const int64_t b = q.micro_batches[bi];
+    struct Todo {
+      size_t hbm_index;
+      bool recompute;
+      hw::Architecture design;
+    };
+    std::vector<Todo> todo;
+    for (size_t hi = 0; hi < q.hbm_bytes.size(); ++hi)
+      for (bool rc : recompute_values(q.recompute)) {
+        hw::Architecture a = design.arch;
+        a.hbm_bytes = q.hbm_bytes[hi];
+        if (wanted(point_key(a, b, rc))) todo.push_back({hi, rc, a});
+      }
+    if (todo.empty()) continue;
+
+    // Per model, the widths some fitting configuration of these points uses, scheduled once.
+    std::vector<std::vector<std::optional<MegatronWidth>>> widths(q.models.size());
+    for (size_t mi = 0; mi < q.models.size(); ++mi) {
+      const ModelCase& m = q.models[mi];
+      std::vector<char> used(m.widths.size(), 0);
+      for (const Todo& t : todo)
+        for (const placement::TrainingPlan& plan : workload_.megatron_fitting[mi][bi][t.hbm_index][t.recompute ? 1 : 0])
+          used[static_cast<size_t>(std::find(m.widths.begin(), m.widths.end(), plan.tp) - m.widths.begin())] = 1;
+      widths[mi].resize(m.widths.size());
+      for (size_t wi = 0; wi < m.widths.size(); ++wi) {
+        if (!used[wi]) continue;
+        widths[mi][wi] = megatron_width(workload_.graphs[mi][bi][wi], design.arch, scheduling_);
+        if (widths[mi][wi]) {
+          unproven_ += widths[mi][wi]->schedules.unproven_passes();
+          if (widths[mi][wi]->sequence_parallel_schedules)
+            unproven_ += widths[mi][wi]->sequence_parallel_schedules->unproven_passes();
+        }
+      }
+    }
+
+    for (const Todo& t : todo) {
+      PointOutcome p = empty_point(design, t.design.hbm_bytes, b, t.recompute);
+      for (size_t mi = 0; mi < q.models.size(); ++mi)
+        p.models.push_back(megatron_outcome(q, q.models[mi], widths[mi],
+                                            workload_.megatron_fitting[mi][bi][t.hbm_index][t.recompute ? 1 : 0],
+                                            t.design));
+      score_point(p);
+      out.push_back(std::move(p));
+    }
+  }
+  std::sort(out.begin(), out.end(), before);
+  return out;
+}
+
 std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
                                               const std::function<bool(const std::string&)>& wanted) {
   const SearchQuestion& q = *workload_.question;
@@ -226,6 +323,7 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
   }
   ++designs_since_reset_;
   last_array_ = array;
+  if (q.execution == Execution::Megatron) return evaluate_megatron(design, wanted);
   const std::vector<bool> recomputes = recompute_values(q.recompute);
   std::vector<PointOutcome> out;
 
@@ -261,15 +359,7 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
 
     for (size_t j = 0; j < todo.size(); ++j) {
       const auto& [hbm, rc] = todo[j];
-      PointOutcome p;
-      p.design = design.arch;
-      p.design.hbm_bytes = hbm;
-      p.key = point_key(p.design, b, rc);
-      p.area_um2 = design.area_um2;
-      p.micro_batch = b;
-      p.recompute = rc;
-      p.feasible = true;
-      double sum = 0;
+      PointOutcome p = empty_point(design, hbm, b, rc);
       for (size_t mi = 0; mi < q.models.size(); ++mi) {
         ModelOutcome m;
         auto no_fit = [&, hbm_bytes = hbm] {
@@ -291,11 +381,9 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
                               q.global_batch);
           }
         }
-        p.feasible = p.feasible && m.feasible;
-        sum += m.samples_per_s;
         p.models.push_back(std::move(m));
       }
-      p.score = p.feasible ? sum / static_cast<double>(q.models.size()) : 0;
+      score_point(p);
       out.push_back(std::move(p));
     }
   }

@@ -15,6 +15,7 @@
 #include "hw/enumerate.h"
 #include "model/layer_graph.h"
 #include "placement/corrected_planner.h"
+#include "placement/training_plan.h"
 #include "schedule/problem.h"
 #include "search/layer_scheduling.h"
 #include "search/point.h"
@@ -38,6 +39,9 @@ struct Workload {
   /// size outside the table counts as fitting: the planner decides.
   std::vector<std::vector<std::vector<std::array<bool, 2>>>> fits;
   std::vector<int64_t> fits_hbm_bytes;  ///< the HBM sizes of the table (the question's when prepared)
+  /// Under Megatron-LM execution, the configurations that fit: [model][micro-batch][HBM size][recomputation
+  /// off, on] (megatron_execution.h); `fits` says whether each list is non-empty.
+  std::vector<std::vector<std::vector<std::array<std::vector<placement::TrainingPlan>, 2>>>> megatron_fitting;
   bool fits_in_memory(size_t model, size_t micro_batch_index, int64_t hbm_bytes, bool recompute) const;
 };
 Workload prepare_workload(const SearchQuestion& question);
@@ -89,6 +93,9 @@ class Evaluator {
   };
   ModelPlans plan_model(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
                         const std::vector<placement::Cluster>& clusters);
+  /// evaluate() under Megatron-LM execution (megatron_execution.h).
+  std::vector<PointOutcome> evaluate_megatron(const hw::Design& design,
+                                              const std::function<bool(const std::string&)>& wanted);
 
   const Workload& workload_;
   Scheduling scheduling_;

@@ -21,20 +21,26 @@ json model_json(const ModelOutcome& m) {
   json layers = json::array();
   for (const LayerFigures& l : m.layers)
     layers.push_back(json::array({l.forward_s, l.backward_s, l.forward_j, l.backward_j}));
-  return json{{"feasible", true},
-              {"t", m.width},
-              {"d", m.data_parallel},
-              {"stages", stages},
-              {"time", m.time_per_batch_s},
-              {"parts", parts_json(m.parts)},
-              {"samples_per_s", m.samples_per_s},
-              {"tokens_per_s", m.tokens_per_s},
-              {"energy_j", m.energy_per_batch_j},
-              {"tc_util", m.tensor_utilisation},
-              {"vc_util", m.vector_utilisation},
-              {"mfu", m.flops_utilisation},
-              {"proven", m.schedules_proven},
-              {"layers", layers}};
+  json out{{"feasible", true},
+           {"t", m.width},
+           {"d", m.data_parallel},
+           {"stages", stages},
+           {"time", m.time_per_batch_s},
+           {"parts", parts_json(m.parts)},
+           {"samples_per_s", m.samples_per_s},
+           {"tokens_per_s", m.tokens_per_s},
+           {"energy_j", m.energy_per_batch_j},
+           {"tc_util", m.tensor_utilisation},
+           {"vc_util", m.vector_utilisation},
+           {"mfu", m.flops_utilisation},
+           {"proven", m.schedules_proven},
+           {"layers", layers}};
+  // Only under Megatron-LM execution, so that the records of PHAZE's execution stay as they were.
+  if (m.megatron)
+    out["megatron"] =
+        json::array({m.megatron->chunks, m.megatron->sequence_parallel, placement::to_string(m.megatron->recompute),
+                     m.megatron->distributed_optimizer, m.megatron->peak_memory_bytes});
+  return out;
 }
 
 ModelOutcome model_from(const json& j) {
@@ -60,6 +66,12 @@ ModelOutcome model_from(const json& j) {
   const json& layers = j.at("layers");
   for (const json& l : layers)
     m.layers.push_back({l.at(0).get<double>(), l.at(1).get<double>(), l.at(2).get<double>(), l.at(3).get<double>()});
+  if (j.contains("megatron")) {
+    const json& g = j.at("megatron");
+    m.megatron = MegatronSettings{g.at(0).get<int64_t>(), g.at(1).get<bool>(),
+                                  placement::parse_recompute(g.at(2).get<std::string>(), "megatron"),
+                                  g.at(3).get<bool>(), g.at(4).get<double>()};
+  }
   return m;
 }
 

@@ -10,6 +10,7 @@
 
 #include "hw/architecture.h"
 #include "placement/chain.h"
+#include "placement/training_plan.h"
 #include "search/design_point.h"
 
 namespace phaze::search {
@@ -21,6 +22,16 @@ struct LayerFigures {
   double forward_j = 0;
   double backward_j = 0;
   bool operator==(const LayerFigures&) const = default;
+};
+
+/// The settings of a plan under Megatron-LM execution beyond t, p and d (SearchQuestion::execution).
+struct MegatronSettings {
+  int64_t chunks = 1;  ///< model chunks per device v (interleaved 1F1B when > 1)
+  bool sequence_parallel = false;
+  placement::Recompute recompute = placement::Recompute::None;
+  bool distributed_optimizer = false;
+  double peak_memory_bytes = 0;  ///< of the device that needs most
+  bool operator==(const MegatronSettings&) const = default;
 };
 
 /// One model at one point: its best training plan over the widths, or why there is none.
@@ -45,6 +56,10 @@ struct ModelOutcome {
   bool schedules_proven = true;  ///< every layer schedule of the chosen width is proven optimal
   /// Per distinct layer of the model (model::LayerGraph::distinct_layers) at the chosen width.
   std::vector<LayerFigures> layers;
+  /// Under Megatron-LM execution, the plan's further settings; its stages are p equal ones and `parts` are
+  /// the busiest stage's micro-batches (steady state), the pipeline bubble (fill and drain), the exposed
+  /// gradient reduction and the optimizer step.
+  std::optional<MegatronSettings> megatron;
   bool operator==(const ModelOutcome&) const = default;
 };
 

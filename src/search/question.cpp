@@ -105,6 +105,11 @@ void validate(const SearchQuestion& q) {
     if (bytes <= 0 || bytes > limits::kHbmGiB * kGiB)
       throw InputError(
           fmt::format("--hbm {} bytes: must be a positive size of at most {:g} GiB", bytes, limits::kHbmGiB));
+  if (q.execution == Execution::Megatron && q.optimizer != placement::Optimizer::Adam)
+    throw InputError(
+        "--optimizer sgd: --execution megatron trains with Megatron-LM's mixed-precision Adam; give --optimizer adam");
+  if (q.overlap_dp && q.execution != Execution::Megatron)
+    throw InputError("--overlap-dp: needs --execution megatron (PHAZE's placement reduces after the backward pass)");
   hw::validate(q.network, "the search's network");
   check_filter(q.filter.num_tc, "--tc", 1, 4096);
   check_filter(q.filter.num_vc, "--vc", 1, 4096);

@@ -31,6 +31,17 @@ struct DesignFilter {
 
 enum class RecomputeChoice { Both, On, Off };
 
+/// How a training iteration runs on the searched accelerators.
+enum class Execution {
+  /// PHAZE's placement (placement.md): contiguous stages of any sizes on a chain of layers, 1F1B fill and
+  /// drain, the corrected data-parallel and optimizer terms, the question's optimizer and its memory model.
+  Phaze,
+  /// Megatron-LM's (docs/gpu.md, "Execution"), the model `phaze predict` validates on GPU clusters: equal
+  /// stages, 1F1B and interleaved 1F1B, sequence parallelism, selective or full recomputation, distributed
+  /// optimizer, mixed-precision Adam with its memory; every configuration tried per point.
+  Megatron,
+};
+
 inline constexpr double kGiB = 1073741824.0;
 
 /// Largest accepted values of the search's settings (docs/limits.md); validate() checks them.
@@ -60,6 +71,9 @@ struct SearchQuestion {
   /// the tpuv4-like system's one 4 GiB/s link (--link-bandwidth sets a one-tier network, --system another).
   hw::Network network = hw::tpuv4_like_system().network;
   placement::Optimizer optimizer = placement::Optimizer::Sgd;
+  Execution execution = Execution::Phaze;
+  /// Megatron-LM execution: the gradient reduction overlaps the backward pass (else it follows it).
+  bool overlap_dp = false;
   hw::EnumerationOptions space;  ///< area budget, lower fraction, ranges; `base` is set from the settings above
   DesignFilter filter;
   /// Visit every design. Otherwise the area-bucket search of method.md 7 (search/buckets.h): per outer
@@ -82,7 +96,8 @@ std::vector<int64_t> default_widths(const model::ModelSpec& spec);
 
 /// Checks the question (InputError naming the option and the value): models and their widths and sequence
 /// lengths, positive counts, micro-batches dividing the global batch, positive finite sizes and bandwidths,
-/// filter values that are powers of two inside the template, no duplicates.
+/// filter values that are powers of two inside the template, no duplicates; Megatron-LM execution with Adam,
+/// data-parallel overlap only with it.
 void validate(const SearchQuestion& question);
 
 /// The designs searched, in canonical order (hw/enumerate.h), filtered; the HBM size of each is set per

@@ -34,6 +34,7 @@ using Names = std::array<std::pair<E, const char*>, N>;
 
 constexpr Names<RecomputeChoice, 3> kRecompute{
     {{RecomputeChoice::Both, "both"}, {RecomputeChoice::On, "on"}, {RecomputeChoice::Off, "off"}}};
+constexpr Names<Execution, 2> kExecution{{{Execution::Phaze, "phaze"}, {Execution::Megatron, "megatron"}}};
 constexpr Names<placement::Optimizer, 2> kOptimizer{
     {{placement::Optimizer::Sgd, "sgd"}, {placement::Optimizer::Adam, "adam"}}};
 constexpr Names<model::NormKind, 2> kNorm{
@@ -48,6 +49,9 @@ constexpr Names<model::HeadKind, 2> kHead{
 
 const auto& names(RecomputeChoice) {
   return kRecompute;
+}
+const auto& names(Execution) {
+  return kExecution;
 }
 const auto& names(placement::Optimizer) {
   return kOptimizer;
@@ -134,6 +138,11 @@ void question_fields(Q& q, V& v) {
   v("micro_batches", q.micro_batches);
   v("recompute", q.recompute);
   v("optimizer", q.optimizer);
+  // Written only when not PHAZE's own, so that the questions and results files of earlier versions stay valid.
+  v.optional_section("execution", q.execution != Execution::Phaze, [&](auto& e) {
+    e("kind", q.execution);
+    e("overlap_dp", q.overlap_dp);
+  });
   // The network joining the devices (the system's tiers, innermost first; hw/system_json.h).
   v.section("system", [&](auto& s) { s("network", q.network); });
   v.section("space", [&](auto& s) {
@@ -183,6 +192,10 @@ struct Writer {
     Writer inner{object};
     fields(inner);
     out[key] = std::move(object);
+  }
+  template <typename F>
+  void optional_section(const char* key, bool present, F&& fields) {
+    if (present) section(key, std::forward<F>(fields));
   }
 
   template <typename T>
@@ -240,6 +253,10 @@ class Reader {
     Reader inner(object_.at(key), place, source_);
     fields(inner);
     inner.finish();
+  }
+  template <typename F>
+  void optional_section(const char* key, bool, F&& fields) {
+    if (object_.contains(key)) section(key, std::forward<F>(fields));
   }
   /// Refuses a field no list named.
   void finish() const {

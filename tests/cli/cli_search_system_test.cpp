@@ -1,4 +1,5 @@
-// The search's network: --link-bandwidth (one link) or --system (a system's network tiers).
+// The search's network: --link-bandwidth (one link) or --system (a system's network tiers); the search under
+// Megatron-LM execution.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -89,6 +90,50 @@ TEST(CliSearchSystem, SystemAndLinkBandwidthExcludeEachOther) {
   ASSERT_EQ(run_phaze(kTinySearch + " --system " + quoted(sys) + " --write-question " + quoted(q)).status, 0);
   EXPECT_EQ(answer("search --question " + quoted(q)).at("top"),
             answer(kTinySearch + " --system " + quoted(sys)).at("top"));
+}
+
+// Megatron-LM execution: every configuration uses all 16 devices (t · p · d), the answer says how it ran, and
+// overlapping the gradient reduction with the backward pass only hides time.
+TEST(CliSearchMegatron, UsesEveryDeviceAndOverlapNeverSlowsItDown) {
+  const json a = answer(kTinySearch + " --execution megatron");
+  ASSERT_TRUE(a.contains("best"));
+  EXPECT_EQ(a.at("settings").at("execution"), json({{"kind", "megatron"}, {"overlap_dp", false}}));
+  EXPECT_EQ(a.at("settings").at("optimizer"), "adam");  // Megatron-LM's mixed-precision Adam
+  for (const json& point : a.at("top")) {
+    const json& plan = point.at("models").at(0).at("plan");
+    EXPECT_EQ(plan.at("devices_used"), 16);
+    EXPECT_TRUE(plan.contains("megatron"));
+    EXPECT_LE(plan.at("megatron").at("peak_memory_bytes").get<double>(),
+              point.at("design").at("hbm_bytes").get<double>());
+  }
+  const json overlapped = answer(kTinySearch + " --execution megatron --overlap-dp");
+  EXPECT_GE(overlapped.at("best").at("average_samples_per_s").get<double>(),
+            a.at("best").at("average_samples_per_s").get<double>());
+}
+
+TEST(CliSearchMegatron, RefusesSgdAndOverlapWithoutIt) {
+  const RunResult sgd = run_phaze(kTinySearch + " --execution megatron --optimizer sgd");
+  EXPECT_EQ(sgd.status, 2);
+  EXPECT_NE(sgd.err.find("--optimizer sgd: --execution megatron"), std::string::npos) << sgd.err;
+  const RunResult overlap = run_phaze(kTinySearch + " --overlap-dp");
+  EXPECT_EQ(overlap.status, 2);
+  EXPECT_NE(overlap.err.find("--overlap-dp: needs --execution megatron"), std::string::npos) << overlap.err;
+  const RunResult kind = run_phaze(kTinySearch + " --execution deepspeed");
+  EXPECT_EQ(kind.status, 2);
+  EXPECT_NE(kind.err.find("--execution"), std::string::npos) << kind.err;
+}
+
+TEST(CliSearchMegatron, QuestionFileCarriesTheExecution) {
+  TempDir dir;
+  const std::string q = dir.file("q.json");
+  ASSERT_EQ(run_phaze(kTinySearch + " --execution megatron --overlap-dp --write-question " + quoted(q)).status, 0);
+  EXPECT_EQ(answer("search --question " + quoted(q)).at("top"),
+            answer(kTinySearch + " --execution megatron --overlap-dp").at("top"));
+  // Given beside a file of PHAZE's execution, the flag switches it (and its optimizer) to Megatron-LM's.
+  const std::string plain = dir.file("plain.json");
+  ASSERT_EQ(run_phaze(kTinySearch + " --write-question " + quoted(plain)).status, 0);
+  EXPECT_EQ(answer("search --question " + quoted(plain) + " --execution megatron").at("top"),
+            answer(kTinySearch + " --execution megatron").at("top"));
 }
 
 }  // namespace

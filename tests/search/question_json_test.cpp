@@ -75,7 +75,8 @@ std::vector<json> other_values(const std::string& key, const json& v) {
   static const std::map<std::string, std::vector<std::string>> kChoices = {
       {"recompute", {"both", "on", "off"}}, {"optimizer", {"sgd", "adam"}},
       {"norm", {"layernorm", "rmsnorm"}},   {"activation", {"gelu", "gelu_tanh", "relu", "swiglu"}},
-      {"mask", {"causal", "padding"}},      {"head", {"causal_lm", "bert_pretraining"}}};
+      {"mask", {"causal", "padding"}},      {"head", {"causal_lm", "bert_pretraining"}},
+      {"kind", {"phaze", "megatron"}}};
   if (v.is_array()) return {json::array({2})};  // an empty filter gets one value
   if (v.is_boolean()) return {!v.get<bool>()};
   if (v.is_string()) {
@@ -139,6 +140,42 @@ TEST(QuestionJson, EveryFieldOfTheFileChangesTheRunIdentity) {
   });
   EXPECT_GT(leaves, 50);
   EXPECT_EQ(search::run_identity(search::read_question(original, "q.json")), base);
+}
+
+std::string error_of(const json& j);
+
+TEST(QuestionJson, MegatronExecutionIsKeptAndOnlyWrittenWhenChosen) {
+  search::SearchQuestion q = question_of({"gpt2-xl"});
+  EXPECT_FALSE(text_of(q).contains("execution"));  // the files of PHAZE's execution stay as they were
+  q.execution = search::Execution::Megatron;
+  q.optimizer = placement::Optimizer::Adam;
+  q.overlap_dp = true;
+  const json text = text_of(q);
+  EXPECT_EQ(text.at("execution"), json({{"kind", "megatron"}, {"overlap_dp", true}}));
+  const search::SearchQuestion back = search::read_question(text, "q.json");
+  EXPECT_EQ(back.execution, search::Execution::Megatron);
+  EXPECT_TRUE(back.overlap_dp);
+  EXPECT_EQ(search::run_identity(back), search::run_identity(q));
+  q.overlap_dp = false;
+  EXPECT_NE(search::run_identity(back), search::run_identity(q));
+  q.execution = search::Execution::Phaze;
+  EXPECT_NE(search::run_identity(back), search::run_identity(q));
+}
+
+TEST(QuestionJson, MegatronExecutionNeedsAdamAndOverlapNeedsIt) {
+  search::SearchQuestion q = question_of({"gpt2-xl"});
+  q.execution = search::Execution::Megatron;
+  json sgd = text_of(q);
+  EXPECT_EQ(error_of(sgd),
+            "q.json: --optimizer sgd: --execution megatron trains with Megatron-LM's mixed-precision Adam; give "
+            "--optimizer adam");
+  json overlap = text_of(question_of({"gpt2-xl"}));
+  overlap["execution"] = {{"kind", "phaze"}, {"overlap_dp", true}};
+  EXPECT_EQ(error_of(overlap),
+            "q.json: --overlap-dp: needs --execution megatron (PHAZE's placement reduces after the backward pass)");
+  json kind = overlap;
+  kind["execution"]["kind"] = "deepspeed";
+  EXPECT_EQ(error_of(kind), "q.json: execution.kind = \"deepspeed\": must be one of phaze, megatron");
 }
 
 TEST(QuestionJson, ExhaustiveSearchIdentityIgnoresTheBucketRule) {

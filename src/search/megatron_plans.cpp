@@ -1,0 +1,63 @@
+#include "search/megatron_plans.h"
+
+#include <algorithm>
+
+namespace phaze::search {
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t k = 1; k <= n / k; ++k)
+    if (n % k == 0) {
+      out.push_back(k);
+      if (k != n / k) out.push_back(n / k);
+    }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space,
+                            const std::function<void(const placement::TrainingPlan&)>& visit) {
+  auto allowed = [](const std::vector<int64_t>& list, int64_t x) {
+    return list.empty() || std::find(list.begin(), list.end(), x) != list.end();
+  };
+  placement::TrainingPlan plan;
+  plan.global_batch = space.global_batch;
+  plan.seq = space.seq;
+  plan.overlap_dp = space.overlap_dp;
+  plan.flash_attention = space.flash_attention;
+  for (int64_t t : divisors(space.devices)) {
+    if (spec.heads % t != 0 || spec.kv_heads % t != 0 || !allowed(space.widths, t)) continue;
+    for (int64_t p : divisors(space.devices / t)) {
+      if (spec.num_layers % p != 0) continue;
+      const int64_t d = space.devices / t / p;
+      if (space.global_batch % d != 0) continue;
+      for (int64_t b : divisors(space.global_batch / d)) {
+        if (b > model::limits::kMicroBatch) break;
+        if (!allowed(space.micro_batches, b)) continue;
+        const int64_t m = space.global_batch / (b * d);
+        for (bool sp : {false, true}) {
+          if (sp && (t == 1 || space.seq % t != 0)) continue;
+          plan.tp = t;
+          plan.pp = p;
+          plan.dp = d;
+          plan.micro_batch = b;
+          plan.sequence_parallel = sp;
+          for (int64_t v : divisors(spec.num_layers / p)) {
+            if (v > 1 && (p == 1 || m % p != 0 || v > placement::plan_limits::kChunks)) continue;
+            plan.vp = v;
+            for (placement::Recompute r : space.recomputes) {
+              plan.recompute = r;
+              for (bool dist : {false, true}) {
+                if (dist && d == 1) continue;
+                plan.distributed_optimizer = dist;
+                visit(plan);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace phaze::search

@@ -1,0 +1,40 @@
+#pragma once
+
+// Every Megatron-LM configuration of a model on a number of devices (docs/gpu.md, "Planning"): the one
+// enumeration behind `phaze plan` on GPUs and the co-search's Megatron-LM execution on its accelerators.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "model/model_spec.h"
+#include "placement/training_plan.h"
+
+namespace phaze::search {
+
+struct PlanSpace {
+  int64_t devices = 1;                 ///< t · p · d, exactly
+  int64_t global_batch = 1;            ///< sequences per iteration
+  int64_t seq = 0;                     ///< tokens per sequence
+  std::vector<int64_t> widths;         ///< t tried; empty: every divisor of the devices
+  std::vector<int64_t> micro_batches;  ///< b tried; empty: every b up to model::limits::kMicroBatch
+  std::vector<placement::Recompute> recomputes{placement::Recompute::None, placement::Recompute::Selective,
+                                               placement::Recompute::Full};
+  bool overlap_dp = false;  ///< applied to every configuration
+  bool flash_attention = false;
+};
+
+/// Calls `visit` with every configuration of `space` that Megatron-LM accepts for the model
+/// (placement::validate): every t (dividing the devices, the heads and the key/value heads), p dividing the
+/// rest and the layers, d the remainder; every b with b · d dividing the global batch; sequence parallelism
+/// off and (t > 1, t dividing s) on; v = 1 and every v > 1 with p · v dividing the layers and p dividing the
+/// micro-batch count; each recomputation; distributed optimizer off and (d > 1) on. The order is fixed (t,
+/// p, b, sequence parallelism, v, recomputation, distributed optimizer, each ascending), so a search that
+/// keeps the first of equal times is deterministic.
+void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space,
+                            const std::function<void(const placement::TrainingPlan&)>& visit);
+
+/// The divisors of n ≥ 1, ascending.
+std::vector<int64_t> divisors(int64_t n);
+
+}  // namespace phaze::search

@@ -1,0 +1,251 @@
+// The co-search under Megatron-LM execution: every point's plan against a brute force over every integer
+// configuration priced from the exact layer schedules, the attention core against the sum of its chain of
+// operators, one device against the closed form of its iteration, and the record round trip.
+
+#include "search/megatron_execution.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "hw/presets.h"
+#include "model/operator_roles.h"
+#include "model/presets.h"
+#include "schedule/layer_problem.h"
+#include "search/evaluate.h"
+#include "util/input_error.h"
+
+namespace {
+
+using namespace phaze;
+using placement::Recompute;
+using placement::TrainingPlan;
+
+/// A 4-layer GPT small enough to schedule in milliseconds, with room for interleaving (p = 2, v = 2).
+search::ModelCase tiny_gpt() {
+  search::ModelCase m;
+  m.source = "tiny";
+  m.spec = model::megatron_gpt("tiny", "test GPT", 4, 64, 4, 64);
+  m.seq = 64;
+  m.widths = {1, 2, 4};
+  return m;
+}
+
+search::SearchQuestion megatron_question() {
+  search::SearchQuestion q;
+  q.models = {tiny_gpt()};
+  q.devices = 8;
+  q.global_batch = 16;
+  q.micro_batches = {1, 2};
+  q.hbm_bytes = {int64_t{2} << 20, int64_t{24} << 20, int64_t{1} << 30};
+  q.execution = search::Execution::Megatron;
+  q.optimizer = placement::Optimizer::Adam;
+  return q;
+}
+
+hw::Design design(int64_t cores, int64_t array) {
+  hw::Design d;
+  d.arch = hw::tpuv4_like();
+  d.arch.num_tc = d.arch.num_vc = cores;
+  d.arch.tc_width = d.arch.tc_depth = d.arch.vc_width = array;
+  d.arch.glb_bytes = 2 << 20;
+  d.area_um2 = 1;
+  return d;
+}
+
+/// Layer costs from schedules, with the attention core as the sum of its operators, each on the cores that
+/// run it fastest: they form a chain (checked), so that sum is its exact makespan.
+placement::LayerCosts costs_of(const model::LayerGraph& graph, const search::LayerSchedules& s, double core_s) {
+  placement::LayerCosts c;
+  c.graph = graph;
+  auto pass = [](const search::PassSummary& p, double core = 0) { return placement::PassTime{p.makespan_s, 0, core}; };
+  c.embedding = {pass(s.node(graph, 0).forward), pass(s.node(graph, 0).backward)};
+  c.transformer = {pass(s.node(graph, 1).forward, core_s), pass(s.node(graph, 1).backward)};
+  c.head = {pass(s.node(graph, graph.size() - 1).forward), pass(s.node(graph, graph.size() - 1).backward)};
+  return c;
+}
+
+double attention_chain_s(const model::LayerGraph& graph, const hw::Architecture& arch) {
+  cost::Estimator estimator;
+  const schedule::Problem problem = schedule::layer_problem(graph.transformer.forward, arch, estimator);
+  std::vector<int> core;
+  double sum = 0;
+  for (size_t i = 0; i < problem.tasks.size(); ++i)
+    if (model::in_attention_core(problem.tasks[i].id)) {
+      core.push_back(static_cast<int>(i));
+      sum += std::min(problem.tasks[i].single_s, problem.tasks[i].parallel_s);
+    }
+  // A chain: each core operator after the first waits for the one before it.
+  EXPECT_GE(core.size(), 3u);
+  for (size_t k = 1; k < core.size(); ++k)
+    EXPECT_NE(std::find(problem.edges.begin(), problem.edges.end(), std::pair(core[k - 1], core[k])),
+              problem.edges.end())
+        << problem.tasks[static_cast<size_t>(core[k])].id;
+  return sum;
+}
+
+TEST(MegatronExecution, EveryPointTakesTheBruteForceBestConfiguration) {
+  const search::SearchQuestion q = megatron_question();
+  const search::Workload w = search::prepare_workload(q);
+  search::ScheduleCache cache, brute_cache;
+  search::Scheduling scheduling{cost::Estimator{}, schedule::make_exact_solver(), &brute_cache};
+  const search::ModelCase& m = q.models[0];
+  int feasible = 0, infeasible = 0, configurations = 0;
+  for (const hw::Design& d : {design(1, 8), design(4, 16)}) {
+    search::Evaluator evaluator(w, cache);
+    const std::vector<search::PointOutcome> points = evaluator.evaluate(d, [](const std::string&) { return true; });
+    ASSERT_EQ(points.size(), q.micro_batches.size() * q.hbm_bytes.size() * 2);
+    for (const search::PointOutcome& point : points) {
+      hw::Architecture arch = d.arch;
+      arch.hbm_bytes = point.design.hbm_bytes;
+      double best = std::numeric_limits<double>::infinity();
+      for (int64_t t : m.widths) {
+        const model::LayerGraph graph =
+            model::build_layer_graph(m.spec, model::Shape{m.seq, point.micro_batch, t}, model::Precision{}, m.source);
+        const double core_s = attention_chain_s(graph, arch);
+        placement::LayerCosts plain = costs_of(graph, search::schedule_layers(graph, arch, scheduling), core_s);
+        model::LayerGraph split = graph;
+        split.transformer = model::sequence_parallel_layer(graph.transformer, t);
+        placement::LayerCosts sp = costs_of(graph, search::schedule_layers(split, arch, scheduling), core_s);
+        for (int64_t p = 1; p <= q.devices; ++p)
+          for (int64_t dp = 1; dp <= q.devices; ++dp) {
+            if (t * p * dp != q.devices) continue;
+            for (int64_t v = 1; v <= m.spec.num_layers; ++v)
+              for (bool seq_par : {false, true})
+                for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
+                  for (bool dist : {false, true}) {
+                    if ((r != Recompute::None) != point.recompute) continue;
+                    TrainingPlan plan;
+                    plan.tp = t, plan.pp = p, plan.dp = dp, plan.vp = v, plan.micro_batch = point.micro_batch;
+                    plan.global_batch = q.global_batch, plan.seq = m.seq;
+                    plan.sequence_parallel = seq_par, plan.recompute = r, plan.distributed_optimizer = dist;
+                    try {
+                      placement::validate(plan, m.spec);
+                    } catch (const InputError&) {
+                      continue;
+                    }
+                    ++configurations;
+                    placement::LayerCosts& c = seq_par ? sp : plain;
+                    c.replicated_activation_bytes =
+                        seq_par ? placement::replicated_activation_bytes(m.spec, graph, plan) : 0;
+                    const placement::StepPrediction prediction =
+                        placement::predict_step(m.spec, search::accelerator_step_device(arch), q.network, plan, c);
+                    if (prediction.memory.fits) best = std::min(best, prediction.time.iteration_s);
+                  }
+          }
+      }
+      const search::ModelOutcome& outcome = point.models[0];
+      if (best == std::numeric_limits<double>::infinity()) {
+        EXPECT_FALSE(outcome.feasible) << point.key;
+        ++infeasible;
+        continue;
+      }
+      ASSERT_TRUE(outcome.feasible) << point.key << ": " << outcome.reason;
+      EXPECT_NEAR(outcome.time_per_batch_s, best, 1e-12 * best) << point.key;
+      EXPECT_TRUE(outcome.megatron.has_value());
+      EXPECT_EQ(outcome.stages.size() * static_cast<size_t>(outcome.width * outcome.data_parallel),
+                static_cast<size_t>(q.devices));
+      ++feasible;
+    }
+  }
+  EXPECT_GT(feasible, 0);
+  EXPECT_GT(infeasible, 0);
+  EXPECT_GT(configurations, 100);
+}
+
+TEST(MegatronExecution, OneDeviceRunsEveryPassOfEveryMicroBatchThenTheOptimizer) {
+  search::SearchQuestion q = megatron_question();
+  q.devices = 1;
+  q.global_batch = 4;
+  q.micro_batches = {1};
+  q.hbm_bytes = {int64_t{1} << 30};
+  q.recompute = search::RecomputeChoice::Off;
+  q.models[0].widths = {1};
+  const search::Workload w = search::prepare_workload(q);
+  search::ScheduleCache cache;
+  search::Evaluator evaluator(w, cache);
+  const hw::Design d = design(2, 16);
+  const std::vector<search::PointOutcome> points = evaluator.evaluate(d, [](const std::string&) { return true; });
+  ASSERT_EQ(points.size(), 1u);
+  const search::ModelOutcome& m = points[0].models[0];
+  ASSERT_TRUE(m.feasible) << m.reason;
+
+  const search::ModelCase& mc = q.models[0];
+  const model::LayerGraph graph = model::build_layer_graph(mc.spec, model::Shape{mc.seq, 1, 1}, {}, mc.source);
+  search::Scheduling scheduling{cost::Estimator{}, schedule::make_exact_solver(), &cache};
+  hw::Architecture arch = d.arch;
+  arch.hbm_bytes = q.hbm_bytes[0];
+  const search::LayerSchedules s = search::schedule_layers(graph, arch, scheduling);
+  double passes = 0;
+  for (int64_t i = 0; i < graph.size(); ++i)
+    passes += s.node(graph, i).forward.makespan_s + s.node(graph, i).backward.makespan_s;
+  // Adam's fused step moves 32 bytes per parameter; the tied head holds no parameters of its own.
+  const double parameters = static_cast<double>(graph.embedding.parameters + 4 * graph.transformer.parameters +
+                                                graph.head.parameters - graph.head.tied_copy_parameters);
+  const double optimizer_s = parameters * 32 / arch.hbm_bandwidth;
+  EXPECT_NEAR(m.time_per_batch_s, 4 * passes + optimizer_s, 1e-12 * m.time_per_batch_s);
+  EXPECT_NEAR(m.parts.optimizer_step, optimizer_s, 1e-12 * optimizer_s);
+  EXPECT_EQ(m.parts.fill_drain, 0);
+  EXPECT_EQ(m.parts.data_parallel_sync, 0);
+  EXPECT_EQ(m.stages.size(), 1u);
+  // Model FLOP utilisation from the GEMM FLOPs of 4 micro-batches over the chip's peak.
+  const double flops = 4.0 * static_cast<double>(graph.forward_flops() + graph.backward_flops());
+  EXPECT_NEAR(m.flops_utilisation, flops / (2 * hw::peak_tensor_macs_per_s(arch) * m.time_per_batch_s), 1e-12);
+}
+
+TEST(MegatronExecution, RecordKeepsTheSettings) {
+  search::PointOutcome p;
+  p.key = "k";
+  p.design = hw::tpuv4_like();
+  p.feasible = true;
+  search::ModelOutcome m;
+  m.feasible = true;
+  m.width = 2;
+  m.data_parallel = 4;
+  m.stages = {{0, 3, 2}, {3, 6, 2}};
+  m.time_per_batch_s = 1.25;
+  m.megatron = search::MegatronSettings{2, true, Recompute::Selective, true, 3.5e9};
+  p.models = {m};
+  const nlohmann::json text = nlohmann::json::parse(search::to_record(p).dump());
+  EXPECT_EQ(search::from_record(p.key, text).models, p.models);
+  m.megatron.reset();
+  p.models = {m};
+  EXPECT_FALSE(search::to_record(p).at("models").at(0).contains("megatron"));
+}
+
+TEST(SequenceParallelLayer, SplitsOnlyTheOperatorsEveryRankRepeats) {
+  const model::ModelSpec spec = model::megatron_gpt("gpt", "test GPT", 2, 256, 8, 128);
+  const model::Shape one{128, 2, 1}, four{128, 2, 4};
+  const model::Layer whole = model::build_transformer_layer(spec, one, {});
+  const model::Layer split4 = model::build_transformer_layer(spec, four, {});
+  const model::Layer sp = model::sequence_parallel_layer(split4, 4);
+  int outside = 0;
+  for (auto [a, b, full] : {std::tuple(&split4.forward, &sp.forward, &whole.forward),
+                            std::tuple(&split4.backward, &sp.backward, &whole.backward)}) {
+    ASSERT_EQ(a->ops.size(), b->ops.size());
+    for (size_t i = 0; i < a->ops.size(); ++i) {
+      const model::Operator &before = a->ops[i], &after = b->ops[i];
+      if (before.engine == model::Engine::Vector && model::outside_tensor_parallel_region(before.id)) {
+        // Without sequence parallelism each rank repeats the operator on the whole sequence: the t = 1 work.
+        const int k = full->find(before.id);
+        ASSERT_GE(k, 0) << before.id;
+        EXPECT_EQ(before.read_bytes, full->ops[static_cast<size_t>(k)].read_bytes) << before.id;
+        EXPECT_EQ(after.read_bytes, before.read_bytes / 4) << before.id;
+        EXPECT_EQ(after.write_bytes, before.write_bytes / 4) << before.id;
+        for (size_t j = 0; j < after.passes.size(); ++j)
+          EXPECT_EQ(after.passes[j].elements, before.passes[j].elements / 4) << before.id;
+        ++outside;
+      } else {
+        EXPECT_EQ(after.read_bytes, before.read_bytes) << before.id;
+        EXPECT_EQ(after.passes, before.passes) << before.id;
+        EXPECT_EQ(after.collective, before.collective) << before.id;
+      }
+    }
+  }
+  EXPECT_GE(outside, 6);  // two norms and two residual adds forward, and their backward passes
+  EXPECT_EQ(model::sequence_parallel_layer(whole, 1).forward.ops[0].read_bytes, whole.forward.ops[0].read_bytes);
+}
+
+}  // namespace

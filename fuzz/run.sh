@@ -12,7 +12,7 @@ build=${2:-build-fuzz}
 case $build in /*) ;; *) build="$(pwd)/$build" ;; esac
 shift $(( $# < 2 ? $# : 2 ))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(model_config architecture placement schedule results_db estimate_cache system measured_runs)
+[ ${#targets[@]} -gt 0 ] || targets=(model_config architecture placement schedule results_db estimate_cache system measured_runs piper)
 
 
 # A target's seeds: its own in fuzz/corpus and the test suite's inputs of the same format.
@@ -22,6 +22,7 @@ seeds() {
     model_config) ls tests/data/hf/*/config.json tests/data/bad/*.json ;;
     placement) ls tests/data/placement/*.json ;;
     schedule) ls tests/data/schedule/*.json ;;
+    piper) ls tests/data/piper/*.json ;;
   esac
 }
 

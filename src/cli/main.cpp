@@ -9,6 +9,7 @@
 #include "cli/arch_command.h"
 #include "cli/estimate_command.h"
 #include "cli/model_command.h"
+#include "cli/piper_command.h"
 #include "cli/place_command.h"
 #include "cli/plan_command.h"
 #include "cli/predict_command.h"
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   phaze::cli::add_predict_command(app);
   phaze::cli::add_plan_command(app);
   phaze::cli::add_validate_command(app);
+  phaze::cli::add_piper_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

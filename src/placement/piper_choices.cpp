@@ -1,0 +1,204 @@
+#include "placement/piper_choices.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "util/input_error.h"
+
+namespace phaze::placement::piper {
+
+namespace {
+
+/// One TMPC of one node in the stage: its share of α and β and its memory coefficients.
+struct Option {
+  double alpha = 0, beta = 0, a = 0, b = 0;
+  int tmpc = 0;
+  auto key() const { return std::tuple(alpha, beta, a, b); }
+};
+
+/// A partial choice over the groups merged so far: its sums and how it was built.
+struct Partial {
+  double alpha = 0, beta = 0, a = 0, b = 0;
+  int parent = -1;  ///< index in the previous level
+  int combo = -1;   ///< index of the group's combination
+};
+
+bool dominates(const Partial& x, const Partial& y) {
+  return x.alpha <= y.alpha && x.beta <= y.beta && x.a <= y.a && x.b <= y.b;
+}
+
+/// Keeps the points no other dominates (the first of equal ones).
+std::vector<Partial> non_dominated(std::vector<Partial> points, size_t stage_size) {
+  std::stable_sort(points.begin(), points.end(), [](const Partial& x, const Partial& y) {
+    return std::tie(x.alpha, x.beta, x.a, x.b) < std::tie(y.alpha, y.beta, y.a, y.b);
+  });
+  std::vector<Partial> kept;
+  for (const Partial& p : points) {
+    bool dominated = false;
+    for (const Partial& k : kept)
+      if (dominates(k, p)) {
+        dominated = true;
+        break;
+      }
+    if (dominated) continue;
+    kept.push_back(p);
+    if (static_cast<int64_t>(kept.size()) > piper_limits::kStageChoices)
+      throw InputError(
+          fmt::format("a stage of {} nodes has more than {} non-dominated TMPC choices: too many to choose "
+                      "among exactly",
+                      stage_size, piper_limits::kStageChoices));
+  }
+  return kept;
+}
+
+/// Every way of giving `k` identical nodes counts of `options` TMPCs (Σ counts = k).
+void compositions(int k, size_t options, std::vector<int>& counts, std::vector<std::vector<int>>& out) {
+  if (counts.size() + 1 == options) {
+    counts.push_back(k);
+    out.push_back(counts);
+    counts.pop_back();
+    return;
+  }
+  for (int c = k; c >= 0; --c) {
+    counts.push_back(c);
+    compositions(k - c, options, counts, out);
+    counts.pop_back();
+  }
+}
+
+/// The most micro-batches in flight with which A·y + B ≤ M (0: not even one).
+int64_t max_in_flight(double a, double b, double m) {
+  if (b + a > m) return 0;
+  if (a <= 0) return kUnlimited;
+  const double bound = std::floor((m - b) / a);
+  if (!(bound < 9.0e18)) return kUnlimited;
+  auto y = static_cast<int64_t>(bound);
+  while (y > 1 && a * static_cast<double>(y) + b > m) --y;
+  while (y < kUnlimited - 1 && a * static_cast<double>(y + 1) + b <= m) ++y;
+  return y;
+}
+
+}  // namespace
+
+StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes, const std::vector<char>& in_stage,
+                           int w) {
+  StageChoices out;
+  const double B = problem.bandwidth_bytes_per_s, N = static_cast<double>(problem.micro_batches);
+  // Each node's options, those another option of the same node dominates dropped.
+  std::vector<std::vector<Option>> node_options;
+  for (int v : nodes) {
+    const Node& node = problem.nodes[static_cast<size_t>(v)];
+    const std::vector<Tmpc>& tmpcs = node.tmpcs[static_cast<size_t>(w)];
+    if (tmpcs.empty()) return out;
+    std::vector<Option> options;
+    for (size_t l = 0; l < tmpcs.size(); ++l) {
+      const Tmpc& c = tmpcs[l];
+      double cut = 0;
+      for (size_t j = 0; j < node.in_edges.size(); ++j) {
+        const Edge& e = problem.edges[static_cast<size_t>(node.in_edges[j])];
+        if (!in_stage[static_cast<size_t>(e.from)]) cut += 2 * (e.bytes + c.sync_in_bytes[j]);
+      }
+      for (size_t j = 0; j < node.out_edges.size(); ++j) {
+        const Edge& e = problem.edges[static_cast<size_t>(node.out_edges[j])];
+        if (!in_stage[static_cast<size_t>(e.to)]) cut += 2 * (e.bytes + c.sync_out_bytes[j]);
+      }
+      const double resync = 4 * c.parameter_bytes / (N * B);
+      options.push_back({cut / B + c.time_per_sample_s - resync, resync, c.memory_per_in_flight_bytes,
+                         c.memory_fixed_bytes, static_cast<int>(l)});
+    }
+    std::vector<Option> kept;
+    for (const Option& o : options) {
+      bool dominated = false;
+      for (const Option& p : options)
+        if (&p != &o && p.alpha <= o.alpha && p.beta <= o.beta && p.a <= o.a && p.b <= o.b &&
+            (p.key() != o.key() || p.tmpc < o.tmpc)) {
+          dominated = true;
+          break;
+        }
+      if (!dominated) kept.push_back(o);
+    }
+    node_options.push_back(std::move(kept));
+  }
+
+  // Nodes with the same options (the identical layers of a stage) form a group: only how many of them take
+  // each option matters.
+  std::map<std::vector<std::tuple<double, double, double, double>>, size_t> group_of;
+  std::vector<std::vector<size_t>> groups;  // positions in `nodes`
+  for (size_t i = 0; i < node_options.size(); ++i) {
+    std::vector<std::tuple<double, double, double, double>> key;
+    for (const Option& o : node_options[i]) key.push_back(o.key());
+    const auto [at, added] = group_of.emplace(key, groups.size());
+    if (added) groups.emplace_back();
+    groups[at->second].push_back(i);
+  }
+
+  std::vector<std::vector<Partial>> levels{{Partial{}}};
+  std::vector<std::vector<std::vector<int>>> combos(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const std::vector<Option>& options = node_options[groups[g].front()];
+    std::vector<int> counts;
+    compositions(static_cast<int>(groups[g].size()), options.size(), counts, combos[g]);
+    std::vector<Partial> next;
+    const std::vector<Partial>& level = levels.back();
+    for (size_t p = 0; p < level.size(); ++p)
+      for (size_t c = 0; c < combos[g].size(); ++c) {
+        Partial x = level[p];
+        for (size_t l = 0; l < options.size(); ++l) {
+          const double k = combos[g][c][l];
+          x.alpha += k * options[l].alpha;
+          x.beta += k * options[l].beta;
+          x.a += k * options[l].a;
+          x.b += k * options[l].b;
+        }
+        x.parent = static_cast<int>(p);
+        x.combo = static_cast<int>(c);
+        next.push_back(x);
+      }
+    levels.push_back(non_dominated(std::move(next), nodes.size()));
+  }
+
+  // Only y_max matters of the memory: keep the choices no other beats in α, β and y_max.
+  struct Final {
+    StageChoice choice;
+    int index;
+  };
+  std::vector<Final> finals;
+  const std::vector<Partial>& last = levels.back();
+  for (size_t i = 0; i < last.size(); ++i) {
+    const int64_t y = max_in_flight(last[i].a, last[i].b, problem.memory_per_device_bytes);
+    if (y >= 1) finals.push_back({{last[i].alpha, last[i].beta, y}, static_cast<int>(i)});
+  }
+  std::stable_sort(finals.begin(), finals.end(), [](const Final& x, const Final& y) {
+    return std::tuple(-x.choice.max_in_flight, x.choice.alpha, x.choice.beta) <
+           std::tuple(-y.choice.max_in_flight, y.choice.alpha, y.choice.beta);
+  });
+  for (const Final& f : finals) {
+    bool dominated = false;
+    for (const StageChoice& k : out.choices)
+      if (k.alpha <= f.choice.alpha && k.beta <= f.choice.beta) {
+        dominated = true;  // k has y_max ≥ f's (sorted) and is no slower at any d
+        break;
+      }
+    if (dominated) continue;
+    out.choices.push_back(f.choice);
+    // Each group's counts, back through the levels; a group's nodes take the options in node order.
+    std::vector<int> tmpc(nodes.size(), -1);
+    int at = f.index;
+    for (size_t g = groups.size(); g-- > 0;) {
+      const Partial& x = levels[g + 1][static_cast<size_t>(at)];
+      const std::vector<int>& counts = combos[g][static_cast<size_t>(x.combo)];
+      const std::vector<Option>& options = node_options[groups[g].front()];
+      size_t member = 0;
+      for (size_t l = 0; l < options.size(); ++l)
+        for (int k = 0; k < counts[l]; ++k) tmpc[groups[g][member++]] = options[l].tmpc;
+      at = x.parent;
+    }
+    out.tmpc.push_back(std::move(tmpc));
+  }
+  return out;
+}
+
+}  // namespace phaze::placement::piper

@@ -1,0 +1,121 @@
+#include "placement/piper_downsets.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <unordered_set>
+
+#include "util/input_error.h"
+
+namespace phaze::placement::piper {
+
+namespace {
+
+using Bits = std::vector<uint64_t>;
+
+bool has(const Bits& b, int v) {
+  return (b[static_cast<size_t>(v) / 64] >> (static_cast<size_t>(v) % 64)) & 1;
+}
+void set(Bits& b, int v, bool on) {
+  const uint64_t bit = uint64_t{1} << (static_cast<size_t>(v) % 64);
+  if (on) {
+    b[static_cast<size_t>(v) / 64] |= bit;
+  } else {
+    b[static_cast<size_t>(v) / 64] &= ~bit;
+  }
+}
+
+}  // namespace
+
+Downsets enumerate_downsets(const Problem& problem) {
+  const int n = static_cast<int>(problem.nodes.size());
+  const size_t words = (static_cast<size_t>(n) + 63) / 64;
+  // A node may join a downset once all its successors are in it; it may leave one (keeping it a downset)
+  // when none of its predecessors is in it.
+  auto successors_in = [&](const Bits& b, int v) {
+    for (int e : problem.nodes[static_cast<size_t>(v)].out_edges)
+      if (!has(b, problem.edges[static_cast<size_t>(e)].to)) return false;
+    return true;
+  };
+  auto predecessors_out = [&](const Bits& b, int v) {
+    for (int e : problem.nodes[static_cast<size_t>(v)].in_edges)
+      if (has(b, problem.edges[static_cast<size_t>(e)].from)) return false;
+    return true;
+  };
+
+  // Breadth first from ∅ by size: each level's downsets grow by one node.
+  std::map<Bits, int> index;
+  std::vector<Bits> level{Bits(words, 0)}, all{level};
+  while (!level.empty()) {
+    std::map<Bits, int> next;
+    for (const Bits& b : level)
+      for (int v = 0; v < n; ++v)
+        if (!has(b, v) && successors_in(b, v)) {
+          Bits grown = b;
+          set(grown, v, true);
+          next.emplace(std::move(grown), 0);
+        }
+    level.clear();
+    for (auto& [b, unused] : next) level.push_back(b);
+    all.insert(all.end(), level.begin(), level.end());
+    if (static_cast<int64_t>(all.size()) > piper_limits::kDownsets)
+      throw InputError(
+          fmt::format("the graph has more than {} downsets (cuts into an earlier and a later part): too "
+                      "wide to plan exhaustively",
+                      piper_limits::kDownsets));
+  }
+
+  Downsets out;
+  out.sets = std::move(all);
+  for (size_t i = 0; i < out.sets.size(); ++i) {
+    index.emplace(out.sets[i], static_cast<int>(i));
+    int size = 0;
+    for (uint64_t w : out.sets[i]) size += __builtin_popcountll(w);
+    out.sizes.push_back(size);
+  }
+  out.full = static_cast<int>(out.sets.size()) - 1;
+  // The downsets below D: D minus one removable node, closed transitively.
+  out.below.resize(out.sets.size());
+  for (size_t d = 0; d < out.sets.size(); ++d) {
+    std::unordered_set<int> seen;
+    std::vector<int> stack{static_cast<int>(d)};
+    while (!stack.empty()) {
+      const int top = stack.back();
+      stack.pop_back();
+      const Bits& b = out.sets[static_cast<size_t>(top)];
+      for (int v = 0; v < n; ++v)
+        if (has(b, v) && predecessors_out(b, v)) {
+          Bits smaller = b;
+          set(smaller, v, false);
+          const int k = index.at(smaller);
+          if (seen.insert(k).second) stack.push_back(k);
+        }
+    }
+    out.below[d].assign(seen.begin(), seen.end());
+    std::sort(out.below[d].begin(), out.below[d].end());
+    out.pairs += static_cast<int64_t>(out.below[d].size());
+    if (out.pairs > piper_limits::kStagePairs)
+      throw InputError(
+          fmt::format("the graph has more than {} pairs of nested downsets (candidate stages): too wide "
+                      "to plan exhaustively",
+                      piper_limits::kStagePairs));
+  }
+  return out;
+}
+
+std::vector<int> stage_nodes(const Downsets& downsets, int outer, int inner) {
+  std::vector<int> out;
+  const auto& a = downsets.sets[static_cast<size_t>(outer)];
+  const auto& b = downsets.sets[static_cast<size_t>(inner)];
+  for (size_t w = 0; w < a.size(); ++w) {
+    uint64_t bits = a[w] & ~b[w];
+    while (bits) {
+      out.push_back(static_cast<int>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits))));
+      bits &= bits - 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace phaze::placement::piper

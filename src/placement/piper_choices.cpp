@@ -30,16 +30,26 @@ bool dominates(const Partial& x, const Partial& y) {
   return x.alpha <= y.alpha && x.beta <= y.beta && x.a <= y.a && x.b <= y.b;
 }
 
-/// Keeps the points no other dominates (the first of equal ones).
+/// Points compared with each new one when pruning: dropping a dominated choice only saves work (every query
+/// takes the best of all choices kept), so each point is checked against the latest kept ones, the closest in
+/// sorted order, and the pruning stays linear.
+constexpr size_t kPruneWindow = 64;
+
+/// Drops points that one of the last kPruneWindow kept points dominates (always the later of equal ones).
 std::vector<Partial> non_dominated(std::vector<Partial> points, size_t stage_size) {
+  if (static_cast<int64_t>(points.size()) > piper_limits::kPartialChoices)
+    throw InputError(
+        fmt::format("a stage of {} nodes has more than {} partial TMPC choices: too many to choose among "
+                    "exactly",
+                    stage_size, piper_limits::kPartialChoices));
   std::stable_sort(points.begin(), points.end(), [](const Partial& x, const Partial& y) {
     return std::tie(x.alpha, x.beta, x.a, x.b) < std::tie(y.alpha, y.beta, y.a, y.b);
   });
   std::vector<Partial> kept;
   for (const Partial& p : points) {
     bool dominated = false;
-    for (const Partial& k : kept)
-      if (dominates(k, p)) {
+    for (size_t k = kept.size(); k-- > 0 && kept.size() - k <= kPruneWindow;)
+      if (dominates(kept[k], p)) {
         dominated = true;
         break;
       }
@@ -177,9 +187,9 @@ StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes
   });
   for (const Final& f : finals) {
     bool dominated = false;
-    for (const StageChoice& k : out.choices)
-      if (k.alpha <= f.choice.alpha && k.beta <= f.choice.beta) {
-        dominated = true;  // k has y_max ≥ f's (sorted) and is no slower at any d
+    for (size_t k = out.choices.size(); k-- > 0 && out.choices.size() - k <= kPruneWindow;)
+      if (out.choices[k].alpha <= f.choice.alpha && out.choices[k].beta <= f.choice.beta) {
+        dominated = true;  // it has y_max ≥ f's (sorted) and is no slower at any d
         break;
       }
     if (dominated) continue;

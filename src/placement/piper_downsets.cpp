@@ -44,18 +44,31 @@ Downsets enumerate_downsets(const Problem& problem) {
     return true;
   };
 
+  // Node visits of the enumeration, bounded so that a wide graph is refused quickly rather than enumerated
+  // for hours.
+  int64_t work = 0;
+  auto count_work = [&] {
+    work += n;
+    if (work > piper_limits::kDownsetWork)
+      throw InputError(
+          fmt::format("enumerating the graph's downsets takes more than {} node visits: too wide to plan "
+                      "exhaustively",
+                      piper_limits::kDownsetWork));
+  };
   // Breadth first from ∅ by size: each level's downsets grow by one node.
   std::map<Bits, int> index;
   std::vector<Bits> level{Bits(words, 0)}, all{level};
   while (!level.empty()) {
     std::map<Bits, int> next;
-    for (const Bits& b : level)
+    for (const Bits& b : level) {
+      count_work();
       for (int v = 0; v < n; ++v)
         if (!has(b, v) && successors_in(b, v)) {
           Bits grown = b;
           set(grown, v, true);
           next.emplace(std::move(grown), 0);
         }
+    }
     level.clear();
     for (auto& [b, unused] : next) level.push_back(b);
     all.insert(all.end(), level.begin(), level.end());
@@ -84,6 +97,7 @@ Downsets enumerate_downsets(const Problem& problem) {
       const int top = stack.back();
       stack.pop_back();
       const Bits& b = out.sets[static_cast<size_t>(top)];
+      count_work();
       for (int v = 0; v < n; ++v)
         if (has(b, v) && predecessors_out(b, v)) {
           Bits smaller = b;
@@ -95,6 +109,12 @@ Downsets enumerate_downsets(const Problem& problem) {
     out.below[d].assign(seen.begin(), seen.end());
     std::sort(out.below[d].begin(), out.below[d].end());
     out.pairs += static_cast<int64_t>(out.below[d].size());
+    for (int k : out.below[d]) out.stage_node_count += out.sizes[d] - out.sizes[static_cast<size_t>(k)];
+    if (out.stage_node_count > piper_limits::kStageNodes)
+      throw InputError(
+          fmt::format("the graph's candidate stages hold more than {} nodes in all: too large to plan "
+                      "exhaustively",
+                      piper_limits::kStageNodes));
     if (out.pairs > piper_limits::kStagePairs)
       throw InputError(
           fmt::format("the graph has more than {} pairs of nested downsets (candidate stages): too wide "

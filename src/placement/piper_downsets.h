@@ -16,6 +16,7 @@ struct Downsets {
   std::vector<int> sizes;                   ///< nodes in each
   std::vector<std::vector<int>> below;      ///< per downset D, every downset D' ⊊ D (indices, ascending)
   int64_t pairs = 0;                        ///< Σ |below|
+  int64_t stage_node_count = 0;             ///< Σ over the pairs of the nodes of D \ D'
   int full = 0;                             ///< the index of V
 };
 

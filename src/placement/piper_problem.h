@@ -57,9 +57,12 @@ inline constexpr int64_t kNodes = 4096;
 inline constexpr int64_t kEdges = 65536;
 inline constexpr int64_t kWidth = int64_t{1} << 20;
 inline constexpr int64_t kTmpcsPerWidth = 64;
-inline constexpr int64_t kDownsets = 100000;       ///< contiguous-cut states of the DAG
-inline constexpr int64_t kStagePairs = 20000000;   ///< (downset, sub-downset) pairs: candidate stages
-inline constexpr int64_t kStageChoices = 1000000;  ///< non-dominated TMPC choices of one stage at one width
+inline constexpr int64_t kDownsets = 100000;         ///< contiguous-cut states of the DAG
+inline constexpr int64_t kStagePairs = 5000000;      ///< (downset, sub-downset) pairs: candidate stages
+inline constexpr int64_t kStageNodes = 50000000;     ///< Σ over the candidate stages of their nodes
+inline constexpr int64_t kStageChoices = 100000;     ///< TMPC choices kept for one stage at one width
+inline constexpr int64_t kPartialChoices = 1000000;  ///< partial choices of one stage while groups merge
+inline constexpr int64_t kDownsetWork = 2000000000;  ///< node visits while enumerating downsets and their pairs
 }  // namespace piper_limits
 
 }  // namespace phaze::placement::piper

@@ -14,6 +14,7 @@
 #include "model/operator_roles.h"
 #include "model/presets.h"
 #include "schedule/layer_problem.h"
+#include "search/baselines.h"
 #include "search/evaluate.h"
 #include "util/input_error.h"
 
@@ -193,6 +194,37 @@ TEST(MegatronExecution, OneDeviceRunsEveryPassOfEveryMicroBatchThenTheOptimizer)
   // Model FLOP utilisation from the GEMM FLOPs of 4 micro-batches over the chip's peak.
   const double flops = 4.0 * static_cast<double>(graph.forward_flops() + graph.backward_flops());
   EXPECT_NEAR(m.flops_utilisation, flops / (2 * hw::peak_tensor_macs_per_s(arch) * m.time_per_batch_s), 1e-12);
+}
+
+TEST(MegatronExecution, HandSetPlansLieInTheSearchedSpace) {
+  // A hand-set plan (v = 1, no sequence parallelism, full recomputation when on, no distributed optimizer)
+  // is one of the configurations every point tries: it is never faster than the point's plan, and a p that
+  // does not divide the layers is refused with Megatron-LM's reason.
+  const search::SearchQuestion q = megatron_question();
+  const search::Workload w = search::prepare_workload(q);
+  search::ScheduleCache cache;
+  search::Evaluator evaluator(w, cache);
+  search::Scheduling scheduling{cost::Estimator{}, schedule::make_exact_solver(), &cache};
+  const hw::Design d = design(4, 16);
+  int compared = 0;
+  for (const search::PointOutcome& point : evaluator.evaluate(d, [](const std::string&) { return true; })) {
+    hw::Architecture arch = d.arch;
+    arch.hbm_bytes = point.design.hbm_bytes;
+    for (const search::MegatronPlan plan :
+         {search::MegatronPlan{2, 2, 2}, search::MegatronPlan{1, 4, 2}, search::MegatronPlan{4, 1, 2}}) {
+      const search::HandSetOutcome h =
+          search::evaluate_megatron_plan(q, 0, plan, arch, point.micro_batch, point.recompute, scheduling);
+      if (!h.feasible) continue;
+      ASSERT_TRUE(point.models[0].feasible) << point.key;
+      EXPECT_LE(h.samples_per_s, point.models[0].samples_per_s * (1 + 1e-12)) << point.key;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 5);
+  const search::HandSetOutcome odd =
+      search::evaluate_megatron_plan(q, 0, search::MegatronPlan{3, 1, 2}, d.arch, 1, true, scheduling);
+  EXPECT_FALSE(odd.feasible);
+  EXPECT_NE(odd.reason.find("Megatron-LM cannot run it"), std::string::npos) << odd.reason;
 }
 
 TEST(MegatronExecution, RecordKeepsTheSettings) {

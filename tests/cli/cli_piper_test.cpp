@@ -44,6 +44,18 @@ TEST(CliPiper, MatchesTheOriginalOnBert32AtK512) {
   EXPECT_LE(devices, 512);
 }
 
+TEST(CliPiper, ChoosesTmpcsExactlyWhereTheGreedyOvershoots) {
+  // One device, two layers, 19 bytes: the all-fast choice needs 20. Node 1's slow TMPC saves 10 bytes for
+  // 1.5 s (the best ratio, which the original's greedy swap takes: 3.5 s in all); node 2's "mid" saves the
+  // one byte needed for 0.6 s: 1 + 1.6 = 2.6 s, the optimum.
+  const RunResult r =
+      run_phaze("piper --json " + quoted(std::string(PHAZE_TEST_DATA) + "/piper/greedy_overshoot.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json a = json::parse(r.out);
+  EXPECT_DOUBLE_EQ(a.at("timePerSample").get<double>(), 2.6);
+  EXPECT_EQ(a.at("stages").at(0).at("tmpcs"), json({{"1", "fast"}, {"2", "mid"}}));
+}
+
 TEST(CliPiper, NothingFeasibleIsAnAnswer) {
   TempDir dir;
   const RunResult r = run_phaze("piper --json " + quoted(with_devices(dir, 8, 1e6)));

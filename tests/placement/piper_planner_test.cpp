@@ -4,6 +4,7 @@
 
 #include "placement/piper_planner.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -73,7 +74,7 @@ Problem random_problem(std::mt19937_64& rng) {
       const int count = n <= 3 ? tmpcs(rng) : std::min(tmpcs(rng), 2);
       for (int l = 0; l < count; ++l) {
         Tmpc c;
-        c.id = "c" + std::to_string(l);
+        c.id = fmt::format("c{}", l);
         c.time_per_sample_s = real(rng) / static_cast<double>(p.widths[w]);
         c.parameter_bytes = real(rng);
         c.memory_per_in_flight_bytes = real(rng);

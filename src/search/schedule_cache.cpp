@@ -21,8 +21,42 @@ uint64_t bits(double x) {
 }
 
 bool same_task(const schedule::Task& a, const schedule::Task& b) {
-  return a.kind == b.kind && bits(a.single_s) == bits(b.single_s) && bits(a.parallel_s) == bits(b.parallel_s) &&
-         bits(a.single_energy_j) == bits(b.single_energy_j) && bits(a.parallel_energy_j) == bits(b.parallel_energy_j);
+  return a.kind == b.kind && bits(a.single_s) == bits(b.single_s) && bits(a.parallel_s) == bits(b.parallel_s);
+}
+
+/// The energy of a schedule that ran the tasks marked in `all_cores` on all cores of their kind: layout
+/// tasks cost nothing, the others their single- or all-cores energy, summed in task order (as a solve's
+/// summary sums them).
+double energy_of(const schedule::Problem& problem, const std::vector<char>& all_cores) {
+  double energy = 0;
+  for (size_t i = 0; i < problem.tasks.size() && i < all_cores.size(); ++i) {
+    const schedule::Task& t = problem.tasks[i];
+    if (t.kind == schedule::TaskKind::None) continue;
+    energy += all_cores[i] ? t.parallel_energy_j : t.single_energy_j;
+  }
+  return energy;
+}
+
+/// solve_pass, with which tasks were charged their all-cores energy.
+PassSummary solve_pass(const schedule::Problem& problem, schedule::Solver& solver, std::vector<char>& all_cores) {
+  PassSummary out;
+  all_cores.clear();
+  if (!schedule::has_finite_latencies(problem)) return out;
+  const schedule::Schedule s = solver.solve(problem);
+  if (!s.feasible) return out;
+  out.feasible = true;
+  out.makespan_s = s.makespan_s;
+  out.energy_j = s.energy_j;
+  out.tensor_utilisation = s.tensor_utilisation;
+  out.vector_utilisation = s.vector_utilisation;
+  out.proven_optimal = s.proven_optimal;
+  out.lower_bound_s = s.lower_bound_s;
+  for (size_t i = 0; i < problem.tasks.size() && i < s.tasks.size(); ++i) {
+    const schedule::TaskKind kind = problem.tasks[i].kind;
+    const bool compute = kind != schedule::TaskKind::Comm && kind != schedule::TaskKind::None;
+    all_cores.push_back(s.tasks[i].parallel && compute ? 1 : 0);
+  }
+  return out;
 }
 
 }  // namespace
@@ -36,8 +70,6 @@ uint64_t problem_hash(const schedule::Problem& p) {
     h = mix(h, static_cast<uint64_t>(t.kind));
     h = mix(h, bits(t.single_s));
     h = mix(h, bits(t.parallel_s));
-    h = mix(h, bits(t.single_energy_j));
-    h = mix(h, bits(t.parallel_energy_j));
   }
   for (const auto& [from, to] : p.edges) h = mix(h, (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to));
   return h;
@@ -53,18 +85,8 @@ bool same_problem(const schedule::Problem& a, const schedule::Problem& b) {
 }
 
 PassSummary solve_pass(const schedule::Problem& problem, schedule::Solver& solver) {
-  PassSummary out;
-  if (!schedule::has_finite_latencies(problem)) return out;
-  const schedule::Schedule s = solver.solve(problem);
-  if (!s.feasible) return out;
-  out.feasible = true;
-  out.makespan_s = s.makespan_s;
-  out.energy_j = s.energy_j;
-  out.tensor_utilisation = s.tensor_utilisation;
-  out.vector_utilisation = s.vector_utilisation;
-  out.proven_optimal = s.proven_optimal;
-  out.lower_bound_s = s.lower_bound_s;
-  return out;
+  std::vector<char> all_cores;
+  return solve_pass(problem, solver, all_cores);
 }
 
 PassSummary ScheduleCache::solve(const schedule::Problem& problem, schedule::Solver& solver) {
@@ -73,25 +95,32 @@ PassSummary ScheduleCache::solve(const schedule::Problem& problem, schedule::Sol
     std::lock_guard lock(mutex_);
     const auto it = buckets_.find(h);
     if (it != buckets_.end())
-      for (const auto& [stored, summary] : it->second)
-        if (same_problem(stored, problem)) {
+      for (const Entry& e : it->second)
+        if (same_problem(e.key, problem)) {
           hits_.fetch_add(1, std::memory_order_relaxed);
+          PassSummary summary = e.summary;
+          if (summary.feasible) summary.energy_j = energy_of(problem, e.all_cores);
           return summary;
         }
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
-  const PassSummary summary = solve_pass(problem, solver);
-  schedule::Problem key = problem;
-  for (schedule::Task& t : key.tasks) t.id.clear();  // ids are not part of the content
+  Entry entry;
+  entry.summary = solve_pass(problem, solver, entry.all_cores);
+  const PassSummary summary = entry.summary;
+  entry.key = problem;
+  for (schedule::Task& t : entry.key.tasks) {  // what does not decide the schedule is not kept
+    t.id.clear();
+    t.single_energy_j = t.parallel_energy_j = 0;
+  }
   std::lock_guard lock(mutex_);
   if (size_ >= capacity_) {
     buckets_.clear();
     size_ = 0;
   }
   auto& bucket = buckets_[h];
-  for (const auto& entry : bucket)
-    if (same_problem(entry.first, key)) return summary;
-  bucket.emplace_back(std::move(key), summary);
+  for (const Entry& e : bucket)
+    if (same_problem(e.key, entry.key)) return summary;
+  bucket.push_back(std::move(entry));
   ++size_;
   return summary;
 }

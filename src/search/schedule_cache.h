@@ -24,11 +24,14 @@ struct PassSummary {
   bool operator==(const PassSummary&) const = default;
 };
 
-/// Schedules layer passes once per distinct scheduling problem. The key is the problem's content: core
-/// counts, scheduling rules, every task's kind, latencies and energies (bit for bit), and the edges; task ids
-/// do not count, as they change nothing in the schedule. Equal problems arise for the L identical transformer
-/// layers, for models that share a layer shape, and for designs whose differences do not reach a layer's
-/// estimates (e.g. a GLB larger than any tile). A hash selects a bucket, a full comparison decides.
+/// Schedules layer passes once per distinct scheduling problem. The key is what decides the schedule: core
+/// counts, scheduling rules, every task's kind and latencies (bit for bit), and the edges. Task ids and
+/// energies do not count: no solver reads them, so problems that differ only there have the same schedule,
+/// and a hit recomputes the energy of the stored schedule (which tasks ran on all cores of their kind) from the
+/// asking problem's energies, summed as a fresh solve sums them. Equal problems arise for the L identical
+/// transformer layers, for models that share a layer shape, and for designs whose differences do not reach a
+/// layer's latencies (e.g. a GLB larger than any tile, or vector cores that change only energies). A hash
+/// selects a bucket, a full comparison decides.
 ///
 /// Any number of threads may call solve() at once: the solver runs outside the lock, so two threads may
 /// solve the same problem at the same time; both get the same answer (the solvers are deterministic), the
@@ -48,13 +51,21 @@ class ScheduleCache {
   size_t capacity_;
   size_t size_ = 0;
   std::mutex mutex_;
-  std::unordered_map<uint64_t, std::vector<std::pair<schedule::Problem, PassSummary>>> buckets_;
+  /// A solved schedule: its summary (with the energy of the problem first solved) and, per task, whether it
+  /// was charged its all-cores energy.
+  struct Entry {
+    schedule::Problem key;
+    PassSummary summary;
+    std::vector<char> all_cores;
+  };
+  std::unordered_map<uint64_t, std::vector<Entry>> buckets_;
   std::atomic<int64_t> hits_{0}, misses_{0};
 };
 
-/// Hash of a problem's content (everything ScheduleCache compares).
+/// Hash of what decides a problem's schedule (everything ScheduleCache compares).
 uint64_t problem_hash(const schedule::Problem& problem);
-/// Whether two problems have the same content (ids ignored, doubles compared bit for bit).
+/// Whether two problems have the same schedule: the same content but ids and energies (latencies compared
+/// bit for bit).
 bool same_problem(const schedule::Problem& a, const schedule::Problem& b);
 /// Schedules one problem: infeasible when a latency is not finite, else the solver's schedule, summarised.
 PassSummary solve_pass(const schedule::Problem& problem, schedule::Solver& solver);

@@ -63,7 +63,7 @@ TEST(ScheduleCache, AnyDifferenceInContentIsAnotherProblem) {
   variants[1].tensor_cores = 1;
   variants[2].tasks[2].kind = TaskKind::Fused;
   variants[3].edges.pop_back();
-  variants[4].tasks[0].single_energy_j = 7;
+  variants[4].tasks[1].parallel_s = 1.5;
   variants[5].overlap_across_types = true;
   search::ScheduleCache cache;
   cache.solve(p, *solver);
@@ -74,6 +74,30 @@ TEST(ScheduleCache, AnyDifferenceInContentIsAnotherProblem) {
   EXPECT_EQ(cache.hits(), 0);
   // On one tensor core the GEMMs run one after the other: 1 + 2 + 2 + 1 (parallel mode, alone) = 6 s.
   EXPECT_DOUBLE_EQ(cache.solve(variants[1], *solver).makespan_s, 6.0);
+}
+
+TEST(ScheduleCache, EnergiesShareTheScheduleAndKeepTheirOwnSum) {
+  // No solver reads energies: problems that differ only there are one schedule, and each gets the energy of
+  // that schedule under its own energies, as a direct solve of it reports (on one and on two tensor cores).
+  auto solver = schedule::make_exact_solver();
+  for (int64_t cores : {1, 2}) {
+    Problem p = fork_join();
+    p.tensor_cores = cores;
+    Problem other = p;
+    for (Task& t : other.tasks) {
+      t.single_energy_j *= 3;
+      t.parallel_energy_j *= 7;
+    }
+    EXPECT_TRUE(search::same_problem(p, other));
+    EXPECT_EQ(search::problem_hash(p), search::problem_hash(other));
+    search::ScheduleCache cache;
+    const search::PassSummary first = cache.solve(p, *solver);
+    const search::PassSummary second = cache.solve(other, *solver);
+    EXPECT_EQ(cache.hits(), 1);
+    EXPECT_EQ(second, search::solve_pass(other, *solver));
+    EXPECT_EQ(second.makespan_s, first.makespan_s);
+    EXPECT_NE(second.energy_j, first.energy_j);
+  }
 }
 
 TEST(ScheduleCache, ForgettingWhenFullChangesNoAnswer) {

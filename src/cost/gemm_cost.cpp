@@ -20,6 +20,8 @@
 #include <limits>
 #include <vector>
 
+#include "util/divisors.h"
+
 namespace phaze::cost {
 
 namespace {
@@ -162,17 +164,6 @@ Option array_option(const PerCore& p, const Dataflow& df, const hw::TensorCoreCo
                            stationary * static_cast<double>(p.g) * params.register_write_energy);
   o.words = cores_used * (reads + writes);
   return o;
-}
-
-std::vector<int64_t> divisors(int64_t n) {
-  std::vector<int64_t> low, high;
-  for (int64_t d = 1; d * d <= n; ++d)
-    if (n % d == 0) {
-      low.push_back(d);
-      if (d * d != n) high.push_back(n / d);
-    }
-  low.insert(low.end(), high.rbegin(), high.rend());
-  return low;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "placement/piper_choices.h"
 #include "placement/piper_downsets.h"
+#include "util/divisors.h"
 
 namespace phaze::placement::piper {
 
@@ -42,12 +43,7 @@ struct Found {
 class Planner {
  public:
   explicit Planner(const Problem& p) : problem_(p), downsets_(enumerate_downsets(p)) {
-    for (int64_t d = 1; d <= p.micro_batches / d; ++d)
-      if (p.micro_batches % d == 0) {
-        divisors_.push_back(d);
-        if (d != p.micro_batches / d) divisors_.push_back(p.micro_batches / d);
-      }
-    std::sort(divisors_.begin(), divisors_.end());
+    divisors_ = divisors(p.micro_batches);
     slot_of_sigma_.assign(static_cast<size_t>(p.micro_batches) + 1, -1);
     std::vector<char> in_stage(p.nodes.size(), 0);
     pairs_of_.resize(downsets_.sets.size());

@@ -2,18 +2,9 @@
 
 #include <algorithm>
 
-namespace phaze::search {
+#include "util/divisors.h"
 
-std::vector<int64_t> divisors(int64_t n) {
-  std::vector<int64_t> out;
-  for (int64_t k = 1; k <= n / k; ++k)
-    if (n % k == 0) {
-      out.push_back(k);
-      if (k != n / k) out.push_back(n / k);
-    }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+namespace phaze::search {
 
 void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space,
                             const std::function<void(const placement::TrainingPlan&)>& visit) {

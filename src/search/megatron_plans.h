@@ -34,7 +34,4 @@ struct PlanSpace {
 void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space,
                             const std::function<void(const placement::TrainingPlan&)>& visit);
 
-/// The divisors of n ≥ 1, ascending.
-std::vector<int64_t> divisors(int64_t n);
-
 }  // namespace phaze::search

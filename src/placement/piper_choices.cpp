@@ -114,7 +114,7 @@ int64_t max_in_flight(double a, double m1, double m) {
 }  // namespace
 
 StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes, const std::vector<char>& in_stage,
-                           int w) {
+                           int w, bool with_tmpcs) {
   StageChoices out;
   const double B = problem.bandwidth_bytes_per_s, N = static_cast<double>(problem.micro_batches);
   // Each node's options, those another option of the same node dominates dropped.
@@ -215,10 +215,14 @@ StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes
     StageChoice choice;
     int index;
   };
+  // No stage ever has more than min(N, K) micro-batches in flight (y = ⌈σ/d⌉ ≤ σ = Σ d ≤ N, and Σ d ≤ K):
+  // beyond that y_max makes no difference, so it is capped there and the choices above it collapse into the
+  // fastest of them.
+  const int64_t most = std::min(problem.micro_batches, problem.devices);
   std::vector<Final> finals;
   const std::vector<Partial>& last = levels.back();
   for (size_t i = 0; i < last.size(); ++i) {
-    const int64_t y = max_in_flight(last[i].a, last[i].m1, problem.memory_per_device_bytes);
+    const int64_t y = std::min(max_in_flight(last[i].a, last[i].m1, problem.memory_per_device_bytes), most);
     if (y >= 1) finals.push_back({{last[i].alpha, last[i].beta, y}, static_cast<int>(i)});
   }
   std::stable_sort(finals.begin(), finals.end(), [](const Final& x, const Final& y) {
@@ -234,6 +238,7 @@ StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes
       }
     if (dominated) continue;
     out.choices.push_back(f.choice);
+    if (!with_tmpcs) continue;
     // Each group's counts, back through the levels; a group's nodes take the options in node order.
     std::vector<int> tmpc(nodes.size(), -1);
     int at = f.index;

@@ -18,7 +18,7 @@ inline constexpr int64_t kUnlimited = INT64_MAX;  ///< y_max of a choice whose m
 struct StageChoice {
   double alpha = 0;           ///< seconds per sample: Σ (cut bytes / B + p − 4·w/(N·B))
   double beta = 0;            ///< seconds per sample: Σ 4·w/(N·B)
-  int64_t max_in_flight = 0;  ///< y_max ≥ 1 (kUnlimited when A = 0)
+  int64_t max_in_flight = 0;  ///< y_max, from 1 to min(N, K) (no stage has more in flight)
   double time_s(int64_t d) const { return alpha / static_cast<double>(d) + beta; }
 };
 
@@ -29,8 +29,9 @@ struct StageChoices {
 
 /// The choices of the stage of `nodes` (ascending indices; `in_stage[v]` true for them) at width index `w`.
 /// Empty when a node has no TMPC at that width or no choice fits with one micro-batch in flight.
-/// InputError when the stage has more than piper_limits::kStageChoices non-dominated choices.
+/// InputError when the stage has more than piper_limits::kStageChoices non-dominated choices. Without
+/// `with_tmpcs`, `tmpc` stays empty (the choices are the same).
 StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes, const std::vector<char>& in_stage,
-                           int w);
+                           int w, bool with_tmpcs = true);
 
 }  // namespace phaze::placement::piper

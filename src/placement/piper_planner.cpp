@@ -15,11 +15,20 @@ namespace phaze::placement::piper {
 
 namespace {
 
-/// One candidate stage: D \ D' and its choices per width (empty where a node lacks the width).
+/// One candidate stage: D \ D'. Its nodes and TMPC assignments are recomputed for the stages of the answer
+/// only: with millions of candidates, keeping them would take gigabytes.
 struct StagePair {
   int outer = 0, inner = 0;
-  std::vector<int> nodes;
-  std::vector<StageChoices> per_width;
+};
+
+/// A stage's choices at one width: a slice of the planner's pool.
+struct ChoiceSpan {
+  const StageChoice* data = nullptr;
+  size_t size = 0;
+  bool empty() const { return size == 0; }
+  const StageChoice& operator[](size_t i) const { return data[i]; }
+  const StageChoice* begin() const { return data; }
+  const StageChoice* end() const { return data + size; }
 };
 
 /// A way of running a downset D (the later part of the pipeline): Σ d of its stages, their devices, and
@@ -47,19 +56,26 @@ class Planner {
     slot_of_sigma_.assign(static_cast<size_t>(p.micro_batches) + 1, -1);
     std::vector<char> in_stage(p.nodes.size(), 0);
     pairs_of_.resize(downsets_.sets.size());
+    choice_begin_.push_back(0);
     for (size_t outer = 0; outer < downsets_.sets.size(); ++outer)
       for (int inner : downsets_.below[outer]) {
-        StagePair s;
-        s.outer = static_cast<int>(outer);
-        s.inner = inner;
-        s.nodes = stage_nodes(downsets_, s.outer, inner);
-        for (int v : s.nodes) in_stage[static_cast<size_t>(v)] = 1;
-        for (size_t w = 0; w < p.widths.size(); ++w)
-          s.per_width.push_back(stage_choices(p, s.nodes, in_stage, static_cast<int>(w)));
-        for (int v : s.nodes) in_stage[static_cast<size_t>(v)] = 0;
+        const std::vector<int> nodes = stage_nodes(downsets_, static_cast<int>(outer), inner);
+        for (int v : nodes) in_stage[static_cast<size_t>(v)] = 1;
+        for (size_t w = 0; w < p.widths.size(); ++w) {
+          const StageChoices sc = stage_choices(p, nodes, in_stage, static_cast<int>(w), false);
+          pool_.insert(pool_.end(), sc.choices.begin(), sc.choices.end());
+          choice_begin_.push_back(pool_.size());
+        }
+        for (int v : nodes) in_stage[static_cast<size_t>(v)] = 0;
         pairs_of_[outer].push_back(static_cast<int>(pairs_.size()));
-        pairs_.push_back(std::move(s));
+        pairs_.push_back(StagePair{static_cast<int>(outer), inner});
       }
+  }
+
+  /// The choices of pair `pair` at width index `w`.
+  ChoiceSpan choices(size_t pair, size_t w) const {
+    const size_t cell = pair * problem_.widths.size() + w;
+    return ChoiceSpan{pool_.data() + choice_begin_[cell], choice_begin_[cell + 1] - choice_begin_[cell]};
   }
 
   const Downsets& downsets() const { return downsets_; }
@@ -80,9 +96,9 @@ class Planner {
         const StagePair& s = pairs_[static_cast<size_t>(pi)];
         const std::vector<Point>& rest = ways_[static_cast<size_t>(s.inner)];
         if (rest.empty()) continue;
-        for (size_t w = 0; w < s.per_width.size(); ++w) {
-          const StageChoices& sc = s.per_width[w];
-          if (sc.choices.empty()) continue;
+        for (size_t w = 0; w < problem_.widths.size(); ++w) {
+          const ChoiceSpan sc = choices(static_cast<size_t>(pi), w);
+          if (sc.empty()) continue;
           const int64_t t = problem_.widths[w];
           std::fill(y_max.begin(), y_max.end(), -1);
           size_t di = 0;
@@ -113,7 +129,7 @@ class Planner {
                               static_cast<int>(w),
                               d,
                               c,
-                              std::max(r.slowest_s, sc.choices[static_cast<size_t>(c)].time_s(d))};
+                              std::max(r.slowest_s, sc[static_cast<size_t>(c)].time_s(d))};
             if (slot >= 0) {
               candidates_[static_cast<size_t>(slot)] = point;
             } else {
@@ -151,10 +167,16 @@ class Planner {
 
   std::vector<StagePlan> stages(const Found& found) const {
     std::vector<StagePlan> out;
+    std::vector<char> in_stage(problem_.nodes.size(), 0);
     for (const Point& p : found.chain) {
       const StagePair& s = pairs_[static_cast<size_t>(p.pair)];
-      out.push_back(StagePlan{s.nodes, p.degree, problem_.widths[static_cast<size_t>(p.width)],
-                              s.per_width[static_cast<size_t>(p.width)].tmpc[static_cast<size_t>(p.choice)]});
+      const std::vector<int> nodes = stage_nodes(downsets_, s.outer, s.inner);
+      for (int v : nodes) in_stage[static_cast<size_t>(v)] = 1;
+      // The same computation as when the planner was built: the same choices in the same order.
+      const StageChoices sc = stage_choices(problem_, nodes, in_stage, p.width, true);
+      for (int v : nodes) in_stage[static_cast<size_t>(v)] = 0;
+      out.push_back(StagePlan{nodes, p.degree, problem_.widths[static_cast<size_t>(p.width)],
+                              sc.tmpc[static_cast<size_t>(p.choice)]});
     }
     return out;
   }
@@ -163,9 +185,9 @@ class Planner {
   /// the values the optimum can take there (a way's slowest stage is one of them).
   std::vector<double> stage_times_between(double lo, double hi) const {
     std::vector<double> out;
-    for (const StagePair& s : pairs_)
-      for (size_t w = 0; w < s.per_width.size(); ++w)
-        for (const StageChoice& c : s.per_width[w].choices)
+    for (size_t pair = 0; pair < pairs_.size(); ++pair)
+      for (size_t w = 0; w < problem_.widths.size(); ++w)
+        for (const StageChoice& c : choices(pair, w))
           for (int64_t d : divisors_) {
             if (d > problem_.devices / problem_.widths[w]) break;
             const double v = c.time_s(d);
@@ -181,17 +203,16 @@ class Planner {
 
  private:
   /// The most micro-batches in flight of a choice of `sc` that takes at most `limit` at degree d (0: none).
-  static int64_t most_in_flight(const StageChoices& sc, int64_t d, double limit) {
-    for (const StageChoice& c : sc.choices)  // by y_max descending
+  static int64_t most_in_flight(const ChoiceSpan& sc, int64_t d, double limit) {
+    for (const StageChoice& c : sc)  // by y_max descending
       if (c.time_s(d) <= limit) return c.max_in_flight;
     return 0;
   }
   /// The fastest choice of `sc` at degree d that fits with y in flight (the first of equal times).
-  static int fastest_fitting(const StageChoices& sc, int64_t d, int64_t y) {
+  static int fastest_fitting(const ChoiceSpan& sc, int64_t d, int64_t y) {
     int best = -1;
-    for (size_t i = 0; i < sc.choices.size() && sc.choices[i].max_in_flight >= y; ++i)
-      if (best < 0 || sc.choices[i].time_s(d) < sc.choices[static_cast<size_t>(best)].time_s(d))
-        best = static_cast<int>(i);
+    for (size_t i = 0; i < sc.size && sc[i].max_in_flight >= y; ++i)
+      if (best < 0 || sc[i].time_s(d) < sc[static_cast<size_t>(best)].time_s(d)) best = static_cast<int>(i);
     return best;
   }
 
@@ -199,6 +220,8 @@ class Planner {
   Downsets downsets_;
   std::vector<int64_t> divisors_;
   std::vector<StagePair> pairs_;
+  std::vector<StageChoice> pool_;           ///< every pair's choices at every width, one after another
+  std::vector<size_t> choice_begin_;        ///< per (pair, width), where its choices start in pool_ (and an end)
   std::vector<std::vector<int>> pairs_of_;  ///< per outer downset, its pairs
   std::vector<std::vector<Point>> ways_;
   std::vector<Point> candidates_;

@@ -7,6 +7,7 @@
 #include <map>
 #include <utility>
 
+#include "placement/piper_plan.h"
 #include "util/input_error.h"
 
 namespace phaze::placement::piper {
@@ -126,15 +127,7 @@ StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes
     std::vector<Option> options;
     for (size_t l = 0; l < tmpcs.size(); ++l) {
       const Tmpc& c = tmpcs[l];
-      double cut = 0;
-      for (size_t j = 0; j < node.in_edges.size(); ++j) {
-        const Edge& e = problem.edges[static_cast<size_t>(node.in_edges[j])];
-        if (!in_stage[static_cast<size_t>(e.from)]) cut += 2 * (e.bytes + c.sync_in_bytes[j]);
-      }
-      for (size_t j = 0; j < node.out_edges.size(); ++j) {
-        const Edge& e = problem.edges[static_cast<size_t>(node.out_edges[j])];
-        if (!in_stage[static_cast<size_t>(e.to)]) cut += 2 * (e.bytes + c.sync_out_bytes[j]);
-      }
+      const double cut = cut_bytes(problem, node, c, in_stage);
       const double resync = 4 * c.parameter_bytes / (N * B);
       options.push_back({cut / B + c.time_per_sample_s - resync, resync, c.memory_per_in_flight_bytes,
                          c.memory_per_in_flight_bytes + c.memory_fixed_bytes, static_cast<int>(l)});

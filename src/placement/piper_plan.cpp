@@ -11,6 +11,19 @@ int width_index(const Problem& problem, int64_t t) {
   return at != problem.widths.end() && *at == t ? static_cast<int>(at - problem.widths.begin()) : -1;
 }
 
+double cut_bytes(const Problem& problem, const Node& node, const Tmpc& c, const std::vector<char>& in_stage) {
+  double cut = 0;
+  for (size_t j = 0; j < node.in_edges.size(); ++j) {
+    const Edge& e = problem.edges[static_cast<size_t>(node.in_edges[j])];
+    if (!in_stage[static_cast<size_t>(e.from)]) cut += 2 * (e.bytes + c.sync_in_bytes[j]);
+  }
+  for (size_t j = 0; j < node.out_edges.size(); ++j) {
+    const Edge& e = problem.edges[static_cast<size_t>(node.out_edges[j])];
+    if (!in_stage[static_cast<size_t>(e.to)]) cut += 2 * (e.bytes + c.sync_out_bytes[j]);
+  }
+  return cut;
+}
+
 PlanEvaluation evaluate_plan(const Problem& problem, const std::vector<StagePlan>& stages) {
   PlanEvaluation out;
   const size_t n = problem.nodes.size();
@@ -56,6 +69,8 @@ PlanEvaluation evaluate_plan(const Problem& problem, const std::vector<StagePlan
     const auto w = static_cast<size_t>(width_index(problem, s.width));
     const double d = static_cast<double>(s.data_parallel);
     const double y = static_cast<double>((sigma + s.data_parallel - 1) / s.data_parallel);
+    std::vector<char> in_stage(n, 0);
+    for (int v : s.nodes) in_stage[static_cast<size_t>(v)] = 1;
     double time = 0, memory = 0;
     for (size_t k = 0; k < s.nodes.size(); ++k) {
       const Node& node = problem.nodes[static_cast<size_t>(s.nodes[k])];
@@ -65,15 +80,7 @@ PlanEvaluation evaluate_plan(const Problem& problem, const std::vector<StagePlan
                    fmt::format("stage {}: node {} has no TMPC number {} at t = {}", i + 1, node.id, s.tmpc[k], s.width),
                out;
       const Tmpc& c = options[static_cast<size_t>(s.tmpc[k])];
-      double cut = 0;
-      for (size_t j = 0; j < node.in_edges.size(); ++j) {
-        const Edge& e = problem.edges[static_cast<size_t>(node.in_edges[j])];
-        if (stage_of[static_cast<size_t>(e.from)] != static_cast<int>(i)) cut += 2 * (e.bytes + c.sync_in_bytes[j]);
-      }
-      for (size_t j = 0; j < node.out_edges.size(); ++j) {
-        const Edge& e = problem.edges[static_cast<size_t>(node.out_edges[j])];
-        if (stage_of[static_cast<size_t>(e.to)] != static_cast<int>(i)) cut += 2 * (e.bytes + c.sync_out_bytes[j]);
-      }
+      const double cut = cut_bytes(problem, node, c, in_stage);
       time += (cut / d + 4 * (d - 1) * c.parameter_bytes / (d * N)) / B + c.time_per_sample_s / d;
       memory += c.memory_per_in_flight_bytes * y + c.memory_fixed_bytes;
     }

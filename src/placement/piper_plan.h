@@ -39,6 +39,11 @@ struct PlanEvaluation {
 /// E = Σ over its cut edges of 2·(edge bytes + the TMPC's sync bytes of that edge).
 PlanEvaluation evaluate_plan(const Problem& problem, const std::vector<StagePlan>& stages);
 
+/// Bytes per micro-batch that `node` with TMPC `c` moves across its stage's boundary (`in_stage[v]` true for
+/// the stage's nodes): 2·(edge bytes + the TMPC's sync bytes of that edge) over each edge that leaves the
+/// stage, forward activation and backward gradient. E of evaluate_plan's formula.
+double cut_bytes(const Problem& problem, const Node& node, const Tmpc& c, const std::vector<char>& in_stage);
+
 /// The index of width t in problem.widths, or -1.
 int width_index(const Problem& problem, int64_t t);
 

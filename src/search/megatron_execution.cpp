@@ -175,12 +175,9 @@ ModelOutcome megatron_outcome(const SearchQuestion& q, const ModelCase& m,
   const MegatronWidth* best_width = nullptr;
   for (const TrainingPlan& plan : fitting) {
     const std::optional<MegatronWidth>& w = widths[width_index(m, plan.tp)];
-    if (!w) continue;
-    const std::optional<placement::LayerCosts>& costs =
-        plan.sequence_parallel ? w->sequence_parallel_costs : std::optional<placement::LayerCosts>(std::nullopt);
-    if (plan.sequence_parallel && !costs) continue;
-    placement::StepPrediction p =
-        placement::predict_step(m.spec, device, q.network, plan, plan.sequence_parallel ? *costs : w->costs);
+    if (!w || (plan.sequence_parallel && !w->sequence_parallel_costs)) continue;
+    placement::StepPrediction p = placement::predict_step(
+        m.spec, device, q.network, plan, plan.sequence_parallel ? *w->sequence_parallel_costs : w->costs);
     if (!best || p.time.iteration_s < best->time.iteration_s) {
       best = std::move(p);
       best_width = &*w;

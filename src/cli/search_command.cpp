@@ -37,6 +37,7 @@ struct SearchOptions {
   std::string recompute = "both";
   std::string optimizer = "sgd";
   std::string execution = "phaze";
+  std::string planner = "phaze";
   bool overlap_dp = false;
   std::string budget;
   double budget_um2 = 0;
@@ -111,6 +112,7 @@ search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, 
   q.execution = o.execution == "megatron" ? search::Execution::Megatron : search::Execution::Phaze;
   // Megatron-LM trains with mixed-precision Adam: its execution takes it unless --optimizer says otherwise.
   if (q.execution == search::Execution::Megatron && !optimizer_given) q.optimizer = placement::Optimizer::Adam;
+  q.planner = o.planner == "piper" ? search::PlannerChoice::Piper : search::PlannerChoice::Phaze;
   q.overlap_dp = o.overlap_dp;
   q.schedule_node_budget = o.schedule_nodes;
   q.network = o.system.empty() ? hw::one_tier_network(o.link_gib_s * kGiB) : hw::load_system(o.system).network;
@@ -144,6 +146,7 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
        t.execution = f.execution;
        t.optimizer = f.optimizer;
      }},
+    {"--planner", [](auto& t, const auto& f) { t.planner = f.planner; }},
     {"--overlap-dp", [](auto& t, const auto& f) { t.overlap_dp = f.overlap_dp; }},
     {"--schedule-nodes", [](auto& t, const auto& f) { t.schedule_node_budget = f.schedule_node_budget; }},
     {"--link-bandwidth", [](auto& t, const auto& f) { t.network = f.network; }},
@@ -306,6 +309,13 @@ void add_search_command(CLI::App& app) {
                   "execution as 'phaze predict' models it: every configuration of p, d, v, sequence parallelism, "
                   "selective or full recomputation and distributed optimizer tried per point; Adam)")
       ->check(CLI::IsMember({"phaze", "megatron"}))
+      ->capture_default_str();
+  cmd->add_option(
+         "--planner", o->planner,
+         "Placement of each point under --execution phaze: phaze (PHAZE's: one width and one data-parallel "
+         "degree, whole-stage recomputation) or piper (each stage its own width and degree, each layer its own "
+         "recomputation; never slower, costs search time)")
+      ->check(CLI::IsMember({"phaze", "piper"}))
       ->capture_default_str();
   cmd->add_flag("--overlap-dp", o->overlap_dp,
                 "With --execution megatron: overlap the gradient reduction with the backward pass");

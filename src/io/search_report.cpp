@@ -31,6 +31,14 @@ ordered_json design_json(const PointOutcome& p) {
   return chip_json(p.design, p.area_um2);
 }
 
+/// Devices of a plan: d replicas of the stages' devices, or each stage's own d under the stagewise planner.
+int64_t devices_used(const ModelOutcome& m) {
+  int64_t devices = 0;
+  for (size_t k = 0; k < m.stages.size(); ++k)
+    devices += m.stages[k].devices * (k < m.stagewise.size() ? m.stagewise[k].data_parallel : m.data_parallel);
+  return devices;
+}
+
 ordered_json stage_json(const placement::Stage& s, int64_t layers) {
   if (s.first == s.last) return {{"layers", 0}, {"devices", s.devices}};
   return {{"first_layer", chain_position_name(s.first, layers)},
@@ -54,9 +62,18 @@ ordered_json model_json(const ModelCase& mc, const ModelOutcome& m) {
   }
   const int64_t layers = mc.spec.num_layers;
   ordered_json stages = ordered_json::array();
-  for (const placement::Stage& s : m.stages) stages.push_back(stage_json(s, layers));
-  int64_t per_replica = 0;
-  for (const placement::Stage& s : m.stages) per_replica += s.devices;
+  for (size_t k = 0; k < m.stages.size(); ++k) {
+    ordered_json& stage = stages.emplace_back(stage_json(m.stages[k], layers));
+    // The stagewise planner's own settings of the stage.
+    if (k < m.stagewise.size()) {
+      const StageSettings& s = m.stagewise[k];
+      stage["tensor_parallel"] = s.width;
+      stage["data_parallel"] = s.data_parallel;
+      ordered_json recomputed = ordered_json::array();
+      for (int v : s.recomputed) recomputed.push_back(chain_position_name(v, layers));
+      stage["recomputed_layers"] = recomputed;
+    }
+  }
   ordered_json figures = ordered_json::object();
   const std::vector<model::LayerKind> kinds = model::distinct_layer_kinds(mc.spec);
   for (size_t k = 0; k < m.layers.size() && k < kinds.size(); ++k)
@@ -67,8 +84,9 @@ ordered_json model_json(const ModelCase& mc, const ModelOutcome& m) {
   out["plan"] = {{"tensor_parallel", m.width},
                  {"pipeline_stages", m.stages.size()},
                  {"data_parallel", m.data_parallel},
-                 {"devices_used", m.data_parallel * per_replica},
+                 {"devices_used", devices_used(m)},
                  {"stages", stages}};
+  if (!m.stagewise.empty()) out["plan"]["stagewise"] = true;
   if (m.megatron)
     out["plan"]["megatron"] = {{"chunks_per_device", m.megatron->chunks},
                                {"sequence_parallel", m.megatron->sequence_parallel},
@@ -204,6 +222,23 @@ std::string design_text(const PointOutcome& p) {
   return fmt::format("{}, {:g} GiB HBM, {:.6g} mm²", chip_text(p.design), p.design.hbm_bytes / kGiB, p.area_um2 * 1e-6);
 }
 
+/// "embedding–layer2 (t 1, d 21, 2 of 3 recomputed) | …", runs of equal settings over equal-sized stages
+/// written once with their count.
+std::string stagewise_text(const ModelOutcome& m, int64_t layers) {
+  std::string out;
+  for (size_t k = 0; k < m.stages.size(); ++k) {
+    const placement::Stage& s = m.stages[k];
+    const StageSettings& w = m.stagewise[k];
+    if (!out.empty()) out += " | ";
+    const std::string first = chain_position_name(s.first, layers), last = chain_position_name(s.last - 1, layers);
+    out += s.last - s.first == 1 ? first : first + "–" + last;
+    out += fmt::format(" (t {}, d {}", w.width, w.data_parallel);
+    if (!w.recomputed.empty()) out += fmt::format(", {} of {} recomputed", w.recomputed.size(), s.last - s.first);
+    out += ")";
+  }
+  return out;
+}
+
 std::string stages_text(const ModelOutcome& m, int64_t layers) {
   std::string out;
   for (const placement::Stage& s : m.stages) {
@@ -219,11 +254,15 @@ void model_text(std::string& out, const ModelCase& mc, const ModelOutcome& m) {
     out += fmt::format("  {}: no plan ({})\n", mc.spec.name, m.reason);
     return;
   }
-  int64_t per_replica = 0;
-  for (const placement::Stage& s : m.stages) per_replica += s.devices;
-  out += fmt::format("  {}: t = {}, {} pipeline stage{}, d = {} ({} devices)\n", mc.spec.name, m.width, m.stages.size(),
-                     m.stages.size() == 1 ? "" : "s", m.data_parallel, m.data_parallel * per_replica);
-  out += fmt::format("    stages: {}\n", stages_text(m, mc.spec.num_layers));
+  if (m.stagewise.empty()) {
+    out += fmt::format("  {}: t = {}, {} pipeline stage{}, d = {} ({} devices)\n", mc.spec.name, m.width,
+                       m.stages.size(), m.stages.size() == 1 ? "" : "s", m.data_parallel, devices_used(m));
+    out += fmt::format("    stages: {}\n", stages_text(m, mc.spec.num_layers));
+  } else {
+    out += fmt::format("  {}: {} pipeline stage{}, each its own t and d ({} devices)\n", mc.spec.name, m.stages.size(),
+                       m.stages.size() == 1 ? "" : "s", devices_used(m));
+    out += fmt::format("    stages: {}\n", stagewise_text(m, mc.spec.num_layers));
+  }
   if (m.megatron)
     out += fmt::format(
         "    Megatron-LM: v = {}, sequence parallelism {}, recomputation {}, distributed optimizer {}; "
@@ -252,8 +291,11 @@ std::string point_brief(const SearchQuestion& q, const PointOutcome& p) {
   std::string out = fmt::format("{:.6g} samples/s on {}, micro-batch {}, recomputation {}", p.score, design_text(p),
                                 p.micro_batch, p.recompute ? "on" : "off");
   for (size_t m = 0; m < q.models.size(); ++m)
-    out += fmt::format("; {} t = {}, {} stages, d = {}", q.models[m].spec.name, p.models[m].width,
-                       p.models[m].stages.size(), p.models[m].data_parallel);
+    out += p.models[m].stagewise.empty()
+               ? fmt::format("; {} t = {}, {} stages, d = {}", q.models[m].spec.name, p.models[m].width,
+                             p.models[m].stages.size(), p.models[m].data_parallel)
+               : fmt::format("; {} {} stages, t ≤ {}, d ≤ {}", q.models[m].spec.name, p.models[m].stages.size(),
+                             p.models[m].width, p.models[m].data_parallel);
   return out;
 }
 
@@ -402,6 +444,7 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
   out["settings"]["optimizer"] = q.optimizer == placement::Optimizer::Adam ? "adam" : "sgd";
   if (q.execution == Execution::Megatron)
     out["settings"]["execution"] = {{"kind", "megatron"}, {"overlap_dp", q.overlap_dp}};
+  if (q.planner == PlannerChoice::Piper) out["settings"]["planner"] = "piper";
   out["settings"]["area_budget_um2"] = space.budget_um2 ? *space.budget_um2 : hw::default_area_budget_um2();
   out["settings"]["lower_fraction"] = space.lower_fraction;
   out["settings"]["strategy"] = strategy_name(q);
@@ -472,6 +515,8 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
         "execution: Megatron-LM (equal stages, 1F1B or interleaved, sequence parallelism, recomputation on = "
         "selective or full, distributed optimizer; gradient reduction {} the backward pass)\n",
         q.overlap_dp ? "overlapped with" : "after");
+  if (q.planner == PlannerChoice::Piper)
+    out += "placement: stagewise (each stage its own t and d, each layer its own recomputation when on)\n";
   out += fmt::format(
       "space: {} designs in {} area buckets × {} HBM sizes × {} micro-batch sizes × {} recomputation settings = {} "
       "points\n",

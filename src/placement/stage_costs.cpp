@@ -14,6 +14,9 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
   load_plain_.assign(cells, 0.0);
   load_recompute_.assign(cells, 0.0);
   params_.assign(cells, 0.0);
+  forward_finish_.assign(cells, 0.0);
+  backward_finish_.assign(cells, 0.0);
+  backward_sum_.assign(cells, 0.0);
   max_in_flight_.assign(cells, 0);
   any_tp_.assign(cells, 0);
 
@@ -52,6 +55,7 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
 
       const size_t cell = at(i, v + 1);
       load_plain_[cell] = finish;
+      forward_finish_[cell] = finish;
       load_recompute_[cell] = f0;
       params_[cell] = params;
       any_tp_[cell] = tp && width_ > 1;
@@ -71,6 +75,8 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
       const size_t cell = at(v, j);
       const double forward = load_plain_[cell];
       const double f0 = load_recompute_[cell];
+      backward_finish_[cell] = finish;
+      backward_sum_[cell] = backward_sum;
       load_plain_[cell] = forward + finish;
       load_recompute_[cell] = forward + std::max(f0 + backward_sum, finish);
     }

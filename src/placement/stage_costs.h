@@ -29,6 +29,12 @@ class StageCosts {
   int64_t devices(int i, int j) const { return any_tp_[at(i, j)] ? width_ : 1; }
   /// True when every stage has the same number of devices (no layer is split, or all are).
   bool uniform_devices() const { return uniform_; }
+  /// The parts a load is made of, in seconds: the stage's forward finish F (waiting for its inputs), its
+  /// backward finish B (waiting for the gradients of its outputs) and Σ backward times. load(i, j, 1) is
+  /// F + B, and with recomputation load(i, j, s > 1) is F + max(B, Σ backward + Σ forward).
+  double forward_finish(int i, int j) const { return forward_finish_[at(i, j)]; }
+  double backward_finish(int i, int j) const { return backward_finish_[at(i, j)]; }
+  double backward_sum(int i, int j) const { return backward_sum_[at(i, j)]; }
 
  private:
   size_t at(int i, int j) const { return static_cast<size_t>(i) * (n_ + 1) + j; }
@@ -38,6 +44,7 @@ class StageCosts {
   bool recompute_ = false;
   bool uniform_ = true;
   std::vector<double> load_plain_, load_recompute_, params_;
+  std::vector<double> forward_finish_, backward_finish_, backward_sum_;
   std::vector<int64_t> max_in_flight_;
   std::vector<char> any_tp_;
   // scratch

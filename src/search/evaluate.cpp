@@ -90,6 +90,7 @@ Workload prepare_workload(const SearchQuestion& q) {
   }
   const hw::Architecture base = enumeration_options(q).base;
   placement::CorrectedPlanner planner;
+  placement::StagewisePlanner stagewise;
   for (size_t mi = 0; mi < q.models.size(); ++mi) {
     auto& per_model = w.fits.emplace_back();
     for (size_t bi = 0; bi < q.micro_batches.size(); ++bi) {
@@ -98,8 +99,11 @@ Workload prepare_workload(const SearchQuestion& q) {
       auto& per_mbs = per_model.emplace_back();
       for (int64_t hbm : q.hbm_bytes) {
         std::array<bool, 2>& fits = per_mbs.emplace_back();
-        for (bool rc : {false, true})
-          fits[rc ? 1 : 0] = planner.solve(chains, make_cluster(q, base, q.micro_batches[bi], hbm, rc)).feasible;
+        for (bool rc : {false, true}) {
+          const placement::Cluster cluster = make_cluster(q, base, q.micro_batches[bi], hbm, rc);
+          fits[rc ? 1 : 0] = q.planner == PlannerChoice::Piper ? stagewise.feasible(chains, cluster)
+                                                               : planner.solve(chains, cluster).feasible;
+        }
       }
     }
   }
@@ -190,6 +194,61 @@ ModelOutcome model_outcome(const model::LayerGraph& graph, const LayerSchedules&
   return m;
 }
 
+ModelOutcome stagewise_outcome(const std::vector<model::LayerGraph>& graphs,
+                               const std::vector<std::optional<LayerSchedules>>& schedules,
+                               const std::vector<size_t>& chain_width, const placement::StagewisePlan& plan,
+                               const placement::Cluster& cluster, const hw::Architecture& design,
+                               int64_t global_batch) {
+  ModelOutcome m;
+  m.feasible = true;
+  m.time_per_batch_s = plan.time_per_batch;
+  m.parts = plan.parts;
+  m.samples_per_s = static_cast<double>(global_batch) / plan.time_per_batch;
+  m.tokens_per_s = m.samples_per_s * static_cast<double>(graphs.front().shape.seq);
+  size_t widest = chain_width[plan.stages.front().chain];
+  // Per stage, every micro-batch of the batch passes its layers once on each of its t ranks (the d replicas
+  // share the micro-batches), with the re-forward of its recomputed layers.
+  double energy_j = 0, busy_tc = 0, busy_vc = 0, span = 0, flops = 0;
+  for (const placement::StagewiseStage& s : plan.stages) {
+    const size_t wi = chain_width[s.chain];
+    const model::LayerGraph& graph = graphs[wi];
+    const LayerSchedules& sched = *schedules[wi];
+    m.stages.push_back({s.first, s.last, s.devices});
+    m.stagewise.push_back({s.width, s.data_parallel, s.recomputed});
+    m.width = std::max(m.width, s.width);
+    m.data_parallel = std::max(m.data_parallel, s.data_parallel);
+    if (s.width >= graphs[widest].shape.tp) widest = wi;
+    m.schedules_proven = m.schedules_proven && sched.proven();
+    const double ranks = static_cast<double>(s.width);
+    size_t r = 0;
+    for (int v = s.first; v < s.last; ++v) {
+      const LayerSchedules::Passes& p = sched.node(graph, v);
+      double e = p.forward.energy_j + p.backward.energy_j;
+      if (r < s.recomputed.size() && s.recomputed[r] == v) {
+        e += p.forward.energy_j;
+        ++r;
+      }
+      energy_j += e * ranks;
+      for (const PassSummary* pass : {&p.forward, &p.backward}) {
+        busy_tc += pass->tensor_utilisation * pass->makespan_s;
+        busy_vc += pass->vector_utilisation * pass->makespan_s;
+        span += pass->makespan_s;
+      }
+      const model::Layer& layer = graph.node(v);
+      flops += ranks * static_cast<double>(layer.forward_flops() + layer.backward_flops());
+    }
+  }
+  const double micro_batches = static_cast<double>(cluster.micro_batches);
+  m.energy_per_batch_j = energy_j * micro_batches;
+  m.tensor_utilisation = span > 0 ? busy_tc / span : 0;
+  m.vector_utilisation = span > 0 ? busy_vc / span : 0;
+  for (const LayerSchedules::Passes& p : schedules[widest]->layers)
+    m.layers.push_back({p.forward.makespan_s, p.backward.makespan_s, p.forward.energy_j, p.backward.energy_j});
+  const double peak_flops = 2.0 * hw::peak_tensor_macs_per_s(design) * static_cast<double>(plan.devices());
+  m.flops_utilisation = peak_flops > 0 ? flops * micro_batches / (peak_flops * plan.time_per_batch) : 0;
+  return m;
+}
+
 Evaluator::Evaluator(const Workload& workload, ScheduleCache& cache)
     : workload_(workload), scheduling_(make_scheduling(*workload.question, cache)) {}
 
@@ -255,6 +314,31 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
     if (!next) break;
     solve(*next);
   }
+  return out;
+}
+
+Evaluator::ModelPlans Evaluator::plan_model_stagewise(const std::vector<model::LayerGraph>& graphs,
+                                                      const hw::Architecture& design,
+                                                      const std::vector<placement::Cluster>& clusters) {
+  ModelPlans out;
+  out.schedules.resize(graphs.size());
+  std::vector<placement::Chain> chains;
+  for (size_t wi = 0; wi < graphs.size(); ++wi) {
+    const std::vector<schedule::Problem> problems = layer_problems(graphs[wi], design, scheduling_.estimator);
+    if (!all_finite(problems)) continue;
+    out.any_width = true;
+    const LayerSchedules& s = out.schedules[wi].emplace(solve_layers(problems, scheduling_));
+    unproven_ += s.unproven_passes();
+    chains.push_back(make_chain(graphs[wi], s));
+    out.chain_width.push_back(wi);
+  }
+  out.plans.resize(clusters.size());
+  if (chains.empty()) return out;
+  // The points differ only in memory and recomputation: each one's plan is a good first incumbent for the
+  // others (it changes the work, not the answer).
+  for (const placement::Cluster& cluster : clusters)
+    out.stagewise.push_back(stagewise_.solve(chains, cluster, out.stagewise));
+  for (size_t k = 0; k < clusters.size(); ++k) out.plans[k].feasible = out.stagewise[k].feasible;
   return out;
 }
 
@@ -354,7 +438,10 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
         clusters[mi].push_back(make_cluster(q, a, b, hbm, rc));
         fitting[mi].push_back(j);
       }
-      if (!clusters[mi].empty()) plans[mi] = plan_model(workload_.graphs[mi][bi], design.arch, clusters[mi]);
+      if (clusters[mi].empty()) continue;
+      plans[mi] = q.planner == PlannerChoice::Piper
+                      ? plan_model_stagewise(workload_.graphs[mi][bi], design.arch, clusters[mi])
+                      : plan_model(workload_.graphs[mi][bi], design.arch, clusters[mi]);
     }
 
     for (size_t j = 0; j < todo.size(); ++j) {
@@ -375,6 +462,9 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
             m.reason = "an operator has no finite estimate on this design at every width";
           } else if (!mp.plans[k].feasible) {
             m.reason = no_fit();
+          } else if (!mp.stagewise.empty()) {
+            m = stagewise_outcome(workload_.graphs[mi][bi], mp.schedules, mp.chain_width, mp.stagewise[k],
+                                  clusters[mi][k], p.design, q.global_batch);
           } else {
             const size_t wi = mp.width_of[k];
             m = model_outcome(workload_.graphs[mi][bi][wi], *mp.schedules[wi], mp.plans[k], clusters[mi][k], p.design,

@@ -15,6 +15,7 @@
 #include "hw/enumerate.h"
 #include "model/layer_graph.h"
 #include "placement/corrected_planner.h"
+#include "placement/stagewise_planner.h"
 #include "placement/training_plan.h"
 #include "schedule/problem.h"
 #include "search/layer_scheduling.h"
@@ -66,6 +67,13 @@ placement::Cluster make_cluster(const SearchQuestion& question, const hw::Archit
 ModelOutcome model_outcome(const model::LayerGraph& graph, const LayerSchedules& schedules, const placement::Plan& plan,
                            const placement::Cluster& cluster, const hw::Architecture& design, int64_t global_batch);
 
+/// The figures of one model's stagewise plan at one point. `schedules` per width of the model (nothing: not
+/// scheduled), `chain_width` maps the plan's chain indices to those widths.
+ModelOutcome stagewise_outcome(const std::vector<model::LayerGraph>& graphs,
+                               const std::vector<std::optional<LayerSchedules>>& schedules,
+                               const std::vector<size_t>& chain_width, const placement::StagewisePlan& plan,
+                               const placement::Cluster& cluster, const hw::Architecture& design, int64_t global_batch);
+
 /// Designs with at most this many tensor cores have their widths bounded before they are scheduled: there the
 /// exact solver meets near-ties of single-core and parallel runs and needs tens of milliseconds per backward
 /// layer, while a placement takes a fraction of one.
@@ -90,9 +98,15 @@ class Evaluator {
     std::vector<std::optional<LayerSchedules>> schedules;  ///< per width; nothing: not needed
     std::vector<placement::Plan> plans;                    ///< per point; infeasible when no width fits
     std::vector<size_t> width_of;                          ///< per point, the width index of its plan
+    /// Under the stagewise planner: per point its plan, over the chains of `chain_width` (width indices).
+    std::vector<placement::StagewisePlan> stagewise;
+    std::vector<size_t> chain_width;
   };
   ModelPlans plan_model(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
                         const std::vector<placement::Cluster>& clusters);
+  /// plan_model under the stagewise planner: every usable width scheduled, one plan per point over them all.
+  ModelPlans plan_model_stagewise(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
+                                  const std::vector<placement::Cluster>& clusters);
   /// evaluate() under Megatron-LM execution (megatron_execution.h).
   std::vector<PointOutcome> evaluate_megatron(const hw::Design& design,
                                               const std::function<bool(const std::string&)>& wanted);
@@ -100,6 +114,7 @@ class Evaluator {
   const Workload& workload_;
   Scheduling scheduling_;
   placement::CorrectedPlanner planner_;
+  placement::StagewisePlanner stagewise_;
   int64_t designs_since_reset_ = 0;
   std::tuple<int64_t, int64_t, int64_t> last_array_;  ///< width, depth and count of the last design's tensor cores
   int64_t unproven_ = 0;

@@ -40,6 +40,13 @@ json model_json(const ModelOutcome& m) {
     out["megatron"] =
         json::array({m.megatron->chunks, m.megatron->sequence_parallel, placement::to_string(m.megatron->recompute),
                      m.megatron->distributed_optimizer, m.megatron->peak_memory_bytes});
+  // Only under the stagewise planner, likewise.
+  if (!m.stagewise.empty()) {
+    json stagewise = json::array();
+    for (const StageSettings& s : m.stagewise)
+      stagewise.push_back(json::array({s.width, s.data_parallel, s.recomputed}));
+    out["stagewise"] = stagewise;
+  }
   return out;
 }
 
@@ -72,6 +79,9 @@ ModelOutcome model_from(const json& j) {
                                   placement::parse_recompute(g.at(2).get<std::string>(), "megatron"),
                                   g.at(3).get<bool>(), g.at(4).get<double>()};
   }
+  if (j.contains("stagewise"))
+    for (const json& s : j.at("stagewise"))
+      m.stagewise.push_back({s.at(0).get<int64_t>(), s.at(1).get<int64_t>(), s.at(2).get<std::vector<int>>()});
   return m;
 }
 

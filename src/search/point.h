@@ -34,6 +34,14 @@ struct MegatronSettings {
   bool operator==(const MegatronSettings&) const = default;
 };
 
+/// One stage's own settings in a plan of the stagewise planner (SearchQuestion::planner piper).
+struct StageSettings {
+  int64_t width = 1;            ///< t of the stage
+  int64_t data_parallel = 1;    ///< d of the stage
+  std::vector<int> recomputed;  ///< chain positions whose forward pass the backward pass re-runs
+  bool operator==(const StageSettings&) const = default;
+};
+
 /// One model at one point: its best training plan over the widths, or why there is none.
 struct ModelOutcome {
   bool feasible = false;
@@ -60,6 +68,10 @@ struct ModelOutcome {
   /// the busiest stage's micro-batches (steady state), the pipeline bubble (fill and drain), the exposed
   /// gradient reduction and the optimizer step.
   std::optional<MegatronSettings> megatron;
+  /// Under the stagewise planner, per stage (as `stages`) its width, degree and recomputed layers; `width` and
+  /// `data_parallel` are then the largest of the stages and `layers` the figures at that width. Empty under
+  /// PHAZE's planner.
+  std::vector<StageSettings> stagewise;
   bool operator==(const ModelOutcome&) const = default;
 };
 

@@ -42,6 +42,16 @@ enum class Execution {
   Megatron,
 };
 
+/// Which placement planner prices each point under PHAZE's execution.
+enum class PlannerChoice {
+  /// PHAZE's (placement/corrected_planner.h): one width and one data-parallel degree for the whole pipeline,
+  /// recomputation of whole stages or none.
+  Phaze,
+  /// Piper's generality (placement/stagewise_planner.h): each stage its own width and degree, each layer its
+  /// own recomputation choice, under the same time per batch; never slower than PHAZE's plan.
+  Piper,
+};
+
 inline constexpr double kGiB = 1073741824.0;
 
 /// Largest accepted values of the search's settings (docs/limits.md); validate() checks them.
@@ -55,6 +65,9 @@ inline constexpr int64_t kStopWindow = 10000;                ///< buckets in the
 inline constexpr int64_t kScheduleNodes = int64_t{1} << 40;  ///< search nodes per layer schedule
 inline constexpr int64_t kThreads = 1024;                    ///< worker threads
 inline constexpr int64_t kTop = 100000;                      ///< points in the top list
+/// Transformer layers of a model planned by the stagewise planner (--planner piper), whose tables grow with
+/// the square of the layers and the stage counts, and its table sweeps with their cube.
+inline constexpr int64_t kStagewiseLayers = 512;
 }  // namespace limits
 
 /// The search question. Defaults are those of the original evaluation (method.md 4), with micro-batches
@@ -72,6 +85,7 @@ struct SearchQuestion {
   hw::Network network = hw::tpuv4_like_system().network;
   placement::Optimizer optimizer = placement::Optimizer::Sgd;
   Execution execution = Execution::Phaze;
+  PlannerChoice planner = PlannerChoice::Phaze;  ///< under PHAZE's execution only
   /// Megatron-LM execution: the gradient reduction overlaps the backward pass (else it follows it).
   bool overlap_dp = false;
   hw::EnumerationOptions space;  ///< area budget, lower fraction, ranges; `base` is set from the settings above

@@ -35,6 +35,7 @@ using Names = std::array<std::pair<E, const char*>, N>;
 constexpr Names<RecomputeChoice, 3> kRecompute{
     {{RecomputeChoice::Both, "both"}, {RecomputeChoice::On, "on"}, {RecomputeChoice::Off, "off"}}};
 constexpr Names<Execution, 2> kExecution{{{Execution::Phaze, "phaze"}, {Execution::Megatron, "megatron"}}};
+constexpr Names<PlannerChoice, 2> kPlanner{{{PlannerChoice::Phaze, "phaze"}, {PlannerChoice::Piper, "piper"}}};
 constexpr Names<placement::Optimizer, 2> kOptimizer{
     {{placement::Optimizer::Sgd, "sgd"}, {placement::Optimizer::Adam, "adam"}}};
 constexpr Names<model::NormKind, 2> kNorm{
@@ -52,6 +53,9 @@ const auto& names(RecomputeChoice) {
 }
 const auto& names(Execution) {
   return kExecution;
+}
+const auto& names(PlannerChoice) {
+  return kPlanner;
 }
 const auto& names(placement::Optimizer) {
   return kOptimizer;
@@ -143,6 +147,7 @@ void question_fields(Q& q, V& v) {
     e("kind", q.execution);
     e("overlap_dp", q.overlap_dp);
   });
+  v.optional_section("placement", q.planner != PlannerChoice::Phaze, [&](auto& e) { e("planner", q.planner); });
   // The network joining the devices (the system's tiers, innermost first; hw/system_json.h).
   v.section("system", [&](auto& s) { s("network", q.network); });
   v.section("space", [&](auto& s) {

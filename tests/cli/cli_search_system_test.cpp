@@ -137,3 +137,30 @@ TEST(CliSearchMegatron, QuestionFileCarriesTheExecution) {
 }
 
 }  // namespace
+
+// The stagewise planner: never slower than PHAZE's at the best point, every stage with its own t and d
+// within the devices, and refused beside Megatron-LM execution.
+TEST(CliSearchStagewise, NeverSlowerAndSaysHowEachStageRuns) {
+  const json uniform = answer(kTinySearch);
+  const json a = answer(kTinySearch + " --planner piper");
+  ASSERT_TRUE(a.contains("best"));
+  EXPECT_EQ(a.at("settings").at("planner"), "piper");
+  EXPECT_FALSE(uniform.at("settings").contains("planner"));
+  EXPECT_GE(a.at("best").at("average_samples_per_s").get<double>(),
+            uniform.at("best").at("average_samples_per_s").get<double>());
+  for (const json& point : a.at("top")) {
+    const json& plan = point.at("models").at(0).at("plan");
+    EXPECT_TRUE(plan.at("stagewise").get<bool>());
+    int64_t devices = 0;
+    for (const json& stage : plan.at("stages"))
+      devices += stage.at("devices").get<int64_t>() * stage.at("data_parallel").get<int64_t>();
+    EXPECT_EQ(plan.at("devices_used").get<int64_t>(), devices);
+    EXPECT_LE(devices, 16);
+  }
+  const RunResult megatron = run_phaze(kTinySearch + " --planner piper --execution megatron --optimizer adam");
+  EXPECT_EQ(megatron.status, 2);
+  EXPECT_NE(megatron.err.find("--planner piper: plans PHAZE's execution"), std::string::npos) << megatron.err;
+  const RunResult kind = run_phaze(kTinySearch + " --planner greedy");
+  EXPECT_EQ(kind.status, 2);
+  EXPECT_NE(kind.err.find("--planner"), std::string::npos) << kind.err;
+}

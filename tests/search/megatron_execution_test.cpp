@@ -16,6 +16,7 @@
 #include "schedule/layer_problem.h"
 #include "search/baselines.h"
 #include "search/evaluate.h"
+#include "small_design.h"
 #include "util/input_error.h"
 
 namespace {
@@ -47,13 +48,7 @@ search::SearchQuestion megatron_question() {
 }
 
 hw::Design design(int64_t cores, int64_t array) {
-  hw::Design d;
-  d.arch = hw::tpuv4_like();
-  d.arch.num_tc = d.arch.num_vc = cores;
-  d.arch.tc_width = d.arch.tc_depth = d.arch.vc_width = array;
-  d.arch.glb_bytes = 2 << 20;
-  d.area_um2 = 1;
-  return d;
+  return search::testing::small_design(cores, array);
 }
 
 /// Layer costs from schedules, with the attention core as the sum of its operators, each on the cores that

@@ -162,6 +162,32 @@ TEST(QuestionJson, MegatronExecutionIsKeptAndOnlyWrittenWhenChosen) {
   EXPECT_NE(search::run_identity(back), search::run_identity(q));
 }
 
+TEST(QuestionJson, StagewisePlannerIsKeptAndOnlyWrittenWhenChosen) {
+  search::SearchQuestion q = question_of({"gpt2-xl"});
+  EXPECT_FALSE(text_of(q).contains("placement"));  // the files of PHAZE's planner stay as they were
+  q.planner = search::PlannerChoice::Piper;
+  const json text = text_of(q);
+  EXPECT_EQ(text.at("placement"), json({{"planner", "piper"}}));
+  const search::SearchQuestion back = search::read_question(text, "q.json");
+  EXPECT_EQ(back.planner, search::PlannerChoice::Piper);
+  EXPECT_EQ(search::run_identity(back), search::run_identity(q));
+  q.planner = search::PlannerChoice::Phaze;
+  EXPECT_NE(search::run_identity(back), search::run_identity(q));
+
+  json wrong = text;
+  wrong["placement"]["planner"] = "greedy";
+  EXPECT_TRUE(error_of(wrong).starts_with("q.json: placement.planner"));
+  json deep = text;
+  deep["models"][0]["hyperparameters"]["num_layers"] = 513;
+  EXPECT_EQ(error_of(deep), "q.json: --planner piper: model gpt2-xl has 513 layers, at most 512 allowed");
+  json megatron = text;
+  megatron["execution"] = {{"kind", "megatron"}, {"overlap_dp", false}};
+  megatron["optimizer"] = "adam";
+  EXPECT_EQ(error_of(megatron),
+            "q.json: --planner piper: plans PHAZE's execution; Megatron-LM's has equal stages (drop --execution "
+            "megatron)");
+}
+
 TEST(QuestionJson, MegatronExecutionNeedsAdamAndOverlapNeedsIt) {
   search::SearchQuestion q = question_of({"gpt2-xl"});
   q.execution = search::Execution::Megatron;

@@ -222,16 +222,20 @@ std::string design_text(const PointOutcome& p) {
   return fmt::format("{}, {:g} GiB HBM, {:.6g} mm²", chip_text(p.design), p.design.hbm_bytes / kGiB, p.area_um2 * 1e-6);
 }
 
-/// "embedding–layer2 (t 1, d 21, 2 of 3 recomputed) | …", runs of equal settings over equal-sized stages
-/// written once with their count.
+/// "layer3" or "layer3–layer5": the layers of a stage.
+std::string stage_range_text(const placement::Stage& s, int64_t layers) {
+  const std::string first = chain_position_name(s.first, layers), last = chain_position_name(s.last - 1, layers);
+  return s.last - s.first == 1 ? first : first + "–" + last;
+}
+
+/// "embedding–layer2 (t 1, d 21, 2 of 3 recomputed) | …": each stage with its own settings.
 std::string stagewise_text(const ModelOutcome& m, int64_t layers) {
   std::string out;
   for (size_t k = 0; k < m.stages.size(); ++k) {
     const placement::Stage& s = m.stages[k];
     const StageSettings& w = m.stagewise[k];
     if (!out.empty()) out += " | ";
-    const std::string first = chain_position_name(s.first, layers), last = chain_position_name(s.last - 1, layers);
-    out += s.last - s.first == 1 ? first : first + "–" + last;
+    out += stage_range_text(s, layers);
     out += fmt::format(" (t {}, d {}", w.width, w.data_parallel);
     if (!w.recomputed.empty()) out += fmt::format(", {} of {} recomputed", w.recomputed.size(), s.last - s.first);
     out += ")";
@@ -243,8 +247,7 @@ std::string stages_text(const ModelOutcome& m, int64_t layers) {
   std::string out;
   for (const placement::Stage& s : m.stages) {
     if (!out.empty()) out += " | ";
-    const std::string first = chain_position_name(s.first, layers), last = chain_position_name(s.last - 1, layers);
-    out += s.last - s.first == 1 ? first : first + "–" + last;
+    out += stage_range_text(s, layers);
   }
   return out;
 }

@@ -93,7 +93,7 @@ StagewiseCheck evaluate_stagewise(const std::vector<Chain>& chains, const std::v
       if (recomputed) {
         ++r;
         reforward += node.forward_time;
-        if (!previous_recomputed) stash += v > 0 ? chain.edges[static_cast<size_t>(v - 1)].bytes : 0.0;
+        if (!previous_recomputed) stash += input_bytes(chain, v);
       } else {
         stash += node.activation_bytes;
       }

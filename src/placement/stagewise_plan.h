@@ -41,6 +41,12 @@ struct StagewisePlan {
   int64_t devices() const;  ///< Σ devices · data_parallel
 };
 
+/// Bytes entering position v of a pure chain (the edge from v − 1; none at the first position): what a
+/// stage starting at v receives, and the checkpoint of a run of recomputed layers starting at v.
+inline double input_bytes(const Chain& chain, int v) {
+  return v > 0 ? chain.edges[static_cast<size_t>(v - 1)].bytes : 0.0;
+}
+
 /// The per-stage figures of a chain at one width for the stagewise planner and its evaluator.
 struct StagewiseCheck {
   bool feasible = false;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "cost/vector_cost.h"
 #include "placement/stage_costs.h"
@@ -48,8 +49,7 @@ void sweep(RecomputeFrontier& frontier, const Chain& chain, int i, int j, bool a
   frontier.start(allowed, track);
   for (int v = i; v < j; ++v) {
     const ChainNode& node = chain.nodes[static_cast<size_t>(v)];
-    frontier.add(v, node.forward_time, node.activation_bytes,
-                 v > 0 ? chain.edges[static_cast<size_t>(v - 1)].bytes : 0);
+    frontier.add(v, node.forward_time, node.activation_bytes, input_bytes(chain, v));
   }
 }
 
@@ -61,10 +61,6 @@ size_t first_fitting(const std::vector<RecomputeOption>& options, double params,
     ++o;
   return o;
 }
-
-}  // namespace
-
-namespace {
 
 /// Whether positions u and v hold the same layer with the same input bytes in every chain.
 bool same_position(const std::vector<Chain>& chains, int u, int v) {
@@ -87,6 +83,24 @@ bool same_end(const std::vector<Chain>& chains, int j1, int j2, int n) {
   for (const Chain& c : chains)
     if (c.edges[static_cast<size_t>(j1 - 1)].bytes != c.edges[static_cast<size_t>(j2 - 1)].bytes) return false;
   return true;
+}
+
+/// `stages` priced by the one evaluator, each stage's load set from it; infeasible (and `reason` set) when
+/// they do not fit.
+StagewisePlan priced(std::vector<StagewiseStage> stages, const std::vector<Chain>& chains, const Cluster& cluster,
+                     std::string* reason = nullptr) {
+  StagewisePlan plan;
+  const StagewiseCheck check = evaluate_stagewise(chains, stages, cluster);
+  if (!check.feasible) {
+    if (reason) *reason = check.reason;
+    return plan;
+  }
+  plan.stages = std::move(stages);
+  for (size_t k = 0; k < plan.stages.size(); ++k) plan.stages[k].load_s = check.loads_s[k];
+  plan.feasible = true;
+  plan.time_per_batch = check.time_per_batch;
+  plan.parts = check.parts;
+  return plan;
 }
 
 }  // namespace
@@ -136,8 +150,7 @@ void StagewisePlanner::build_tables(const std::vector<Chain>& chains, const Clus
       double acts = 0;
       for (int j = i + 1; j <= n_; ++j) {
         const ChainNode& node = chain.nodes[static_cast<size_t>(j - 1)];
-        frontier_.add(j - 1, node.forward_time, node.activation_bytes,
-                      j > 1 ? chain.edges[static_cast<size_t>(j - 2)].bytes : 0);
+        frontier_.add(j - 1, node.forward_time, node.activation_bytes, input_bytes(chain, j - 1));
         acts += node.activation_bytes;
         const std::vector<RecomputeOption>& options = frontier_.options();
         fits.clear();
@@ -176,9 +189,7 @@ int64_t StagewisePlanner::slots(double theta, double load, int64_t p) const {
 }
 
 int64_t StagewisePlanner::degree_of(int64_t q) const {
-  if (q == 0) return 0;
-  return q < static_cast<int64_t>(degree_of_.size()) ? degree_of_[static_cast<size_t>(q)]
-                                                     : (micro_batches_ + q - 1) / q;
+  return q == 0 ? 0 : (micro_batches_ + q - 1) / q;
 }
 
 int64_t StagewisePlanner::least_degree(double theta, double load, int64_t p) const {
@@ -310,38 +321,38 @@ std::vector<int> StagewisePlanner::recomputed_layers(const Chain& chain, int i, 
   return options[first_fitting(options, params, acts, in_flight, stash)].layers;
 }
 
+StagewiseStage StagewisePlanner::make_stage(const std::vector<Chain>& chains, size_t w, int i, int j, int64_t in_flight,
+                                            int64_t degree, const Cluster& cluster) {
+  StagewiseStage stage;
+  stage.first = i;
+  stage.last = j;
+  stage.chain = w;
+  stage.width = chains[w].width;
+  stage.devices = stage_devices_[at(w, i, j)];
+  stage.data_parallel = degree;
+  stage.load_s = load(w, in_flight, i, j);
+  stage.parameter_bytes = params_[at(w, i, j)];
+  stage.recomputed = recomputed_layers(chains[w], i, j, in_flight, stage.parameter_bytes, cluster);
+  return stage;
+}
+
 StagewisePlan StagewisePlanner::plan_of(int64_t p, double theta, int label, const std::vector<Chain>& chains,
                                         const Cluster& cluster) {
-  StagewisePlan plan;
+  std::vector<StagewiseStage> stages;
   int i = 0;
   for (int64_t s = p; s > 0; --s) {
     const Label& l = this->label(s, i, label);
     const auto w = static_cast<size_t>(l.chain);
-    const Chain& chain = chains[w];
-    const size_t cell = at(w, i, l.next);
-    StagewiseStage stage;
-    stage.first = i;
-    stage.last = l.next;
-    stage.chain = w;
-    stage.width = chain.width;
-    stage.devices = stage_devices_[cell];
-    stage.load_s = load(w, s, i, l.next);
-    stage.data_parallel = least_degree(theta, stage.load_s, p);
-    stage.parameter_bytes = params_[cell];
-    stage.recomputed = recomputed_layers(chain, i, l.next, s, stage.parameter_bytes, cluster);
-    plan.stages.push_back(std::move(stage));
+    stages.push_back(make_stage(chains, w, i, l.next, s, least_degree(theta, load(w, s, i, l.next), p), cluster));
     i = l.next;
     label = l.child;
   }
-  const StagewiseCheck check = evaluate_stagewise(chains, plan.stages, cluster);
-  for (size_t k = 0; check.feasible && k < plan.stages.size(); ++k)
-    if (check.loads_s[k] != plan.stages[k].load_s)
+  std::string reason;
+  StagewisePlan plan = priced(stages, chains, cluster, &reason);
+  if (!plan.feasible) throw std::logic_error("placement: the stagewise planner built an infeasible plan: " + reason);
+  for (size_t k = 0; k < stages.size(); ++k)
+    if (plan.stages[k].load_s != stages[k].load_s)
       throw std::logic_error("placement: the stagewise planner's stage load disagrees with its evaluation");
-  if (!check.feasible)
-    throw std::logic_error("placement: the stagewise planner built an infeasible plan: " + check.reason);
-  plan.feasible = true;
-  plan.time_per_batch = check.time_per_batch;
-  plan.parts = check.parts;
   return plan;
 }
 
@@ -357,9 +368,6 @@ void StagewisePlanner::prepare(const std::vector<Chain>& chains, const Cluster& 
   bandwidth_ = cluster.data_parallel_link.effective_bandwidth();
   latency_s_ = cluster.data_parallel_link.latency_s;
   optimizer_s_per_byte_ = cluster.corrected.optimizer_seconds_per_byte;
-  degree_of_.clear();
-  if (micro_batches_ <= (int64_t{1} << 20))
-    for (int64_t q = 0; q <= micro_batches_; ++q) degree_of_.push_back(q == 0 ? 0 : (micro_batches_ + q - 1) / q);
   build_tables(chains, cluster);
 }
 
@@ -372,28 +380,16 @@ bool StagewisePlanner::feasible(const std::vector<Chain>& chains, const Cluster&
 
 StagewisePlan StagewisePlanner::replay(const StagewisePlan& hint, const std::vector<Chain>& chains,
                                        const Cluster& cluster) {
-  StagewisePlan plan;
+  std::vector<StagewiseStage> stages;
   const auto p = static_cast<int64_t>(hint.stages.size());
   for (size_t k = 0; k < hint.stages.size(); ++k) {
     const StagewiseStage& h = hint.stages[k];
     if (h.chain >= chains.size() || h.first < 0 || h.first >= h.last || h.last > n_ || p > max_stages_) return {};
     const int64_t in_flight = p - static_cast<int64_t>(k);
-    StagewiseStage stage = h;
-    stage.load_s = load(h.chain, in_flight, h.first, h.last);
-    if (stage.load_s == kInfinity) return {};
-    const Chain& chain = chains[h.chain];
-    stage.width = chain.width;
-    stage.devices = stage_devices_[at(h.chain, h.first, h.last)];
-    stage.parameter_bytes = params_[at(h.chain, h.first, h.last)];
-    stage.recomputed = recomputed_layers(chain, h.first, h.last, in_flight, stage.parameter_bytes, cluster);
-    plan.stages.push_back(std::move(stage));
+    if (load(h.chain, in_flight, h.first, h.last) == kInfinity) return {};
+    stages.push_back(make_stage(chains, h.chain, h.first, h.last, in_flight, h.data_parallel, cluster));
   }
-  const StagewiseCheck check = evaluate_stagewise(chains, plan.stages, cluster);
-  if (!check.feasible) return {};
-  plan.feasible = true;
-  plan.time_per_batch = check.time_per_batch;
-  plan.parts = check.parts;
-  return plan;
+  return priced(std::move(stages), chains, cluster);
 }
 
 StagewisePlan StagewisePlanner::solve(const std::vector<Chain>& chains, const Cluster& cluster,
@@ -407,23 +403,24 @@ StagewisePlan StagewisePlanner::solve(const std::vector<Chain>& chains, const Cl
   if (uniform.feasible) {
     size_t w = 0;
     while (chains[w].width != uniform.width) ++w;
+    std::vector<StagewiseStage> stages;
     for (size_t k = 0; k < uniform.stages.size(); ++k) {
       const Stage& s = uniform.stages[k];
-      StagewiseStage stage{s.first, s.last, w, uniform.width, s.devices, uniform.data_parallel, {}, 0, 0};
+      stages.push_back({s.first,
+                        s.last,
+                        w,
+                        uniform.width,
+                        s.devices,
+                        uniform.data_parallel,
+                        {},
+                        0,
+                        params_[at(w, s.first, s.last)]});
       if (cluster.recompute && k + 1 < uniform.stages.size())
-        for (int v = s.first; v < s.last; ++v) stage.recomputed.push_back(v);
-      best.stages.push_back(std::move(stage));
+        for (int v = s.first; v < s.last; ++v) stages.back().recomputed.push_back(v);
     }
-    const StagewiseCheck check = evaluate_stagewise(chains, best.stages, cluster);
-    if (!check.feasible)
-      throw std::logic_error("placement: PHAZE's plan fails the stagewise evaluation: " + check.reason);
-    best.feasible = true;
-    best.time_per_batch = check.time_per_batch;
-    best.parts = check.parts;
-    for (size_t k = 0; k < best.stages.size(); ++k) {
-      best.stages[k].load_s = check.loads_s[k];
-      best.stages[k].parameter_bytes = params_[at(w, best.stages[k].first, best.stages[k].last)];
-    }
+    std::string reason;
+    best = priced(std::move(stages), chains, cluster, &reason);
+    if (!best.feasible) throw std::logic_error("placement: PHAZE's plan fails the stagewise evaluation: " + reason);
   }
   // A hint replayed here (its stages with this question's recomputation) may be a better incumbent.
   for (const StagewisePlan& hint : hints) {

@@ -18,13 +18,13 @@ namespace phaze::placement {
 /// The time per batch is A + S with A = max_k (⌈N/d_k⌉ + p − 1)·L_k and S = max_k sync_k. For a stage count
 /// p and a threshold θ on A, every stage takes the least degree that keeps its term within θ (more replicas
 /// only cost devices and synchronisation), and a dynamic program over (suffix, stages) keeps the Pareto
-/// pairs (devices, S): g(θ) is the least S within K devices. The least feasible θ* is found by bisection
-/// down to adjacent doubles (each feasible plan moves the upper end to its own A, a value the time model
-/// produces), and θ above it only while θ + g(θ) could still win: on [lo, hi] the time is at least
-/// lo + g(hi). No tolerance enters; every answer is re-evaluated by evaluate_stagewise. PHAZE's own plan
-/// (CorrectedPlanner: one width, one degree, whole-stage recomputation) is the first incumbent, so the
-/// answer is never slower, and a stage count that cannot reach A below the incumbent is skipped at the cost
-/// of one dynamic program.
+/// pairs (devices, S): g(θ) is the least S within K devices. The least feasible θ* is found by a bisection
+/// that jumps (an infeasible θ stays infeasible up to the next threshold at which some stage's least degree
+/// falls; a feasible plan moves the upper end to its own A, a value the time model produces), and θ above it
+/// is tried only while θ + g(θ) could still win: on [lo, hi] the time is at least lo + g(hi). No tolerance enters;
+/// every answer is re-evaluated by evaluate_stagewise. PHAZE's own plan (CorrectedPlanner: one width, one degree,
+/// whole-stage recomputation) is the first incumbent, so the answer is never slower, and a stage count that cannot
+/// reach A below the incumbent is skipped at the cost of one dynamic program.
 class StagewisePlanner {
  public:
   /// `chains`: one per width, pure chains (edges only between consecutive positions) of equal length;
@@ -71,6 +71,9 @@ class StagewisePlanner {
   /// The least-load recomputation set of stage [i, j) of `chain` that fits with `in_flight` micro-batches.
   std::vector<int> recomputed_layers(const Chain& chain, int i, int j, int64_t in_flight, double params,
                                      const Cluster& cluster);
+  /// Stage [i, j) at chain w with `degree` replicas, its table figures and least-load recomputation set.
+  StagewiseStage make_stage(const std::vector<Chain>& chains, size_t w, int i, int j, int64_t in_flight, int64_t degree,
+                            const Cluster& cluster);
   /// The plan of label `label` of the last run.
   StagewisePlan plan_of(int64_t p, double theta, int label, const std::vector<Chain>& chains, const Cluster& cluster);
   /// The most micro-batches q ≤ N per replica with (q + p − 1)·L ≤ θ; 0 when none.
@@ -99,7 +102,6 @@ class StagewisePlanner {
   std::vector<std::vector<Label>> cells_;  // [stages][i], Pareto runs
   std::vector<Label> single_;              // [stages][i], one label per cell (feasibility runs)
   bool last_pareto_ = false;
-  std::vector<int64_t> degree_of_;  // [q]: ⌈N/q⌉ for q up to N (when N is not huge)
   std::vector<Label> scratch_;
   CorrectedPlanner uniform_;
   RecomputeFrontier frontier_;

@@ -33,6 +33,18 @@ PointOutcome empty_point(const hw::Design& design, int64_t hbm_bytes, int64_t b,
   return p;
 }
 
+/// Busy tensor- and vector-core seconds over the span of the layer passes added so far.
+struct Utilisation {
+  double busy_tc = 0, busy_vc = 0, span = 0;
+  void add(const PassSummary& pass) {
+    busy_tc += pass.tensor_utilisation * pass.makespan_s;
+    busy_vc += pass.vector_utilisation * pass.makespan_s;
+    span += pass.makespan_s;
+  }
+  double tensor() const { return span > 0 ? busy_tc / span : 0; }
+  double vector() const { return span > 0 ? busy_vc / span : 0; }
+};
+
 /// A point is feasible when every model has a plan; its score is then their mean throughput.
 void score_point(PointOutcome& p) {
   p.feasible = true;
@@ -169,21 +181,19 @@ ModelOutcome model_outcome(const model::LayerGraph& graph, const LayerSchedules&
   // the last stage with recomputation (the last stage keeps its activations, placement.md).
   const int64_t n = graph.size();
   const int last_stage_first = plan.stages.empty() ? 0 : plan.stages.back().first;
-  double energy_j = 0, busy_tc = 0, busy_vc = 0, span = 0;
+  double energy_j = 0;
+  Utilisation use;
   for (int64_t i = 0; i < n; ++i) {
     const LayerSchedules::Passes& p = schedules.node(graph, i);
     energy_j += p.forward.energy_j + p.backward.energy_j;
     if (cluster.recompute && i < last_stage_first) energy_j += p.forward.energy_j;
-    for (const PassSummary* s : {&p.forward, &p.backward}) {
-      busy_tc += s->tensor_utilisation * s->makespan_s;
-      busy_vc += s->vector_utilisation * s->makespan_s;
-      span += s->makespan_s;
-    }
+    use.add(p.forward);
+    use.add(p.backward);
   }
   const double ranks_work = static_cast<double>(cluster.micro_batches) * static_cast<double>(graph.shape.tp);
   m.energy_per_batch_j = energy_j * ranks_work;
-  m.tensor_utilisation = span > 0 ? busy_tc / span : 0;
-  m.vector_utilisation = span > 0 ? busy_vc / span : 0;
+  m.tensor_utilisation = use.tensor();
+  m.vector_utilisation = use.vector();
 
   int64_t devices_per_replica = 0;
   for (const placement::Stage& s : plan.stages) devices_per_replica += s.devices;
@@ -208,7 +218,8 @@ ModelOutcome stagewise_outcome(const std::vector<model::LayerGraph>& graphs,
   size_t widest = chain_width[plan.stages.front().chain];
   // Per stage, every micro-batch of the batch passes its layers once on each of its t ranks (the d replicas
   // share the micro-batches), with the re-forward of its recomputed layers.
-  double energy_j = 0, busy_tc = 0, busy_vc = 0, span = 0, flops = 0;
+  double energy_j = 0, flops = 0;
+  Utilisation use;
   for (const placement::StagewiseStage& s : plan.stages) {
     const size_t wi = chain_width[s.chain];
     const model::LayerGraph& graph = graphs[wi];
@@ -229,19 +240,16 @@ ModelOutcome stagewise_outcome(const std::vector<model::LayerGraph>& graphs,
         ++r;
       }
       energy_j += e * ranks;
-      for (const PassSummary* pass : {&p.forward, &p.backward}) {
-        busy_tc += pass->tensor_utilisation * pass->makespan_s;
-        busy_vc += pass->vector_utilisation * pass->makespan_s;
-        span += pass->makespan_s;
-      }
+      use.add(p.forward);
+      use.add(p.backward);
       const model::Layer& layer = graph.node(v);
       flops += ranks * static_cast<double>(layer.forward_flops() + layer.backward_flops());
     }
   }
   const double micro_batches = static_cast<double>(cluster.micro_batches);
   m.energy_per_batch_j = energy_j * micro_batches;
-  m.tensor_utilisation = span > 0 ? busy_tc / span : 0;
-  m.vector_utilisation = span > 0 ? busy_vc / span : 0;
+  m.tensor_utilisation = use.tensor();
+  m.vector_utilisation = use.vector();
   for (const LayerSchedules::Passes& p : schedules[widest]->layers)
     m.layers.push_back({p.forward.makespan_s, p.backward.makespan_s, p.forward.energy_j, p.backward.energy_j});
   const double peak_flops = 2.0 * hw::peak_tensor_macs_per_s(design) * static_cast<double>(plan.devices());
@@ -332,13 +340,11 @@ Evaluator::ModelPlans Evaluator::plan_model_stagewise(const std::vector<model::L
     chains.push_back(make_chain(graphs[wi], s));
     out.chain_width.push_back(wi);
   }
-  out.plans.resize(clusters.size());
   if (chains.empty()) return out;
   // The points differ only in memory and recomputation: each one's plan is a good first incumbent for the
   // others (it changes the work, not the answer).
   for (const placement::Cluster& cluster : clusters)
     out.stagewise.push_back(stagewise_.solve(chains, cluster, out.stagewise));
-  for (size_t k = 0; k < clusters.size(); ++k) out.plans[k].feasible = out.stagewise[k].feasible;
   return out;
 }
 
@@ -460,7 +466,7 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
           const auto k = static_cast<size_t>(at - fitting[mi].begin());
           if (!mp.any_width) {
             m.reason = "an operator has no finite estimate on this design at every width";
-          } else if (!mp.plans[k].feasible) {
+          } else if (!mp.feasible(k)) {
             m.reason = no_fit();
           } else if (!mp.stagewise.empty()) {
             m = stagewise_outcome(workload_.graphs[mi][bi], mp.schedules, mp.chain_width, mp.stagewise[k],

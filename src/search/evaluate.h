@@ -101,6 +101,8 @@ class Evaluator {
     /// Under the stagewise planner: per point its plan, over the chains of `chain_width` (width indices).
     std::vector<placement::StagewisePlan> stagewise;
     std::vector<size_t> chain_width;
+    /// Whether point k has a plan (of either planner); only asked when some width is usable.
+    bool feasible(size_t k) const { return stagewise.empty() ? plans[k].feasible : stagewise[k].feasible; }
   };
   ModelPlans plan_model(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
                         const std::vector<placement::Cluster>& clusters);

@@ -220,64 +220,103 @@ GemmMapping map_gemm(const model::Gemm& gemm, const hw::TensorCoreConfig& c, con
   });
   const double hbm_floor = fastest(glb_options);
 
-  double best_cycles = kInf, best_energy = kInf, best_words = kInf;
-  std::vector<Option> array_options, sram_options;
-  const std::vector<int64_t> splits = divisors(c.cores);
-  for (int64_t sg : splits) {
+  // The core splits: batch, M and N split into divisors of the core count whose product divides it.
+  struct Split {
+    int64_t g, m, n;
+    double cycles = kInf;                ///< the split's minimum latency; infinite when it cannot be the fastest
+    double energy = kInf, words = kInf;  ///< of the cheapest options at that latency
+    Dataflow dataflow;
+    Tiling sram, glb;
+  };
+  std::vector<Split> splits;
+  const std::vector<int64_t> divs = divisors(c.cores);
+  for (int64_t sg : divs) {
     if (sg > gemm.batch) break;
-    for (int64_t sm : splits) {
+    for (int64_t sm : divs) {
       if (sm > gemm.m || sg * sm > c.cores) break;
       if ((c.cores / sg) % sm != 0) continue;
-      for (int64_t sn : splits) {
+      for (int64_t sn : divs) {
         if (sn > gemm.n || sg * sm * sn > c.cores) break;
         if ((c.cores / sg / sm) % sn != 0) continue;
-        const PerCore p{ceil_div(gemm.m, sm), ceil_div(gemm.n, sn), gemm.k, ceil_div(gemm.batch, sg)};
-        const double used = static_cast<double>(sg * sm * sn), g = static_cast<double>(p.g);
-
-        array_options.clear();
-        for (const Dataflow& df : kDataflows) {
-          double compute = 0;
-          array_options.push_back(array_option(p, df, c, params, used, compute));
-        }
-        const double array_floor = fastest(array_options);
-        if (std::max(array_floor, hbm_floor) > best_cycles) continue;
-
-        sram_options.clear();
-        for_each_tiling(p.m, p.n, p.k, static_cast<double>(c.sram_bytes) / word_bytes, [&](const Tiling& t) {
-          const Traffic s = level_traffic(p.m, p.n, p.k, t);
-          const double reads = used * g * (s.a / sn + s.b / sm + s.c_readback), writes = used * g * s.c_write;
-          const double fills = used * g * (s.a + s.b + s.c_readback + s.c_write);
-          sram_options.push_back(Option{std::max(reads, writes) / params.glb_words_per_cycle,
-                                        (reads + writes) * params.glb_energy + fills * params.sram_energy,
-                                        reads + writes,
-                                        t,
-                                        {}});
-        });
-        const double cycles = std::max({array_floor, fastest(sram_options), hbm_floor});
-        if (cycles > best_cycles) continue;
-
-        const Option* a = cheapest_within(array_options, cycles);
-        const Option* s = cheapest_within(sram_options, cycles);
-        const Option* h = cheapest_within(glb_options, cycles);
-        const double energy =
-            macs * (params.mac_energy + params.register_read_energy) + a->energy + s->energy + h->energy;
-        const double words = a->words + s->words + h->words;
-        const bool better =
-            cycles < best_cycles ||
-            (cycles == best_cycles && (energy < best_energy || (energy == best_energy && words < best_words)));
-        if (better) {
-          best_cycles = cycles;
-          best_energy = energy;
-          best_words = words;
-          best.split_g = sg;
-          best.split_m = sm;
-          best.split_n = sn;
-          best.dataflow = a->dataflow;
-          best.sram = s->tiling;
-          best.glb = h->tiling;
-        }
+        splits.push_back({sg, sm, sn, kInf, kInf, kInf, {}, {}, {}});
       }
     }
+  }
+  std::vector<Option> array_options, sram_options;
+  auto per_core = [&](const Split& s) {
+    return PerCore{ceil_div(gemm.m, s.m), ceil_div(gemm.n, s.n), gemm.k, ceil_div(gemm.batch, s.g)};
+  };
+  auto fill_array_options = [&](const Split& s) {
+    const PerCore p = per_core(s);
+    const double used = static_cast<double>(s.g * s.m * s.n);
+    array_options.clear();
+    for (const Dataflow& df : kDataflows) {
+      double compute = 0;
+      array_options.push_back(array_option(p, df, c, params, used, compute));
+    }
+  };
+  auto fill_sram_options = [&](const Split& s) {
+    const PerCore p = per_core(s);
+    const double used = static_cast<double>(s.g * s.m * s.n), g = static_cast<double>(p.g);
+    const double sm = static_cast<double>(s.m), sn = static_cast<double>(s.n);
+    sram_options.clear();
+    for_each_tiling(p.m, p.n, p.k, static_cast<double>(c.sram_bytes) / word_bytes, [&](const Tiling& t) {
+      const Traffic tr = level_traffic(p.m, p.n, p.k, t);
+      const double reads = used * g * (tr.a / sn + tr.b / sm + tr.c_readback), writes = used * g * tr.c_write;
+      const double fills = used * g * (tr.a + tr.b + tr.c_readback + tr.c_write);
+      sram_options.push_back(Option{std::max(reads, writes) / params.glb_words_per_cycle,
+                                    (reads + writes) * params.glb_energy + fills * params.sram_energy,
+                                    reads + writes,
+                                    t,
+                                    {}});
+    });
+  };
+
+  // The answer is the first split, in the order above, of least (latency, energy, words). First the least
+  // latency: splits on more cores first, as they are usually the fastest, so that the bounds below skip most
+  // of the others before their tilings are enumerated. A split's padded compute is at least its busiest
+  // core's MACs over the array size, which is at least the GEMM's MACs spread over the cores it uses.
+  std::vector<size_t> by_cores(splits.size());
+  for (size_t i = 0; i < splits.size(); ++i) by_cores[i] = i;
+  std::stable_sort(by_cores.begin(), by_cores.end(), [&](size_t a, size_t b) {
+    return splits[a].g * splits[a].m * splits[a].n > splits[b].g * splits[b].m * splits[b].n;
+  });
+  const double array_size = static_cast<double>(c.width) * static_cast<double>(c.depth);
+  double best_cycles = kInf;
+  for (size_t i : by_cores) {
+    Split& s = splits[i];
+    const double used = static_cast<double>(s.g * s.m * s.n);
+    if (std::max(macs / (used * array_size), hbm_floor) > best_cycles) continue;
+    fill_array_options(s);
+    const double array_floor = fastest(array_options);
+    if (std::max(array_floor, hbm_floor) > best_cycles) continue;
+    fill_sram_options(s);
+    s.cycles = std::max({array_floor, fastest(sram_options), hbm_floor});
+    if (s.cycles > best_cycles) continue;
+    best_cycles = s.cycles;
+    const Option* a = cheapest_within(array_options, s.cycles);
+    const Option* sr = cheapest_within(sram_options, s.cycles);
+    const Option* h = cheapest_within(glb_options, s.cycles);
+    s.energy = macs * (params.mac_energy + params.register_read_energy) + a->energy + sr->energy + h->energy;
+    s.words = a->words + sr->words + h->words;
+    s.dataflow = a->dataflow;
+    s.sram = sr->tiling;
+    s.glb = h->tiling;
+  }
+
+  // Then, among the splits of that latency in their order, the least energy, then the fewest words.
+  double best_energy = kInf, best_words = kInf;
+  for (const Split& s : splits) {
+    if (s.cycles != best_cycles || !(s.energy < best_energy || (s.energy == best_energy && s.words < best_words)))
+      continue;
+    best_energy = s.energy;
+    best_words = s.words;
+    best.split_g = s.g;
+    best.split_m = s.m;
+    best.split_n = s.n;
+    best.dataflow = s.dataflow;
+    best.sram = s.sram;
+    best.glb = s.glb;
   }
   evaluate_mapping(gemm, c, params, best);
   return best;

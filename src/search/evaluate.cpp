@@ -289,15 +289,10 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
     }
   };
 
-  if (design.num_tc > kBoundWidthsUpToTensorCores) {
-    for (size_t wi = 0; wi < widths; ++wi)
-      if (usable[wi]) solve(wi);
-    return out;
-  }
-  // Few tensor cores: the layer schedules cost far more than placements, so every width is first placed on
-  // the root bounds of its layers, which bound its time per batch from below, and a width is scheduled only
-  // while it could still beat (or tie with a smaller width) the best plan of some point. The plans are those
-  // of scheduling every width.
+  // Every width is first placed on the root bounds of its layers, which bound its time per batch from below,
+  // and a width is scheduled only while it could still beat (or tie with a smaller width) the best plan of
+  // some point: the plans are those of scheduling every width. A placement costs a fraction of a millisecond,
+  // a width's layer schedules up to seconds, and most points need one or two widths scheduled.
   std::vector<std::vector<double>> bound(widths, std::vector<double>(points, std::numeric_limits<double>::infinity()));
   for (size_t wi = 0; wi < widths; ++wi) {
     if (!usable[wi]) continue;

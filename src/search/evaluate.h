@@ -74,11 +74,6 @@ ModelOutcome stagewise_outcome(const std::vector<model::LayerGraph>& graphs,
                                const std::vector<size_t>& chain_width, const placement::StagewisePlan& plan,
                                const placement::Cluster& cluster, const hw::Architecture& design, int64_t global_batch);
 
-/// Designs with at most this many tensor cores have their widths bounded before they are scheduled: there the
-/// exact solver meets near-ties of single-core and parallel runs and needs tens of milliseconds per backward
-/// layer, while a placement takes a fraction of one.
-inline constexpr int64_t kBoundWidthsUpToTensorCores = 4;
-
 /// Evaluates designs on one thread; keeps its scheduling (estimator, solver) and planner across designs.
 class Evaluator {
  public:

@@ -454,8 +454,8 @@ std::vector<CsvPoint> parse_points_csv(const std::string& text) {
 }
 
 TEST(SearchEndToEnd, EveryPointMatchesBruteForce) {
-  // Every point, not only the best: the search places a width only while it could still win a point (designs
-  // with few tensor cores), which must leave every point's plan as scheduling every width does.
+  // Every point, not only the best: the search schedules a width only while its root-bound placement could
+  // still win a point, which must leave every point's plan as scheduling every width does.
   TempDir dir;
   const auto r = run_phaze(small_args() + " --exhaustive --threads 2 --csv " + dir.file("all.csv"));
   ASSERT_EQ(r.status, 0) << r.err;

@@ -9,6 +9,7 @@
 #include <queue>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "model/layer_graph.h"
 #include "placement/plan_check.h"
@@ -70,13 +71,20 @@ std::vector<const model::OperatorGraph*> pass_graphs(const model::LayerGraph& g)
 /// A design's place in the best-first visit: its objective bound and how far it has been refined.
 struct Visit {
   double bound = 0;
-  int level = 0;  // 0: bound without estimates; 1: root bounds of the estimated passes
+  int level = 0;  // 0: bound without estimates; 1: root bounds of the estimated passes; 2: some passes scheduled
   size_t design = 0;
 };
 struct LaterVisit {
   bool operator()(const Visit& a, const Visit& b) const {
     return std::tie(a.bound, a.design, a.level) > std::tie(b.bound, b.design, b.level);
   }
+};
+
+/// What a design refined past level 0 knows of its passes: per model and pass, the root bound or, once
+/// scheduled, the makespan.
+struct Refined {
+  std::vector<PassTimes> passes;
+  size_t scheduled = 0;  ///< passes scheduled so far, in pass_order
 };
 
 }  // namespace
@@ -275,27 +283,37 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
     queue.push({per_sample(passes, nodes, b), 0, i});
   }
 
+  // The order in which a design's passes are scheduled: forward passes first, then backward ones, each by
+  // model and distinct layer. The forward passes are the quicker to schedule exactly, and with their
+  // makespans in place of their bounds a design often already loses.
+  std::vector<std::pair<size_t, size_t>> pass_order;  // (model, pass)
+  for (size_t direction : {0, 1})
+    for (size_t m = 0; m < models; ++m)
+      for (size_t k = direction; k < passes[m].size(); k += 2) pass_order.emplace_back(m, k);
+
   // Visit best-first; a design whose bound exceeds the best objective found cannot win, nor can one whose
   // bound equals it and that loses the tie (larger area, or later in canonical order).
   auto tie_key = [&](size_t i) { return std::make_pair(designs[i].area_um2, i); };
   double best = kInfinity;
   size_t best_design = 0;
   int64_t since_reset = 0;
-  // A design's layer problems are built again when it is scheduled rather than kept from its estimate: the
+  std::unordered_map<size_t, Refined> refined;  // designs past level 0 still in the queue
+  auto loses = [&](double bound, size_t design) {
+    return bound > best || (choice.found && bound == best && tie_key(design) > tie_key(best_design));
+  };
+  // A design's layer problems are built again for each pass scheduled rather than kept from its estimate: the
   // designs still waiting when the visit stops would hold them all.
-  auto for_each_pass = [&](const hw::Architecture& arch, const auto& use) {
-    for (size_t m = 0; m < models; ++m) {
-      const auto graphs_of_model = pass_graphs(graphs[m]);
-      for (size_t k = 0; k < graphs_of_model.size(); ++k)
-        if (!use(m, k, schedule::layer_problem(*graphs_of_model[k], arch, scheduling.estimator))) return false;
-    }
-    return true;
+  auto problem_of = [&](const hw::Architecture& arch, size_t m, size_t k) {
+    return schedule::layer_problem(*pass_graphs(graphs[m])[k], arch, scheduling.estimator);
   };
   while (!queue.empty()) {
     const Visit visit = queue.top();
     queue.pop();
     if (visit.bound > best) break;
-    if (choice.found && visit.bound == best && tie_key(visit.design) > tie_key(best_design)) continue;
+    if (loses(visit.bound, visit.design)) {
+      refined.erase(visit.design);
+      continue;
+    }
     const hw::Architecture& arch = designs[visit.design].arch;
     if (visit.level == 0) {
       if (++since_reset > kDesignsPerEstimator) {
@@ -303,21 +321,43 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
         since_reset = 1;
       }
       ++choice.designs_estimated;
-      const bool finite = for_each_pass(arch, [&](size_t m, size_t k, const schedule::Problem& problem) {
-        if (!schedule::has_finite_latencies(problem)) return false;
-        passes[m][k] = schedule::exact_lower_bound(problem) * kBoundSlack;
-        return true;
-      });
+      Refined r;
+      r.passes = passes;
+      bool finite = true;
+      for (size_t m = 0; m < models && finite; ++m)
+        for (size_t k = 0; k < r.passes[m].size() && finite; ++k) {
+          const schedule::Problem problem = problem_of(arch, m, k);
+          finite = schedule::has_finite_latencies(problem);
+          if (finite) r.passes[m][k] = schedule::exact_lower_bound(problem) * kBoundSlack;
+        }
       // A design where some operator cannot run has no single-chip latency.
-      if (finite) queue.push({std::max(visit.bound, per_sample(passes, nodes, b)), 1, visit.design});
+      if (!finite) continue;
+      const double bound = std::max(visit.bound, per_sample(r.passes, nodes, b));
+      refined.emplace(visit.design, std::move(r));
+      queue.push({bound, 1, visit.design});
       continue;
     }
-    ++choice.designs_scheduled;
-    for_each_pass(arch, [&](size_t m, size_t k, const schedule::Problem& problem) {
-      passes[m][k] = scheduling.cache->solve(problem, *scheduling.solver).makespan_s;
-      return true;
-    });
-    const double objective = per_sample(passes, nodes, b);
+    // Schedule the design's passes in turn while it stays ahead of every other design waiting; once it falls
+    // behind one, it waits with its raised bound.
+    Refined& r = refined.at(visit.design);
+    if (r.scheduled == 0) ++choice.designs_scheduled;
+    double bound = visit.bound;
+    while (r.scheduled < pass_order.size()) {
+      const auto [m, k] = pass_order[r.scheduled++];
+      r.passes[m][k] = scheduling.cache->solve(problem_of(arch, m, k), *scheduling.solver).makespan_s;
+      if (r.scheduled == pass_order.size()) break;
+      bound = std::max(bound, per_sample(r.passes, nodes, b));
+      if (loses(bound, visit.design) || (!queue.empty() && bound > queue.top().bound)) break;
+    }
+    if (r.scheduled < pass_order.size()) {
+      if (loses(bound, visit.design))
+        refined.erase(visit.design);
+      else
+        queue.push({bound, 2, visit.design});
+      continue;
+    }
+    const double objective = per_sample(r.passes, nodes, b);
+    refined.erase(visit.design);
     if (!choice.found || objective < best || (objective == best && tie_key(visit.design) < tie_key(best_design))) {
       choice.found = true;
       best = objective;

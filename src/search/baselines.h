@@ -90,13 +90,15 @@ struct SpotlightChoice {
   std::optional<PointOutcome> best;  ///< its best point at b over the HBM sizes and recomputation settings
   // How much work the exact argmin took (not part of the answer).
   int64_t designs_estimated = 0;  ///< designs whose operators were estimated for a tighter bound
-  int64_t designs_scheduled = 0;  ///< designs whose layer passes were scheduled exactly
+  int64_t designs_scheduled = 0;  ///< designs with some layer pass scheduled exactly
 };
 
 /// The exact argmin over `designs` (canonical order) at micro-batch b. Designs are visited best-first by a
 /// lower bound of their objective and the visit stops when the bound exceeds the best objective found:
 /// first a bound without estimates (the tensor-core work Σ MACs over the design's peak MAC rate), then the
-/// exact solver's root bounds on the estimated passes, then the exact schedules. `best` is not filled.
+/// exact solver's root bounds on the estimated passes, then the exact schedules, one pass at a time (forward
+/// passes first), a design going back to wait with its raised bound once another one is ahead of it.
+/// `best` is not filled.
 SpotlightChoice spotlight_choice(const SearchQuestion& question, const std::vector<hw::Design>& designs,
                                  int64_t micro_batch, Scheduling& scheduling);
 
@@ -125,7 +127,7 @@ struct BaselineTimes {
   double hand_set_s = 0;
   double spotlight_s = 0;
   int64_t spotlight_estimated = 0;  ///< designs estimated, summed over micro-batches
-  int64_t spotlight_scheduled = 0;  ///< designs scheduled exactly, summed over micro-batches
+  int64_t spotlight_scheduled = 0;  ///< designs with some pass scheduled exactly, summed over micro-batches
 };
 
 /// Computes every baseline for the question, given the search's best point and the TPUv4-like baseline

@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev
           libbenchmark-dev libsqlite3-dev
           coinor-libcbc-dev
+          openmpi-bin libopenmpi-dev
           clang libclang-rt-14-dev)
 
 missing=()

@@ -17,7 +17,9 @@
 #include "model/hf_config.h"
 #include "search/driver.h"
 #include "search/question_json.h"
+#include "search/rank_evaluation.h"
 #include "util/input_error.h"
+#include "util/mpi_job.h"
 #include "util/output_file.h"
 #include "util/read_file.h"
 #include "util/run_on_threads.h"
@@ -193,7 +195,39 @@ void write_question(const search::SearchQuestion& q, const std::string& path) {
   write_text_file(path, text);
 }
 
+int thread_count(const SearchOptions& o) {
+  return o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/// A rank other than 0 of an MPI job: reads the same question and evaluates the designs rank 0 hands it; rank 0
+/// writes every output.
+void serve(MpiJob& job, const SearchOptions& o, const GivenFn& given) {
+  std::optional<search::SearchQuestion> q;
+  try {
+    if (!given("--model") && o.question_in.empty()) throw CLI::RequiredError("--model");
+    q = the_question(o, given);
+  } catch (...) {
+    search::tell_rank_zero(job, std::current_exception());
+    throw;
+  }
+  if (o.question_out.empty()) search::serve_designs(job, *q, thread_count(o));
+}
+
+/// On rank 0 of an MPI job, tells the other ranks to stop when the run ends, however it ends.
+struct StopOtherRanks {
+  MpiJob& job;
+  ~StopOtherRanks() {
+    try {
+      search::stop_other_ranks(job);
+    } catch (...) {  // MPI failed: mpirun ends the job
+    }
+  }
+};
+
 void run(const SearchOptions& o, const GivenFn& given) {
+  MpiJob job;
+  if (job.rank() > 0) return serve(job, o, given);
+  const StopOtherRanks stop{job};
   if (!given("--model") && o.question_in.empty()) throw CLI::RequiredError("--model");
   if (!o.question_out.empty() && o.question_out != "-") check_writable("--write-question", o.question_out);
   const search::SearchQuestion q = the_question(o, given);
@@ -202,7 +236,8 @@ void run(const SearchOptions& o, const GivenFn& given) {
   if (!o.output.empty()) check_writable("--output", o.output);
   if (!o.csv.empty()) check_writable("--csv", o.csv);
   search::RunSettings settings;
-  settings.threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  settings.threads = thread_count(o);
+  settings.job = &job;
   settings.db_path = o.db;
   settings.top = o.top;
   settings.keep_all = !o.csv.empty();
@@ -223,13 +258,14 @@ void run(const SearchOptions& o, const GivenFn& given) {
   } else {
     std::cout << io::answer_text(q, answer);
     std::cout << fmt::format(
-        "\n{} points evaluated{}, {} resumed from the results file, in {:.3g} s on {} thread{}; {} layer passes "
+        "\n{} points evaluated{}, {} resumed from the results file, in {:.3g} s on {} thread{}{}; {} layer passes "
         "scheduled, {} reused{}\n",
         stats.points_evaluated,
         stats.points_past_stop > 0
             ? fmt::format(" ({} of them past their combination's stop, not in the answer)", stats.points_past_stop)
             : "",
         stats.points_resumed, stats.elapsed_s, settings.threads, settings.threads == 1 ? "" : "s",
+        job.size() > 1 ? fmt::format(" and {} of {} other ranks", stats.remote_threads, job.size() - 1) : "",
         stats.schedule_misses, stats.schedule_hits,
         stats.unproven_passes > 0
             ? fmt::format("; {} passes not proven optimal within the node budget", stats.unproven_passes)

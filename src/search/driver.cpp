@@ -17,6 +17,7 @@
 #include "search/design_walk.h"
 #include "search/evaluate.h"
 #include "search/point_store.h"
+#include "search/rank_evaluation.h"
 #include "search/schedule_cache.h"
 
 namespace phaze::search {
@@ -93,16 +94,32 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
   ScheduleCache cache;
   std::optional<PointOutcome> best_so_far;
   std::atomic<int64_t> evaluated{0}, unproven{0};
+  // The other ranks of an MPI job take designs like threads of this process: one slot per thread of theirs.
+  std::optional<RemoteRanks> remote;
+  if (settings.job && settings.job->size() > 1) remote.emplace(*settings.job);
+  const int slots = threads + (remote ? remote->slots() : 0);
+  std::atomic<int> next_slot{0};
   Walk walk(order, work_units(designs, order, q.exhaustive), combos.size(), stop_window(q),
-            kLookAheadPerThread * static_cast<size_t>(threads));
+            kLookAheadPerThread * static_cast<size_t>(slots));
 
   {
     // The bucket search counts buckets, whose total is only a bound; the exhaustive search counts points.
     Progress progress = q.exhaustive ? Progress(static_cast<int64_t>(designs.size() * combos.size()), settings.progress)
                                      : Progress(static_cast<int64_t>(order.buckets()), settings.progress, "buckets",
                                                 /*total_is_bound=*/true);
-    run_walk(walk, threads, [&] {
-      Evaluator evaluator(workload, cache);
+    run_walk(walk, slots, [&] {
+      const int slot = next_slot++;
+      std::optional<Evaluator> evaluator;
+      if (slot < threads) evaluator.emplace(workload, cache);
+      int64_t remote_unproven = 0;
+      auto evaluate = [&](size_t position, const DesignPoints& split) {
+        if (evaluator)
+          return evaluator->evaluate(designs[order.designs[position]],
+                                     [&](const std::string& key) { return split.combination_of(key).has_value(); });
+        std::vector<std::string> keys;
+        for (const auto& wanted : split.wanted) keys.push_back(wanted.first);
+        return remote->evaluate(slot - threads, position, keys, remote_unproven);
+      };
       std::unique_lock lock(walk.mutex);
       // Evaluates the design at `position`, called and returning with the lock held.
       walk.take_designs(lock, [&](size_t position) {
@@ -115,9 +132,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
         const hw::Design& design = designs[order.designs[position]];
         const DesignPoints split = design_points(design, running_now, combos, store.at_start());
         std::vector<PointOutcome> points;
-        if (!split.wanted.empty())
-          points =
-              evaluator.evaluate(design, [&](const std::string& key) { return split.combination_of(key).has_value(); });
+        if (!split.wanted.empty()) points = evaluate(position, split);
         store.commit(points);
 
         lock.lock();
@@ -135,11 +150,13 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
         store.keep(std::move(points));
         walk.changed.notify_all();
       });
-      unproven += evaluator.unproven_passes();
+      unproven += evaluator ? evaluator->unproven_passes() : remote_unproven;
     });
     if (!q.exhaustive) progress.set_total(static_cast<int64_t>(walk.frontier));
     progress.finish();
   }
+  const int64_t remote_threads = remote ? remote->slots() : 0;
+  remote.reset();  // the other ranks stop here: the baselines run on this one
 
   // The answer replays the stop rule over the points as stored, so that a resumed run decides as a fresh one.
   SearchAnswer answer = build_answer(
@@ -158,6 +175,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
     stats->schedule_hits = cache.hits();
     stats->schedule_misses = cache.misses();
     stats->unproven_passes = unproven;
+    stats->remote_threads = remote_threads;
     stats->elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   return answer;

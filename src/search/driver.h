@@ -10,6 +10,7 @@
 #include "search/answer.h"
 #include "search/baselines.h"
 #include "search/question.h"
+#include "util/mpi_job.h"
 #include "util/progress.h"
 
 namespace phaze::search {
@@ -21,6 +22,9 @@ struct RunSettings {
   int64_t top = 5;          ///< designs listed in the answer's top list
   bool keep_all = false;    ///< return every point (for a CSV of all points)
   ProgressOutput progress;  ///< where the progress line goes (default: nowhere)
+  /// The MPI job this process is rank 0 of: its other ranks evaluate designs too (search/rank_evaluation.h).
+  /// Nothing, or a job of one rank: this process alone.
+  MpiJob* job = nullptr;
 };
 
 /// What a run did (not part of the answer: a resumed run differs here, never in the answer).
@@ -33,6 +37,7 @@ struct RunStats {
   int64_t schedule_hits = 0;    ///< layer passes answered by the schedule cache
   int64_t schedule_misses = 0;  ///< layer passes scheduled
   int64_t unproven_passes = 0;  ///< passes whose schedule is the best found within the node budget
+  int64_t remote_threads = 0;   ///< threads of the other ranks of the MPI job that evaluated designs
   BaselineTimes baseline_times;
   double elapsed_s = 0;
 };

@@ -29,83 +29,16 @@
 #include "model/layer_graph.h"
 #include "placement/corrected_planner.h"
 #include "schedule/layer_problem.h"
+#include "search/small_question.h"
 #include "support/run_phaze.h"
 #include "support/temp_dir.h"
 
 namespace {
 
 using nlohmann::json;
+using namespace phaze_test::small_question;
 using phaze_test::run_phaze;
 using phaze_test::TempDir;
-
-const std::string kModel = std::string(PHAZE_TEST_DATA) + "/hf/tiny-gpt2/config.json";
-constexpr double kGiB = 1073741824.0;
-
-// The small question: 8 designs × 3 HBM sizes × 3 micro-batch sizes × 2 recomputation settings. The memory
-// limits (about 0.43, 0.86 and 2.1 MB) make some points infeasible and push others to several stages, and
-// the slow link makes the width and data-parallel degree matter.
-const std::vector<int64_t> kTc{1, 2}, kVc{1, 2}, kWidth{8, 16}, kDepth{8}, kMbs{1, 2, 4};
-const std::vector<double> kHbmGib{0.0004, 0.0008, 0.002};
-constexpr int64_t kDevices = 8, kBatch = 16, kSeq = 64;
-constexpr double kLinkGibS = 0.5;
-
-/// The small question's arguments, one per element.
-std::vector<std::string> small_argv() {
-  return {"search",
-          "--model",
-          kModel,
-          "--devices",
-          std::to_string(kDevices),
-          "--global-batch",
-          std::to_string(kBatch),
-          "--seq",
-          std::to_string(kSeq),
-          "--mbs",
-          "1,2,4",
-          "--hbm",
-          "0.0004,0.0008,0.002",
-          "--tc",
-          "1,2",
-          "--vc",
-          "1,2",
-          "--width",
-          "8,16",
-          "--depth",
-          "8",
-          "--glb-mib",
-          "2",
-          "--lower-fraction",
-          "0",
-          "--link-bandwidth",
-          fmt::format("{}", kLinkGibS)};
-}
-
-/// The small question with four-core designs too: 12 designs, in 8 buckets of 20,000 µm² (kBucketArgs), four
-/// of them with two designs.
-std::vector<std::string> twelve_argv() {
-  std::vector<std::string> argv = small_argv();
-  *(std::find(argv.begin(), argv.end(), "--tc") + 1) = "1,2,4";
-  return argv;
-}
-const char* const kBucketArgs = " --bucket-um2 20000";
-
-/// Arguments for run_phaze's shell, each quoted.
-std::string joined(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const std::string& a : argv) out += (out.empty() ? "'" : " '") + a + "'";
-  return out;
-}
-
-std::string small_args() {
-  return joined(small_argv());
-}
-
-std::string read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool contains(const std::vector<int64_t>& v, int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
@@ -354,21 +287,6 @@ TEST(SearchEndToEnd, BucketSearchGivesIdenticalOutputsOnOneAndTwoThreads) {
   const json answer = json::parse(read(dir.file("1.json")));
   EXPECT_EQ(answer["settings"]["strategy"], "area buckets");
   EXPECT_LT(answer["search"]["points_explored"].get<int64_t>(), 12 * 18);
-}
-
-/// Starts `phaze args...` with output discarded; returns its pid.
-pid_t spawn(const std::vector<std::string>& args) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    std::freopen("/dev/null", "w", stdout);
-    std::freopen("/dev/null", "w", stderr);
-    std::vector<char*> argv{const_cast<char*>(PHAZE_BINARY)};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(PHAZE_BINARY, argv.data());
-    ::_exit(127);
-  }
-  return pid;
 }
 
 /// Kills `phaze <question> --threads 2 --db FILE` four times at random moments, then completes the run with

@@ -3,7 +3,6 @@
 // Runs the phaze binary for end-to-end tests and captures its exit status, stdout and stderr.
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -26,12 +26,14 @@ inline std::string quoted(const std::string& path) {
   return "'" + path + "'";
 }
 
-/// Runs `phaze <args>` (args are passed to the shell as written), no standard input.
-inline RunResult run_phaze(const std::string& args) {
+/// Runs `<launcher>phaze <args>` (both passed to the shell as written, e.g. an mpirun command line as the
+/// launcher), no standard input.
+inline RunResult run_phaze_with_launcher(const std::string& launcher, const std::string& args) {
   static std::atomic<int> counter{0};
   const auto err_path = std::filesystem::temp_directory_path() /
                         ("phaze_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".err");
-  const std::string command = quoted(PHAZE_BINARY) + " " + args + " 2>" + quoted(err_path.string()) + " </dev/null";
+  const std::string command =
+      launcher + quoted(PHAZE_BINARY) + " " + args + " 2>" + quoted(err_path.string()) + " </dev/null";
   RunResult result;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) {
@@ -50,6 +52,11 @@ inline RunResult run_phaze(const std::string& args) {
   std::error_code ignored;
   std::filesystem::remove(err_path, ignored);
   return result;
+}
+
+/// Runs `phaze <args>` (args are passed to the shell as written), no standard input.
+inline RunResult run_phaze(const std::string& args) {
+  return run_phaze_with_launcher("", args);
 }
 
 /// Removes trailing newlines (and carriage returns).

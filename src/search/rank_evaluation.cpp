@@ -1,0 +1,244 @@
+#include "search/rank_evaluation.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+
+#include "search/buckets.h"
+#include "search/evaluate.h"
+#include "search/schedule_cache.h"
+#include "util/input_error.h"
+
+namespace phaze::search {
+
+namespace {
+
+enum Tag : int { kHello = 1, kWork = 2, kDone = 3, kFail = 4, kStop = 5 };
+
+/// How long a rank with nothing to send or receive sleeps before it looks again: short beside a design's
+/// evaluation, long enough that the waiting costs no CPU worth counting.
+constexpr auto kPollInterval = std::chrono::milliseconds(1);
+
+/// "<slot>\n<rest>" and back: the slot leads the answers, so that the messenger hands them out unparsed.
+std::string with_slot(int slot, const std::string& rest) {
+  return std::to_string(slot) + "\n" + rest;
+}
+std::pair<int, std::string> split_slot(const std::string& bytes) {
+  const size_t end = bytes.find('\n');
+  if (end == std::string::npos) throw std::runtime_error("MPI: a message without its slot");
+  return {std::stoi(bytes.substr(0, end)), bytes.substr(end + 1)};
+}
+
+/// A failure as sent: "input" or "internal", a line, the message.
+std::string failure_text(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const InputError& e) {
+    return std::string("input\n") + e.what();
+  } catch (const std::exception& e) {
+    return std::string("internal\n") + e.what();
+  } catch (...) {
+    return "internal\nan unknown error";
+  }
+}
+std::exception_ptr failure_of(int rank, const std::string& text) {
+  const size_t end = text.find('\n');
+  const std::string kind = text.substr(0, end);
+  const std::string message = fmt::format("rank {}: {}", rank, end == std::string::npos ? "" : text.substr(end + 1));
+  if (kind == "input") return std::make_exception_ptr(InputError(message));
+  return std::make_exception_ptr(std::runtime_error(message));
+}
+
+}  // namespace
+
+// ---- Rank 0 ----
+
+RemoteRanks::RemoteRanks(MpiJob& job) : job_(job) {
+  std::vector<int> threads(static_cast<size_t>(job.size()), -1);
+  int heard = 0;
+  while (heard < job.size() - 1) {
+    const std::optional<MpiJob::Message> m = job.try_receive();
+    if (!m) {
+      std::this_thread::sleep_for(kPollInterval);
+      continue;
+    }
+    if (m->tag == kFail) std::rethrow_exception(failure_of(m->from, split_slot(m->bytes).second));
+    if (m->tag != kHello || threads[static_cast<size_t>(m->from)] >= 0)
+      throw std::runtime_error(fmt::format("MPI: rank {} sent message {} before its hello", m->from, m->tag));
+    threads[static_cast<size_t>(m->from)] = std::stoi(m->bytes);
+    ++heard;
+  }
+  for (int r = 1; r < job.size(); ++r)
+    for (int t = 0; t < threads[static_cast<size_t>(r)]; ++t) slot_rank_.push_back(r);
+  messenger_ = std::thread([this] { relay(); });
+}
+
+RemoteRanks::~RemoteRanks() {
+  {
+    std::lock_guard lock(mutex_);
+    ending_ = true;
+  }
+  queued_.notify_all();
+  messenger_.join();
+  stop_other_ranks(job_);
+}
+
+std::vector<PointOutcome> RemoteRanks::evaluate(int slot, size_t position, const std::vector<std::string>& keys,
+                                                int64_t& unproven) {
+  const nlohmann::json work = {{"slot", slot}, {"position", position}, {"keys", keys}};
+  std::future<std::string> answer;
+  {
+    std::lock_guard lock(mutex_);
+    answer = waiting_[slot].get_future();
+    outbox_.emplace_back(slot_rank_[static_cast<size_t>(slot)], work.dump());
+  }
+  queued_.notify_all();
+  const nlohmann::json done = nlohmann::json::parse(answer.get());
+  unproven += done.at("unproven").get<int64_t>();
+  std::vector<PointOutcome> points;
+  for (const nlohmann::json& p : done.at("points")) points.push_back(from_record(p.at(0).get<std::string>(), p.at(1)));
+  return points;
+}
+
+void RemoteRanks::relay() {
+  while (true) {
+    std::deque<std::pair<int, std::string>> out;
+    {
+      std::unique_lock lock(mutex_);
+      queued_.wait_for(lock, kPollInterval, [&] { return ending_ || !outbox_.empty(); });
+      // Ends once no thread waits for a design: the walk is over.
+      if (ending_ && waiting_.empty() && outbox_.empty()) return;
+      out.swap(outbox_);
+    }
+    for (const auto& [rank, bytes] : out) job_.send(rank, kWork, bytes);
+    while (const std::optional<MpiJob::Message> m = job_.try_receive()) {
+      if (m->tag != kDone && m->tag != kFail) continue;
+      auto [slot, rest] = split_slot(m->bytes);
+      std::lock_guard lock(mutex_);
+      const auto waiting = waiting_.find(slot);
+      if (waiting == waiting_.end()) continue;
+      if (m->tag == kDone)
+        waiting->second.set_value(std::move(rest));
+      else
+        waiting->second.set_exception(failure_of(m->from, rest));
+      waiting_.erase(waiting);
+    }
+  }
+}
+
+void stop_other_ranks(MpiJob& job) {
+  // Once per process (MPI runs once per process): the other ranks leave after the first.
+  static std::atomic<bool> sent{false};
+  if (job.size() < 2 || sent.exchange(true)) return;
+  for (int r = 1; r < job.size(); ++r) job.send(r, kStop, "");
+}
+
+// ---- Every other rank ----
+
+void tell_rank_zero(MpiJob& job, const std::exception_ptr& error) {
+  job.send(0, kFail, with_slot(-1, failure_text(error)));
+}
+
+void serve_designs(MpiJob& job, const SearchQuestion& q, int threads) {
+  struct Work {
+    int slot = 0;
+    size_t position = 0;
+    std::set<std::string> keys;
+  };
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::deque<Work> work;
+  std::deque<std::pair<int, std::string>> outbox;  // (tag, message)
+  bool stopping = false;
+  std::vector<std::thread> pool;
+  try {
+    validate(q);
+    const std::vector<hw::Design> designs = search_designs(q);
+    const BucketOrder order = bucket_order(designs, q.bucket_um2);
+    const Workload workload = prepare_workload(q);
+    ScheduleCache cache;
+    auto evaluate = [&] {
+      Evaluator evaluator(workload, cache);
+      while (true) {
+        Work w;
+        {
+          std::unique_lock lock(mutex);
+          arrived.wait(lock, [&] { return stopping || !work.empty(); });
+          if (work.empty()) return;
+          w = std::move(work.front());
+          work.pop_front();
+        }
+        std::pair<int, std::string> answer;
+        try {
+          if (w.position >= order.designs.size())
+            throw std::runtime_error(fmt::format("MPI: no design at position {}", w.position));
+          const int64_t unproven_before = evaluator.unproven_passes();
+          const std::vector<PointOutcome> points = evaluator.evaluate(
+              designs[order.designs[w.position]], [&](const std::string& key) { return w.keys.contains(key); });
+          nlohmann::json done = {{"unproven", evaluator.unproven_passes() - unproven_before},
+                                 {"points", nlohmann::json::array()}};
+          for (const PointOutcome& p : points) done["points"].push_back({p.key, to_record(p)});
+          answer = {kDone, with_slot(w.slot, done.dump())};
+        } catch (...) {
+          answer = {kFail, with_slot(w.slot, failure_text(std::current_exception()))};
+        }
+        std::lock_guard lock(mutex);
+        outbox.push_back(std::move(answer));
+      }
+    };
+    for (int t = 0; t < threads; ++t) pool.emplace_back(evaluate);
+    job.send(0, kHello, std::to_string(threads));
+
+    while (true) {
+      std::deque<std::pair<int, std::string>> out;
+      {
+        std::lock_guard lock(mutex);
+        out.swap(outbox);
+      }
+      for (const auto& [tag, bytes] : out) job.send(0, tag, bytes);
+      bool heard = false;
+      while (const std::optional<MpiJob::Message> m = job.try_receive()) {
+        heard = true;
+        std::lock_guard lock(mutex);
+        if (m->tag == kStop) {
+          stopping = true;
+        } else if (m->tag == kWork) {
+          const nlohmann::json request = nlohmann::json::parse(m->bytes);
+          Work w;
+          w.slot = request.at("slot").get<int>();
+          w.position = request.at("position").get<size_t>();
+          for (const nlohmann::json& k : request.at("keys")) w.keys.insert(k.get<std::string>());
+          work.push_back(std::move(w));
+        }
+      }
+      arrived.notify_all();
+      {
+        std::lock_guard lock(mutex);
+        if (stopping) break;
+      }
+      if (out.empty() && !heard) std::this_thread::sleep_for(kPollInterval);
+    }
+  } catch (...) {
+    {
+      std::lock_guard lock(mutex);
+      stopping = true;
+      work.clear();
+    }
+    arrived.notify_all();
+    for (std::thread& t : pool) t.join();
+    tell_rank_zero(job, std::current_exception());
+    throw;
+  }
+  {
+    std::lock_guard lock(mutex);
+    work.clear();  // rank 0 wants no more answers
+  }
+  arrived.notify_all();
+  for (std::thread& t : pool) t.join();
+}
+
+}  // namespace phaze::search

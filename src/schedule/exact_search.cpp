@@ -255,7 +255,8 @@ void ExactSearch::dive(uint64_t done, double last_start, int last_task, double l
   // incumbent cannot lead to a schedule better by more than that.
   if (lonely_single(last_start)) return;
   if (closed_phase_dominated()) return;
-  if (lower_bound(done, last_start) >= best_ * (1 - kBoundTolerance)) return;
+  // A greedy dive has no incumbent until its one path ends, so no bound can prune it: it skips them.
+  if (!greedy_ && lower_bound(done, last_start) >= best_ * (1 - kBoundTolerance)) return;
   if (dominated(done, last_start)) return;
   // One list of choices per depth (sized in the constructor, never resized), kept across nodes.
   std::vector<Choice>& choices = choice_lists_[path_.size()];

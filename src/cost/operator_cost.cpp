@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 
 #include "cost/gemm_cost.h"
 #include "cost/vector_cost.h"
@@ -24,22 +25,55 @@ Estimate Estimator::gemm(const model::Gemm& g, const hw::TensorCoreConfig& c) {
   return gemms({{g, c}}, 1).front();
 }
 
+Estimator::GemmKey Estimator::key_of(const model::Gemm& g, const hw::TensorCoreConfig& c) {
+  return GemmKey{g.m,
+                 g.n,
+                 g.k,
+                 g.batch,
+                 c.cores,
+                 c.width,
+                 c.depth,
+                 c.sram_bytes,
+                 c.glb_bytes,
+                 std::bit_cast<uint64_t>(c.hbm_bandwidth),
+                 std::bit_cast<uint64_t>(c.clock_hz)};
+}
+
+size_t Estimator::GemmKeyHash::operator()(const GemmKey& key) const {
+  uint64_t h = 0;
+  for (const uint64_t v :
+       {static_cast<uint64_t>(key.m), static_cast<uint64_t>(key.n), static_cast<uint64_t>(key.k),
+        static_cast<uint64_t>(key.batch), static_cast<uint64_t>(key.cores), static_cast<uint64_t>(key.width),
+        static_cast<uint64_t>(key.depth), static_cast<uint64_t>(key.sram_bytes), static_cast<uint64_t>(key.glb_bytes),
+        key.hbm_bandwidth_bits, key.clock_bits}) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+  }
+  return static_cast<size_t>(h);
+}
+
 std::vector<Estimate> Estimator::gemms(const std::vector<std::pair<model::Gemm, hw::TensorCoreConfig>>& jobs,
                                        int threads) {
   std::vector<Estimate> results(jobs.size());
-  std::vector<std::string> keys(jobs.size());
+  std::vector<GemmKey> keys(jobs.size());
   std::vector<size_t> missing;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    keys[i] = gemm_cache_key(jobs[i].first, jobs[i].second, params_);
+    keys[i] = key_of(jobs[i].first, jobs[i].second);
     if (auto it = memory_.find(keys[i]); it != memory_.end()) {
       results[i] = it->second;
     } else {
       missing.push_back(i);
     }
   }
+  // The persistent cache is keyed by text (every parameter and the model version): made for misses only.
+  std::vector<std::string> text_keys(jobs.size());
   if (cache_ && !missing.empty()) {
     std::vector<std::string> lookup;
-    for (size_t i : missing) lookup.push_back(keys[i]);
+    for (size_t i : missing) {
+      text_keys[i] = gemm_cache_key(jobs[i].first, jobs[i].second, params_);
+      lookup.push_back(text_keys[i]);
+    }
     const auto found = cache_->find_many(lookup);
     std::vector<size_t> still;
     for (size_t j = 0; j < missing.size(); ++j) {
@@ -55,7 +89,7 @@ std::vector<Estimate> Estimator::gemms(const std::vector<std::pair<model::Gemm, 
   // Duplicates among the missing jobs are searched once.
   std::vector<size_t> unique;
   {
-    std::unordered_map<std::string, size_t> first;
+    std::unordered_map<GemmKey, size_t, GemmKeyHash> first;
     for (size_t i : missing)
       if (first.emplace(keys[i], i).second) unique.push_back(i);
   }
@@ -72,7 +106,7 @@ std::vector<Estimate> Estimator::gemms(const std::vector<std::pair<model::Gemm, 
   std::vector<std::pair<std::string, CachedEstimate>> fresh;
   for (size_t i : unique) {
     memory_[keys[i]] = results[i];
-    fresh.emplace_back(keys[i], CachedEstimate{results[i].latency_s, results[i].energy_j});
+    if (cache_) fresh.emplace_back(text_keys[i], CachedEstimate{results[i].latency_s, results[i].energy_j});
   }
   for (size_t i : missing) results[i] = memory_[keys[i]];
   if (cache_ && !fresh.empty()) cache_->store_many(fresh);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -51,10 +53,22 @@ class Estimator {
   Estimate gemm(const model::Gemm& gemm, const hw::TensorCoreConfig& config);
   Estimate fused(const model::Operator& op, const hw::Architecture& arch, bool all_cores);
 
+  /// What a GEMM estimate depends on besides the estimator's parameters: the GEMM and the core
+  /// configuration, doubles by their bits.
+  struct GemmKey {
+    int64_t m, n, k, batch, cores, width, depth, sram_bytes, glb_bytes;
+    uint64_t hbm_bandwidth_bits, clock_bits;
+    bool operator==(const GemmKey&) const = default;
+  };
+  struct GemmKeyHash {
+    size_t operator()(const GemmKey& key) const;
+  };
+  static GemmKey key_of(const model::Gemm& gemm, const hw::TensorCoreConfig& config);
+
   CostParams params_;
   hw::Network network_;
   EstimateCache* cache_;
-  std::unordered_map<std::string, Estimate> memory_;
+  std::unordered_map<GemmKey, Estimate, GemmKeyHash> memory_;
 };
 
 }  // namespace phaze::cost

@@ -281,7 +281,7 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
     unproven_ += s.unproven_passes();
     const placement::Chain chain = make_chain(graphs[wi], s);
     for (size_t k = 0; k < points; ++k) {
-      placement::Plan plan = planner_.solve(chain, clusters[k]);
+      placement::Plan plan = plans_.solve(graphs[wi], s, chain, clusters[k], planner_);
       if (beats(plan, wi, out.plans[k], out.width_of[k])) {
         out.plans[k] = std::move(plan);
         out.width_of[k] = wi;
@@ -296,9 +296,10 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
   std::vector<std::vector<double>> bound(widths, std::vector<double>(points, std::numeric_limits<double>::infinity()));
   for (size_t wi = 0; wi < widths; ++wi) {
     if (!usable[wi]) continue;
-    const placement::Chain chain = make_chain(graphs[wi], bound_layers(problems[wi]));
+    const LayerSchedules bounds = bound_layers(problems[wi]);
+    const placement::Chain chain = make_chain(graphs[wi], bounds);
     for (size_t k = 0; k < points; ++k) {
-      const placement::Plan plan = planner_.solve(chain, clusters[k]);
+      const placement::Plan plan = plans_.solve(graphs[wi], bounds, chain, clusters[k], planner_);
       if (plan.feasible) bound[wi][k] = plan.time_per_batch;
     }
   }

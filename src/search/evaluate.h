@@ -19,6 +19,7 @@
 #include "placement/training_plan.h"
 #include "schedule/problem.h"
 #include "search/layer_scheduling.h"
+#include "search/plan_cache.h"
 #include "search/point.h"
 #include "search/question.h"
 #include "search/schedule_cache.h"
@@ -111,6 +112,7 @@ class Evaluator {
   const Workload& workload_;
   Scheduling scheduling_;
   placement::CorrectedPlanner planner_;
+  PlanCache plans_;
   placement::StagewisePlanner stagewise_;
   int64_t designs_since_reset_ = 0;
   std::tuple<int64_t, int64_t, int64_t> last_array_;  ///< width, depth and count of the last design's tensor cores

@@ -1,0 +1,79 @@
+#include "search/plan_cache.h"
+
+#include <bit>
+
+namespace phaze::search {
+
+namespace {
+
+void add(std::vector<uint64_t>& key, double x) {
+  key.push_back(std::bit_cast<uint64_t>(x));
+}
+void add(std::vector<uint64_t>& key, int64_t x) {
+  key.push_back(static_cast<uint64_t>(x));
+}
+
+void add(std::vector<uint64_t>& key, const hw::NetworkTier& tier) {
+  // Every field the planner reads of a link: its bandwidths and latency (the name does not count).
+  add(key, tier.bandwidth);
+  add(key, tier.latency_s);
+  add(key, tier.efficiency);
+  add(key, tier.members);
+}
+
+/// Everything the planner's answer depends on, as bit patterns: the graph (its layers' bytes and edges),
+/// the passes' makespans and every field of the cluster. A key equal bit for bit means the same plan.
+void make_key(const model::LayerGraph& graph, const LayerSchedules& schedules, const placement::Cluster& c,
+              std::vector<uint64_t>& key) {
+  key.clear();
+  key.push_back(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&graph)));
+  for (const LayerSchedules::Passes& p : schedules.layers) {
+    add(key, p.forward.makespan_s);
+    add(key, p.backward.makespan_s);
+  }
+  add(key, c.devices);
+  add(key, c.memory_bytes);
+  add(key, c.pipeline_link);
+  add(key, c.data_parallel_link);
+  add(key, c.micro_batches);
+  add(key, static_cast<int64_t>(c.recompute));
+  add(key, static_cast<int64_t>(c.optimizer));
+  add(key, static_cast<int64_t>(c.corrected.enabled));
+  add(key, c.corrected.optimizer_seconds_per_byte);
+}
+
+uint64_t hash_of(const std::vector<uint64_t>& key) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (uint64_t v : key) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+  }
+  return h ^ (h >> 29);
+}
+
+}  // namespace
+
+placement::Plan PlanCache::solve(const model::LayerGraph& graph, const LayerSchedules& schedules,
+                                 const placement::Chain& chain, const placement::Cluster& cluster,
+                                 placement::CorrectedPlanner& planner) {
+  make_key(graph, schedules, cluster, key_);
+  const uint64_t h = hash_of(key_);
+  auto& bucket = buckets_[h];
+  for (const Entry& e : bucket)
+    if (e.key == key_) {
+      ++hits_;
+      return e.plan;
+    }
+  ++misses_;
+  placement::Plan plan = planner.solve(chain, cluster);
+  if (size_ >= capacity_) {
+    buckets_.clear();
+    size_ = 0;
+  }
+  buckets_[h].push_back({key_, plan});
+  ++size_;
+  return plan;
+}
+
+}  // namespace phaze::search

@@ -582,16 +582,18 @@ std::string points_csv(const SearchQuestion& q, const SearchAnswer& a) {
         n);
   }
   out += "\n";
-  for (const PointOutcome& p : a.all) {
-    out += fmt::format("{},{:.17g},{},{},{},{:.17g}", design_csv(p.design), p.area_um2, p.micro_batch,
+  hw::Architecture design;
+  for (const PointRow& p : a.all) {
+    set_design_values(design, p.design);
+    out += fmt::format("{},{:.17g},{},{},{},{:.17g}", design_csv(design), p.area_um2, p.micro_batch,
                        p.recompute ? 1 : 0, p.feasible ? 1 : 0, p.score);
-    for (const ModelOutcome& m : p.models) {
+    for (const ModelRow& m : p.models) {
       if (!m.feasible) {
         out += ",,,,,,";
         continue;
       }
-      out += fmt::format(",{},{},{},{:.17g},{:.17g},{:.17g}", m.width, m.stages.size(), m.data_parallel,
-                         m.time_per_batch_s, m.samples_per_s, m.energy_per_batch_j);
+      out += fmt::format(",{},{},{},{:.17g},{:.17g},{:.17g}", m.width, m.stages, m.data_parallel, m.time_per_batch_s,
+                         m.samples_per_s, m.energy_per_batch_j);
     }
     out += "\n";
   }

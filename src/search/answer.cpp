@@ -41,17 +41,11 @@ void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top) {
 }
 
 SearchAnswer build_answer(const SearchQuestion& q, const std::vector<hw::Design>& designs, const BucketOrder& order,
-                          const std::vector<Combination>& combos, const ScoreMap& scores,
-                          const std::function<void(const std::function<void(PointOutcome&&)>&)>& visit_points,
+                          const std::vector<Combination>& combos, const ScoreOf& score,
+                          const std::function<void(const std::function<void(PointRow&&)>&)>& visit_rows,
+                          const std::function<std::vector<PointOutcome>(const std::vector<PointOutcome>&)>& full_points,
                           int64_t top, bool keep_all) {
-  const std::vector<CombinationState> states = replay(
-      order, combos.size(),
-      [&](size_t position, size_t c) {
-        const auto found = scores.find(point_key_for(designs[order.designs[position]], combos[c]));
-        if (found == scores.end()) throw std::logic_error("search: a point the answer needs was never evaluated");
-        return found->second;
-      },
-      stop_window(q));
+  const std::vector<CombinationState> states = replay(order, combos.size(), score, stop_window(q));
 
   SearchAnswer answer;
   answer.designs = static_cast<int64_t>(designs.size());
@@ -74,17 +68,38 @@ SearchAnswer build_answer(const SearchQuestion& q, const std::vector<hw::Design>
   }
   answer.designs_explored = static_cast<int64_t>(order.start[static_cast<size_t>(deepest)]);
 
-  visit_points([&](PointOutcome&& p) {
+  // Ranked by their outlines; the points shown in full replace them at the end.
+  constexpr size_t kHbmField = kDesignFields.size() - 1;
+  visit_rows([&](PointRow&& row) {
     const auto c = static_cast<size_t>(
-        std::find(combos.begin(), combos.end(), Combination{p.micro_batch, p.design.hbm_bytes, p.recompute}) -
+        std::find(combos.begin(), combos.end(), Combination{row.micro_batch, row.design[kHbmField], row.recompute}) -
         combos.begin());
-    if (c == combos.size() || !lowest_bucket[c] || area_bucket(p.area_um2, q.bucket_um2) < *lowest_bucket[c]) return;
-    accumulate(answer, p, top);
+    if (c == combos.size() || !lowest_bucket[c] || area_bucket(row.area_um2, q.bucket_um2) < *lowest_bucket[c]) return;
+    const PointOutcome outline = outline_of(row);
+    accumulate(answer, outline, top);
     std::optional<PointOutcome>& best = answer.combinations[c].best;
-    if (p.feasible && (!best || better(p, *best))) best = p;
-    if (keep_all) answer.all.push_back(std::move(p));
+    if (outline.feasible && (!best || better(outline, *best))) best = outline;
+    if (keep_all) answer.all.push_back(std::move(row));
   });
-  if (keep_all) std::sort(answer.all.begin(), answer.all.end(), before);
+  if (keep_all)
+    std::sort(answer.all.begin(), answer.all.end(), [](const PointRow& a, const PointRow& b) { return before(a, b); });
+
+  std::vector<PointOutcome*> shown;
+  if (answer.best) shown.push_back(&*answer.best);
+  for (PointOutcome& p : answer.top) shown.push_back(&p);
+  for (std::optional<PointOutcome>& p : answer.best_per_model)
+    if (p) shown.push_back(&*p);
+  for (CombinationResult& r : answer.combinations)
+    if (r.best) shown.push_back(&*r.best);
+  std::vector<PointOutcome> outlines;
+  for (const PointOutcome* p : shown) outlines.push_back(*p);
+  std::vector<PointOutcome> full = full_points(outlines);
+  if (full.size() != shown.size()) throw std::logic_error("search: a point the answer shows was not found");
+  for (size_t i = 0; i < shown.size(); ++i) {
+    if (full[i].key != shown[i]->key || full[i].score != shown[i]->score)
+      throw std::logic_error("search: a point the answer shows differs from its row: " + shown[i]->key);
+    *shown[i] = std::move(full[i]);
+  }
   return answer;
 }
 

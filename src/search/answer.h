@@ -13,6 +13,7 @@
 #include "search/baselines.h"
 #include "search/buckets.h"
 #include "search/point.h"
+#include "search/point_row.h"
 #include "search/point_scores.h"
 #include "search/question.h"
 
@@ -40,7 +41,7 @@ struct SearchAnswer {
   std::optional<PointOutcome> best;             ///< nothing when no point is feasible
   std::vector<PointOutcome> top;                ///< the best point of each of the `top` best designs, best first
   std::vector<std::optional<PointOutcome>> best_per_model;  ///< per model: the point of its highest throughput
-  std::vector<PointOutcome> all;                            ///< with keep_all: every explored point in canonical order
+  std::vector<PointRow> all;  ///< with keep_all: every explored point in canonical order, as a row
   /// Baseline: the TPUv4-like chip (accelerator.md) with its best point over the same HBM sizes, micro-batch
   /// sizes and recomputation settings, whether or not it lies in the searched space; nothing when no point
   /// of it is feasible.
@@ -54,13 +55,17 @@ struct SearchAnswer {
 /// list holds one point per design (chip and HBM size); the result does not depend on the order of calls.
 void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top);
 
-/// Builds the answer from points (`visit_points` calls its argument with each point that may belong to it,
-/// any order): replays the stop rule over `scores`, then takes the points of the designs each combination
-/// visited. `top` designs in the top list; with `keep_all`, every explored point in `all`. The baselines are
-/// left empty.
+/// Builds the answer: replays the stop rule over `score` (every point it needs: position in visiting order,
+/// combination), then takes the rows of the points of the designs each combination visited (`visit_rows`
+/// calls its argument with each row that may belong to the answer, any order, and may hand over its rows)
+/// and ranks them. The points the answer shows in full (the best, the top list, each model's and each
+/// combination's best) come from `full_points`, given their outlines (outline_of) and returning the points in
+/// the same order. `top` designs in the top list; with `keep_all`, every explored row in `all`. The baselines
+/// are left empty.
 SearchAnswer build_answer(const SearchQuestion& q, const std::vector<hw::Design>& designs, const BucketOrder& order,
-                          const std::vector<Combination>& combos, const ScoreMap& scores,
-                          const std::function<void(const std::function<void(PointOutcome&&)>&)>& visit_points,
+                          const std::vector<Combination>& combos, const ScoreOf& score,
+                          const std::function<void(const std::function<void(PointRow&&)>&)>& visit_rows,
+                          const std::function<std::vector<PointOutcome>(const std::vector<PointOutcome>&)>& full_points,
                           int64_t top, bool keep_all);
 
 }  // namespace phaze::search

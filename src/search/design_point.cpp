@@ -49,6 +49,23 @@ bool canonical_before(const PointId& a, const PointId& b) {
   return std::tie(a.micro_batch, a.recompute) < std::tie(b.micro_batch, b.recompute);
 }
 
+DesignValues design_values(const hw::Architecture& design) {
+  DesignValues out{};
+  for (size_t i = 0; i < kDesignFields.size(); ++i) out[i] = design.*kDesignFields[i].member;
+  return out;
+}
+
+void set_design_values(hw::Architecture& to, const DesignValues& values) {
+  for (size_t i = 0; i < kDesignFields.size(); ++i) to.*kDesignFields[i].member = values[i];
+}
+
+bool canonical_before(const DesignValues& a, int64_t a_micro_batch, bool a_recompute, const DesignValues& b,
+                      int64_t b_micro_batch, bool b_recompute) {
+  for (size_t i : kCanonical)
+    if (a[i] != b[i]) return kDesignFields[i].largest_first ? a[i] > b[i] : a[i] < b[i];
+  return std::tie(a_micro_batch, a_recompute) < std::tie(b_micro_batch, b_recompute);
+}
+
 bool same_design(const hw::Architecture& a, const hw::Architecture& b) {
   return std::all_of(kDesignFields.begin(), kDesignFields.end(),
                      [&](const DesignField& f) { return a.*f.member == b.*f.member; });

@@ -58,6 +58,15 @@ inline std::string point_key(const PointId& p) {
 /// on.
 bool canonical_before(const PointId& a, const PointId& b);
 
+/// A design's identity as values, in kDesignFields' order: what a compact record of a point keeps.
+using DesignValues = std::array<int64_t, kDesignFields.size()>;
+DesignValues design_values(const hw::Architecture& design);
+/// Sets the fields of kDesignFields of `to` from `values`, leaving its other fields.
+void set_design_values(hw::Architecture& to, const DesignValues& values);
+/// canonical_before on designs given as values.
+bool canonical_before(const DesignValues& a, int64_t a_micro_batch, bool a_recompute, const DesignValues& b,
+                      int64_t b_micro_batch, bool b_recompute);
+
 /// The same design: every field of kDesignFields equal (micro-batch and recomputation aside).
 bool same_design(const hw::Architecture& a, const hw::Architecture& b);
 /// Copies the fields of kDesignFields from `from` into `to`, leaving its other fields.

@@ -8,6 +8,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -147,7 +148,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
         evaluated += static_cast<int64_t>(points.size());
         const int64_t buckets_finished = walk.finish_design(position);
         progress.advance(q.exhaustive ? static_cast<int64_t>(points.size() + split.resumed.size()) : buckets_finished);
-        store.keep(std::move(points));
+        store.keep(points);
         walk.changed.notify_all();
       });
       unproven += evaluator ? evaluator->unproven_passes() : remote_unproven;
@@ -158,10 +159,37 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
   const int64_t remote_threads = remote ? remote->slots() : 0;
   remote.reset();  // the other ranks stop here: the baselines run on this one
 
-  // The answer replays the stop rule over the points as stored, so that a resumed run decides as a fresh one.
+  // The answer replays the stop rule over the scores the walk knew: those of the points stored in the results
+  // file and those evaluated, so that a resumed run decides as a fresh one. The points it shows in full are
+  // read back from the results file, or evaluated again (evaluation is deterministic, and the caches give
+  // what a fresh solve gives) and taken through their record's text as stored points are.
+  auto score = [&](size_t position, size_t c) {
+    const Slot& s = walk.slot(position, c);
+    if (!s.known) throw std::logic_error("search: a point the answer needs was never evaluated");
+    return s.score;
+  };
+  auto full_points = [&](const std::vector<PointOutcome>& outlines) {
+    std::vector<std::string> keys;
+    for (const PointOutcome& o : outlines) keys.push_back(o.key);
+    if (store.has_file()) return store.stored(keys);
+    Evaluator again(workload, cache);
+    std::vector<PointOutcome> out;
+    for (const PointOutcome& o : outlines) {
+      const auto design = std::find_if(designs.begin(), designs.end(), [&](const hw::Design& d) {
+        hw::Architecture a = d.arch;
+        a.hbm_bytes = o.design.hbm_bytes;
+        return same_design(a, o.design);
+      });
+      if (design == designs.end()) throw std::logic_error("search: no design for point " + o.key);
+      std::vector<PointOutcome> points = again.evaluate(*design, [&](const std::string& key) { return key == o.key; });
+      if (points.size() != 1) throw std::logic_error("search: point " + o.key + " evaluated again is missing");
+      out.push_back(as_recorded(points.front()));
+    }
+    return out;
+  };
   SearchAnswer answer = build_answer(
-      q, designs, order, combos, store.scores(),
-      [&](const std::function<void(PointOutcome &&)>& take) { store.for_each(take); }, settings.top, settings.keep_all);
+      q, designs, order, combos, score, [&](const std::function<void(PointRow &&)>& take) { store.take_rows(take); },
+      full_points, settings.top, settings.keep_all);
 
   // The baseline is evaluated afresh (it is one design) through the same path as every point.
   Evaluator evaluator(workload, cache);

@@ -1,6 +1,6 @@
 #include "search/point_store.h"
 
-#include <iterator>
+#include <stdexcept>
 #include <utility>
 
 #include "search/question_json.h"
@@ -11,7 +11,8 @@ PointStore::PointStore(const std::string& db_path, const SearchQuestion& questio
   if (db_path.empty()) return;
   db_ = std::make_unique<ResultsDb>(db_path, run_identity(question));
   db_lock_.emplace(db_path, "results file");
-  at_start_ = scores();
+  for (PointResult& r : db_->load_summaries())
+    at_start_.emplace(std::move(r.key), rule_score(r.feasible, r.throughput_samples_per_s));
 }
 
 void PointStore::commit(const std::vector<PointOutcome>& points) {
@@ -21,28 +22,29 @@ void PointStore::commit(const std::vector<PointOutcome>& points) {
   db_->put_batch(batch);
 }
 
-void PointStore::keep(std::vector<PointOutcome>&& points) {
+void PointStore::keep(const std::vector<PointOutcome>& points) {
   if (db_) return;
-  memory_.insert(memory_.end(), std::make_move_iterator(points.begin()), std::make_move_iterator(points.end()));
+  for (const PointOutcome& p : points) memory_.push_back(row_of(p));
 }
 
-ScoreMap PointStore::scores() {
-  ScoreMap scores;
+void PointStore::take_rows(const std::function<void(PointRow&&)>& take) {
   if (db_) {
-    for (PointResult& r : db_->load_summaries())
-      scores.emplace(std::move(r.key), rule_score(r.feasible, r.throughput_samples_per_s));
-  } else {
-    for (const PointOutcome& p : memory_) scores.emplace(p.key, rule_score(p.feasible, p.score));
+    db_->for_each([&](PointResult&& r) { take(row_of(from_record(r.key, r.record))); });
+    return;
   }
-  return scores;
+  for (PointRow& row : memory_) take(std::move(row));
+  std::vector<PointRow>().swap(memory_);
 }
 
-void PointStore::for_each(const std::function<void(PointOutcome&&)>& take) {
-  if (db_) {
-    db_->for_each([&](PointResult&& r) { take(from_record(r.key, r.record)); });
-  } else {
-    for (const PointOutcome& p : memory_) take(as_recorded(p));
+std::vector<PointOutcome> PointStore::stored(const std::vector<std::string>& keys) {
+  if (!db_) throw std::logic_error("search: stored points asked of a search without a results file");
+  std::vector<PointOutcome> out;
+  for (const std::string& key : keys) {
+    const std::optional<PointResult> found = db_->find(key);
+    if (!found) throw std::logic_error("search: the results file lost point " + key);
+    out.push_back(from_record(key, found->record));
   }
+  return out;
 }
 
 }  // namespace phaze::search

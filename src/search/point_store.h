@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "search/point.h"
+#include "search/point_row.h"
 #include "search/point_scores.h"
 #include "search/question.h"
 #include "search/results_file.h"
@@ -28,22 +29,24 @@ class PointStore {
   /// Commits one design's evaluated points to the results file as one batch; nothing without a results file
   /// (keep() takes them then). Safe from several threads at once.
   void commit(const std::vector<PointOutcome>& points);
-  /// Without a results file, keeps one design's evaluated points for the answer; nothing with one. The
-  /// caller makes concurrent calls take turns.
-  void keep(std::vector<PointOutcome>&& points);
+  /// Without a results file, keeps the rows of one design's evaluated points for the answer; nothing with
+  /// one. The caller makes concurrent calls take turns.
+  void keep(const std::vector<PointOutcome>& points);
 
-  /// The scores of every point stored now.
-  ScoreMap scores();
-  /// Calls `take` with every point stored now, any order. The points kept in memory take the same text round
-  /// trip as those of the results file, so both give the same answer.
-  void for_each(const std::function<void(PointOutcome&&)>& take);
+  bool has_file() const { return db_ != nullptr; }
+  /// Calls `take` with the row of every point stored now, any order. The rows kept in memory are handed
+  /// over (the store keeps none after).
+  void take_rows(const std::function<void(PointRow&&)>& take);
+  /// The points with these keys from the results file, in their order, as stored; throws std::logic_error
+  /// for a key it does not hold. Needs a results file.
+  std::vector<PointOutcome> stored(const std::vector<std::string>& keys);
 
  private:
   // Declared before the database: released only after the connection is closed (util/file_lock.h).
   std::optional<ExclusiveFileLock> db_lock_;
   std::unique_ptr<ResultsDb> db_;
-  ScoreMap at_start_;                 ///< points of the results file at the start
-  std::vector<PointOutcome> memory_;  ///< without a results file: every point, for the answer
+  ScoreMap at_start_;             ///< points of the results file at the start
+  std::vector<PointRow> memory_;  ///< without a results file: every point's row, for the answer
 };
 
 }  // namespace phaze::search

@@ -48,6 +48,13 @@ TEST(DesignPoint, CanonicalOrderIsTheEnumerationsOrder) {
     for (size_t j = 0; j < designs.size(); ++j)
       EXPECT_EQ(search::canonical_before({designs[i].arch, 1, false}, {designs[j].arch, 1, false}), i < j)
           << i << " " << j;
+  // The same order on the designs' values, as the rows of the answer keep them.
+  for (size_t i = 0; i < designs.size(); ++i)
+    for (size_t j = 0; j < designs.size(); ++j)
+      EXPECT_EQ(search::canonical_before(search::design_values(designs[i].arch), 1, false,
+                                         search::design_values(designs[j].arch), 1, false),
+                i < j)
+          << i << " " << j;
 }
 
 TEST(DesignPoint, AfterTheChipSmallerHbmThenMicroBatchThenRecomputationOff) {
@@ -57,8 +64,25 @@ TEST(DesignPoint, AfterTheChipSmallerHbmThenMicroBatchThenRecomputationOff) {
   const std::vector<search::PointId> ordered = {{small, 1, false}, {small, 1, true}, {small, 2, false},
                                                 {big, 1, false},   {big, 1, true},   {big, 4, true}};
   for (size_t i = 0; i < ordered.size(); ++i)
-    for (size_t j = 0; j < ordered.size(); ++j)
+    for (size_t j = 0; j < ordered.size(); ++j) {
       EXPECT_EQ(search::canonical_before(ordered[i], ordered[j]), i < j) << i << " " << j;
+      const search::PointId& a = ordered[i];
+      const search::PointId& b = ordered[j];
+      EXPECT_EQ(search::canonical_before(search::design_values(a.design), a.micro_batch, a.recompute,
+                                         search::design_values(b.design), b.micro_batch, b.recompute),
+                i < j)
+          << i << " " << j;
+    }
+}
+
+TEST(DesignPoint, ValuesRoundTripTheIdentityAndNothingElse) {
+  const hw::Architecture a = chip(8, 128, 64, 2, 32, 64ll << 20, 32ll << 30);
+  hw::Architecture b;
+  b.clock_hz = 2e9;
+  search::set_design_values(b, search::design_values(a));
+  EXPECT_TRUE(search::same_design(a, b));
+  EXPECT_EQ(search::point_key(b, 1, false), search::point_key(a, 1, false));
+  EXPECT_EQ(b.clock_hz, 2e9);
 }
 
 TEST(DesignPoint, SameDesignComparesEveryFieldAndOnlyThem) {

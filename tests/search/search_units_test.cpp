@@ -13,6 +13,7 @@
 #include "search/driver.h"
 #include "search/evaluate.h"
 #include "search/point.h"
+#include "search/point_row.h"
 #include "search/question.h"
 #include "search/question_json.h"
 #include "search/schedule_cache.h"
@@ -205,6 +206,23 @@ TEST(SearchPoint, TotalOrder) {
   b.feasible = false;
   b.score = 1e9;
   EXPECT_TRUE(search::better(a, b));
+}
+
+TEST(SearchPoint, RowKeepsWhatTheCsvAndTheOrderRead) {
+  const search::PointOutcome p = sample_point();
+  const search::PointRow row = search::row_of(p);
+  ASSERT_EQ(row.models.size(), p.models.size());
+  EXPECT_EQ(row.models[0].stages, static_cast<int64_t>(p.models[0].stages.size()));
+  EXPECT_EQ(row.models[0].energy_per_batch_j, p.models[0].energy_per_batch_j);
+  const search::PointOutcome outline = search::outline_of(row);
+  EXPECT_EQ(outline.key, p.key);
+  EXPECT_EQ(outline.score, p.score);
+  EXPECT_EQ(outline.models[0].samples_per_s, p.models[0].samples_per_s);
+  search::PointOutcome later = p;
+  later.micro_batch = p.micro_batch * 2;
+  later.key = search::point_key(later);
+  EXPECT_TRUE(search::before(row, search::row_of(later)));
+  EXPECT_FALSE(search::before(search::row_of(later), row));
 }
 
 TEST(SearchAnswer, TopListHoldsEachDesignOnceInAnyOrderOfPoints) {

@@ -252,7 +252,7 @@ void run(const SearchOptions& o, const GivenFn& given) {
 
   const std::string json = io::answer_json(q, answer).dump(2) + "\n";
   if (!o.output.empty()) write_text_file(o.output, json);
-  if (!o.csv.empty()) write_text_file(o.csv, io::points_csv(q, answer));
+  if (!o.csv.empty()) write_file(o.csv, [&](std::ostream& out) { io::write_points_csv(out, q, answer); });
   if (o.json) {
     std::cout << json;
   } else {

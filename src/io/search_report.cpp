@@ -572,7 +572,7 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
   return out;
 }
 
-std::string points_csv(const SearchQuestion& q, const SearchAnswer& a) {
+void write_points_csv(std::ostream& to, const SearchQuestion& q, const SearchAnswer& a) {
   std::string out = design_csv_header() + ",area_um2,micro_batch,recompute,feasible,average_samples_per_s";
   for (size_t m = 0; m < q.models.size(); ++m) {
     const std::string n = csv_name(q.models[m], m);
@@ -582,8 +582,10 @@ std::string points_csv(const SearchQuestion& q, const SearchAnswer& a) {
         n);
   }
   out += "\n";
+  to << out;
   hw::Architecture design;
   for (const PointRow& p : a.all) {
+    out.clear();
     set_design_values(design, p.design);
     out += fmt::format("{},{:.17g},{},{},{},{:.17g}", design_csv(design), p.area_um2, p.micro_batch,
                        p.recompute ? 1 : 0, p.feasible ? 1 : 0, p.score);
@@ -596,8 +598,8 @@ std::string points_csv(const SearchQuestion& q, const SearchAnswer& a) {
                          m.samples_per_s, m.energy_per_batch_j);
     }
     out += "\n";
+    to << out;
   }
-  return out;
 }
 
 }  // namespace phaze::io

@@ -4,6 +4,7 @@
 // and every point as CSV. Units: seconds, bytes, joules, samples and tokens per second (µm² for area).
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 
 #include "search/driver.h"
@@ -16,7 +17,8 @@ std::string chain_position_name(int64_t index, int64_t layers);
 
 nlohmann::ordered_json answer_json(const search::SearchQuestion& question, const search::SearchAnswer& answer);
 std::string answer_text(const search::SearchQuestion& question, const search::SearchAnswer& answer);
-/// One row per point of `answer.all`, in canonical order, with a header.
-std::string points_csv(const search::SearchQuestion& question, const search::SearchAnswer& answer);
+/// One row per point of `answer.all`, in canonical order, with a header, written row by row to `out` (an
+/// exhaustive sweep's CSV is tens of MB).
+void write_points_csv(std::ostream& out, const search::SearchQuestion& question, const search::SearchAnswer& answer);
 
 }  // namespace phaze::io

@@ -29,8 +29,13 @@ void check_writable(const std::string& option, const std::string& path) {
 }
 
 void write_text_file(const std::string& path, const std::string& text) {
+  write_file(path, [&](std::ostream& out) { out << text; });
+}
+
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
   std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << text) || !out.flush()) throw InputError(fmt::format("{}: cannot write file", path));
+  if (out) write(out);
+  if (!out || !out.flush()) throw InputError(fmt::format("{}: cannot write file", path));
 }
 
 }  // namespace phaze

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+#include <ostream>
 #include <string>
 
 namespace phaze {
@@ -12,5 +14,8 @@ void check_writable(const std::string& option, const std::string& path);
 
 /// Writes `text` to `path`, replacing it; InputError naming the file when that fails.
 void write_text_file(const std::string& path, const std::string& text);
+/// Writes to `path`, replacing it, what `write` puts on the stream, without holding it all in memory first;
+/// InputError naming the file when that fails.
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace phaze

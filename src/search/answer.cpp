@@ -41,8 +41,7 @@ void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top) {
 }
 
 SearchAnswer build_answer(const SearchQuestion& q, const std::vector<hw::Design>& designs, const BucketOrder& order,
-                          const std::vector<Combination>& combos, const ScoreOf& score,
-                          const std::function<void(const std::function<void(PointRow&&)>&)>& visit_rows,
+                          const std::vector<Combination>& combos, const ScoreOf& score, std::vector<PointRow> rows,
                           const std::function<std::vector<PointOutcome>(const std::vector<PointOutcome>&)>& full_points,
                           int64_t top, bool keep_all) {
   const std::vector<CombinationState> states = replay(order, combos.size(), score, stop_window(q));
@@ -70,19 +69,26 @@ SearchAnswer build_answer(const SearchQuestion& q, const std::vector<hw::Design>
 
   // Ranked by their outlines; the points shown in full replace them at the end.
   constexpr size_t kHbmField = kDesignFields.size() - 1;
-  visit_rows([&](PointRow&& row) {
+  size_t kept = 0;
+  for (PointRow& row : rows) {
     const auto c = static_cast<size_t>(
         std::find(combos.begin(), combos.end(), Combination{row.micro_batch, row.design[kHbmField], row.recompute}) -
         combos.begin());
-    if (c == combos.size() || !lowest_bucket[c] || area_bucket(row.area_um2, q.bucket_um2) < *lowest_bucket[c]) return;
+    if (c == combos.size() || !lowest_bucket[c] || area_bucket(row.area_um2, q.bucket_um2) < *lowest_bucket[c])
+      continue;
     const PointOutcome outline = outline_of(row);
     accumulate(answer, outline, top);
     std::optional<PointOutcome>& best = answer.combinations[c].best;
     if (outline.feasible && (!best || better(outline, *best))) best = outline;
-    if (keep_all) answer.all.push_back(std::move(row));
-  });
-  if (keep_all)
-    std::sort(answer.all.begin(), answer.all.end(), [](const PointRow& a, const PointRow& b) { return before(a, b); });
+    if (!keep_all) continue;
+    if (&rows[kept] != &row) rows[kept] = std::move(row);  // no self-move: it would empty the row
+    ++kept;
+  }
+  if (keep_all) {
+    rows.resize(kept);
+    std::sort(rows.begin(), rows.end(), [](const PointRow& a, const PointRow& b) { return before(a, b); });
+    answer.all = std::move(rows);
+  }
 
   std::vector<PointOutcome*> shown;
   if (answer.best) shown.push_back(&*answer.best);

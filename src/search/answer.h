@@ -56,15 +56,13 @@ struct SearchAnswer {
 void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top);
 
 /// Builds the answer: replays the stop rule over `score` (every point it needs: position in visiting order,
-/// combination), then takes the rows of the points of the designs each combination visited (`visit_rows`
-/// calls its argument with each row that may belong to the answer, any order, and may hand over its rows)
-/// and ranks them. The points the answer shows in full (the best, the top list, each model's and each
-/// combination's best) come from `full_points`, given their outlines (outline_of) and returning the points in
-/// the same order. `top` designs in the top list; with `keep_all`, every explored row in `all`. The baselines
-/// are left empty.
+/// combination), then keeps of `rows` (any order, every point that may belong to the answer) those of the
+/// designs each combination visited, and ranks them. The points the answer shows in full (the best, the top
+/// list, each model's and each combination's best) come from `full_points`, given their outlines
+/// (outline_of) and returning the points in the same order. `top` designs in the top list; with `keep_all`,
+/// the kept rows in `all` (the vector of `rows`, filtered in place). The baselines are left empty.
 SearchAnswer build_answer(const SearchQuestion& q, const std::vector<hw::Design>& designs, const BucketOrder& order,
-                          const std::vector<Combination>& combos, const ScoreOf& score,
-                          const std::function<void(const std::function<void(PointRow&&)>&)>& visit_rows,
+                          const std::vector<Combination>& combos, const ScoreOf& score, std::vector<PointRow> rows,
                           const std::function<std::vector<PointOutcome>(const std::vector<PointOutcome>&)>& full_points,
                           int64_t top, bool keep_all);
 

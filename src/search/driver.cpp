@@ -92,6 +92,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
   const int threads = std::max(1, settings.threads);
 
   PointStore store(settings.db_path, q);
+  if (q.exhaustive) store.reserve(designs.size() * combos.size());
   ScheduleCache cache;
   std::optional<PointOutcome> best_so_far;
   std::atomic<int64_t> evaluated{0}, unproven{0};
@@ -187,9 +188,8 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
     }
     return out;
   };
-  SearchAnswer answer = build_answer(
-      q, designs, order, combos, score, [&](const std::function<void(PointRow &&)>& take) { store.take_rows(take); },
-      full_points, settings.top, settings.keep_all);
+  SearchAnswer answer =
+      build_answer(q, designs, order, combos, score, store.take_rows(), full_points, settings.top, settings.keep_all);
 
   // The baseline is evaluated afresh (it is one design) through the same path as every point.
   Evaluator evaluator(workload, cache);

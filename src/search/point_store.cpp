@@ -27,13 +27,15 @@ void PointStore::keep(const std::vector<PointOutcome>& points) {
   for (const PointOutcome& p : points) memory_.push_back(row_of(p));
 }
 
-void PointStore::take_rows(const std::function<void(PointRow&&)>& take) {
-  if (db_) {
-    db_->for_each([&](PointResult&& r) { take(row_of(from_record(r.key, r.record))); });
-    return;
-  }
-  for (PointRow& row : memory_) take(std::move(row));
-  std::vector<PointRow>().swap(memory_);
+void PointStore::reserve(size_t points) {
+  if (!db_) memory_.reserve(points);
+}
+
+std::vector<PointRow> PointStore::take_rows() {
+  if (!db_) return std::move(memory_);
+  std::vector<PointRow> rows;
+  db_->for_each([&](PointResult&& r) { rows.push_back(row_of(from_record(r.key, r.record))); });
+  return rows;
 }
 
 std::vector<PointOutcome> PointStore::stored(const std::vector<std::string>& keys) {

@@ -34,9 +34,12 @@ class PointStore {
   void keep(const std::vector<PointOutcome>& points);
 
   bool has_file() const { return db_ != nullptr; }
-  /// Calls `take` with the row of every point stored now, any order. The rows kept in memory are handed
-  /// over (the store keeps none after).
-  void take_rows(const std::function<void(PointRow&&)>& take);
+  /// Without a results file, makes room for the rows of this many points at once (an exhaustive search
+  /// knows how many it evaluates): the rows then take no more memory than they need.
+  void reserve(size_t points);
+  /// The row of every point stored now, any order. The rows kept in memory are handed over (the store keeps
+  /// none after).
+  std::vector<PointRow> take_rows();
   /// The points with these keys from the results file, in their order, as stored; throws std::logic_error
   /// for a key it does not hold. Needs a results file.
   std::vector<PointOutcome> stored(const std::vector<std::string>& keys);

@@ -1,8 +1,11 @@
 // The co-search's per-design cost under each execution and planner (docs/gpu.md 7, docs/piper.md): the
 // default GPT-3 175B question, all 24 points of the TPUv4-like design (4 micro-batches × 3 HBM sizes × 2
-// recomputation settings) with the layer schedules already cached, so that what is measured is the
-// planning; and the workload's preparation, where Megatron-LM execution lists the configurations that fit
-// and the stagewise planner decides which points can fit at all.
+// recomputation settings) with the layer schedules already cached and a new evaluator each time (no plan
+// cached), so that what is measured is the planning; the workload's preparation, where Megatron-LM execution
+// lists the configurations that fit and the stagewise planner decides which points can fit at all; and an
+// exhaustive search's work unit from cold caches: every design of the space with the tensor cores of the
+// default search's best design (8 × 128×256), as one thread takes them, so that the estimates, schedules and
+// plans that neighbouring designs share are counted once, as in the search.
 
 #include <benchmark/benchmark.h>
 
@@ -10,6 +13,7 @@
 #include "model/presets.h"
 #include "search/driver.h"
 #include "search/evaluate.h"
+#include "search/question.h"
 
 namespace {
 
@@ -48,10 +52,29 @@ void BM_EvaluateDesign(benchmark::State& state, Setup setup) {
   const hw::Design design = search::tpuv4_design(q);
   auto all = [](const std::string&) { return true; };
   evaluator.evaluate(design, all);  // schedules every layer pass once
-  for (auto _ : state) benchmark::DoNotOptimize(evaluator.evaluate(design, all).size());
+  for (auto _ : state) {
+    search::Evaluator fresh(w, cache);  // no plan cached
+    benchmark::DoNotOptimize(fresh.evaluate(design, all).size());
+  }
 }
 BENCHMARK_CAPTURE(BM_EvaluateDesign, phaze, Setup::Phaze)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_EvaluateDesign, megatron, Setup::Megatron)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_EvaluateDesign, stagewise, Setup::Stagewise)->Unit(benchmark::kMillisecond);
+
+void BM_EvaluateWorkUnit(benchmark::State& state) {
+  const search::SearchQuestion q = gpt3_question(Setup::Phaze);
+  const search::Workload w = search::prepare_workload(q);
+  std::vector<hw::Design> unit;
+  for (const hw::Design& d : search::search_designs(q))
+    if (d.arch.num_tc == 8 && d.arch.tc_width == 128 && d.arch.tc_depth == 256) unit.push_back(d);
+  auto all = [](const std::string&) { return true; };
+  for (auto _ : state) {
+    search::ScheduleCache cache;
+    search::Evaluator evaluator(w, cache);
+    for (const hw::Design& d : unit) benchmark::DoNotOptimize(evaluator.evaluate(d, all).size());
+  }
+  state.counters["designs"] = static_cast<double>(unit.size());
+}
+BENCHMARK(BM_EvaluateWorkUnit)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "cost/gemm_cost.h"
 #include "cost/vector_cost.h"
+#include "util/hash_mix.h"
 #include "util/run_on_threads.h"
 
 namespace phaze::cost {
@@ -45,11 +46,8 @@ size_t Estimator::GemmKeyHash::operator()(const GemmKey& key) const {
        {static_cast<uint64_t>(key.m), static_cast<uint64_t>(key.n), static_cast<uint64_t>(key.k),
         static_cast<uint64_t>(key.batch), static_cast<uint64_t>(key.cores), static_cast<uint64_t>(key.width),
         static_cast<uint64_t>(key.depth), static_cast<uint64_t>(key.sram_bytes), static_cast<uint64_t>(key.glb_bytes),
-        key.hbm_bandwidth_bits, key.clock_bits}) {
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 31;
-  }
+        key.hbm_bandwidth_bits, key.clock_bits})
+    h = hash_mix(h, v);
   return static_cast<size_t>(h);
 }
 

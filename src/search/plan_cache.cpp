@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "util/hash_mix.h"
+
 namespace phaze::search {
 
 namespace {
@@ -43,13 +45,9 @@ void make_key(const model::LayerGraph& graph, const LayerSchedules& schedules, c
 }
 
 uint64_t hash_of(const std::vector<uint64_t>& key) {
-  uint64_t h = 0x9e3779b97f4a7c15ull;
-  for (uint64_t v : key) {
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h ^= h >> 31;
-    h *= 0xbf58476d1ce4e5b9ull;
-  }
-  return h ^ (h >> 29);
+  uint64_t h = 0;
+  for (uint64_t v : key) h = hash_mix(h, v);
+  return h;
 }
 
 }  // namespace

@@ -2,19 +2,11 @@
 
 #include <bit>
 
+#include "util/hash_mix.h"
+
 namespace phaze::search {
 
 namespace {
-
-uint64_t mix(uint64_t h, uint64_t v) {
-  // splitmix64 finaliser over the running value: cheap and well spread for bit patterns of doubles.
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebull;
-  return h ^ (h >> 31);
-}
 
 uint64_t bits(double x) {
   return std::bit_cast<uint64_t>(x);
@@ -62,16 +54,17 @@ PassSummary solve_pass(const schedule::Problem& problem, schedule::Solver& solve
 }  // namespace
 
 uint64_t problem_hash(const schedule::Problem& p) {
-  uint64_t h = mix(0, static_cast<uint64_t>(p.tensor_cores));
-  h = mix(h, static_cast<uint64_t>(p.vector_cores));
-  h = mix(h, (p.comm_as_vector ? 1u : 0u) | (p.overlap_across_types ? 2u : 0u));
-  h = mix(h, p.tasks.size());
+  uint64_t h = hash_mix(0, static_cast<uint64_t>(p.tensor_cores));
+  h = hash_mix(h, static_cast<uint64_t>(p.vector_cores));
+  h = hash_mix(h, (p.comm_as_vector ? 1u : 0u) | (p.overlap_across_types ? 2u : 0u));
+  h = hash_mix(h, p.tasks.size());
   for (const schedule::Task& t : p.tasks) {
-    h = mix(h, static_cast<uint64_t>(t.kind));
-    h = mix(h, bits(t.single_s));
-    h = mix(h, bits(t.parallel_s));
+    h = hash_mix(h, static_cast<uint64_t>(t.kind));
+    h = hash_mix(h, bits(t.single_s));
+    h = hash_mix(h, bits(t.parallel_s));
   }
-  for (const auto& [from, to] : p.edges) h = mix(h, (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to));
+  for (const auto& [from, to] : p.edges)
+    h = hash_mix(h, (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to));
   return h;
 }
 

@@ -242,36 +242,6 @@ GemmMapping map_gemm(const model::Gemm& gemm, const hw::TensorCoreConfig& c, con
       }
     }
   }
-  std::vector<Option> array_options, sram_options;
-  auto per_core = [&](const Split& s) {
-    return PerCore{ceil_div(gemm.m, s.m), ceil_div(gemm.n, s.n), gemm.k, ceil_div(gemm.batch, s.g)};
-  };
-  auto fill_array_options = [&](const Split& s) {
-    const PerCore p = per_core(s);
-    const double used = static_cast<double>(s.g * s.m * s.n);
-    array_options.clear();
-    for (const Dataflow& df : kDataflows) {
-      double compute = 0;
-      array_options.push_back(array_option(p, df, c, params, used, compute));
-    }
-  };
-  auto fill_sram_options = [&](const Split& s) {
-    const PerCore p = per_core(s);
-    const double used = static_cast<double>(s.g * s.m * s.n), g = static_cast<double>(p.g);
-    const double sm = static_cast<double>(s.m), sn = static_cast<double>(s.n);
-    sram_options.clear();
-    for_each_tiling(p.m, p.n, p.k, static_cast<double>(c.sram_bytes) / word_bytes, [&](const Tiling& t) {
-      const Traffic tr = level_traffic(p.m, p.n, p.k, t);
-      const double reads = used * g * (tr.a / sn + tr.b / sm + tr.c_readback), writes = used * g * tr.c_write;
-      const double fills = used * g * (tr.a + tr.b + tr.c_readback + tr.c_write);
-      sram_options.push_back(Option{std::max(reads, writes) / params.glb_words_per_cycle,
-                                    (reads + writes) * params.glb_energy + fills * params.sram_energy,
-                                    reads + writes,
-                                    t,
-                                    {}});
-    });
-  };
-
   // The answer is the first split, in the order above, of least (latency, energy, words). First the least
   // latency: splits on more cores first, as they are usually the fastest, so that the bounds below skip most
   // of the others before their tilings are enumerated. A split's padded compute is at least its busiest
@@ -283,14 +253,32 @@ GemmMapping map_gemm(const model::Gemm& gemm, const hw::TensorCoreConfig& c, con
   });
   const double array_size = static_cast<double>(c.width) * static_cast<double>(c.depth);
   double best_cycles = kInf;
+  std::vector<Option> array_options, sram_options;
   for (size_t i : by_cores) {
     Split& s = splits[i];
     const double used = static_cast<double>(s.g * s.m * s.n);
     if (std::max(macs / (used * array_size), hbm_floor) > best_cycles) continue;
-    fill_array_options(s);
+    const PerCore p{ceil_div(gemm.m, s.m), ceil_div(gemm.n, s.n), gemm.k, ceil_div(gemm.batch, s.g)};
+    array_options.clear();
+    for (const Dataflow& df : kDataflows) {
+      double compute = 0;
+      array_options.push_back(array_option(p, df, c, params, used, compute));
+    }
     const double array_floor = fastest(array_options);
     if (std::max(array_floor, hbm_floor) > best_cycles) continue;
-    fill_sram_options(s);
+
+    const double g = static_cast<double>(p.g), sm = static_cast<double>(s.m), sn = static_cast<double>(s.n);
+    sram_options.clear();
+    for_each_tiling(p.m, p.n, p.k, static_cast<double>(c.sram_bytes) / word_bytes, [&](const Tiling& t) {
+      const Traffic tr = level_traffic(p.m, p.n, p.k, t);
+      const double reads = used * g * (tr.a / sn + tr.b / sm + tr.c_readback), writes = used * g * tr.c_write;
+      const double fills = used * g * (tr.a + tr.b + tr.c_readback + tr.c_write);
+      sram_options.push_back(Option{std::max(reads, writes) / params.glb_words_per_cycle,
+                                    (reads + writes) * params.glb_energy + fills * params.sram_energy,
+                                    reads + writes,
+                                    t,
+                                    {}});
+    });
     s.cycles = std::max({array_floor, fastest(sram_options), hbm_floor});
     if (s.cycles > best_cycles) continue;
     best_cycles = s.cycles;

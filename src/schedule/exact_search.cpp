@@ -105,6 +105,7 @@ void ExactSearch::options(uint64_t done, double last_start, int last_task, doubl
     if (q_.use[it->task] != kNone) prev_compute = &*it;
   for (int s = 0; s < n_; ++s) {
     if ((done >> s & 1) || (q_.pred_mask[s] & ~done)) continue;
+    if (!greedy_ && (q_.earlier_twins[s] & ~done)) continue;
     double ready = 0;
     for (int pr : q_.preds[s]) ready = std::max(ready, finish_[pr]);
     auto offer = [&](bool parallel, int group, double start, uint8_t kind = 0, double other = -1) {

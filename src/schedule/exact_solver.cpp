@@ -11,6 +11,7 @@
 #include "schedule/prepared.h"
 #include "schedule/problem.h"
 #include "schedule/segment_dp.h"
+#include "schedule/usable_cores.h"
 
 namespace phaze::schedule {
 
@@ -68,8 +69,22 @@ detail::SegmentSchedule solve_segment(const Problem& segment, double cutoff, int
   return out;
 }
 
-Schedule run(const Problem& problem, bool greedy, int64_t node_limit, bool segments = true) {
-  if (!validate(problem).empty()) return Schedule{};
+// The problem with only the cores its schedules can use (usable_cores.h): the same schedules, tighter bounds.
+// `kept` holds the copy when a count shrinks.
+const Problem& with_usable_cores(const Problem& problem, Problem& kept) {
+  const CoreCounts usable = usable_cores(problem);
+  if (usable.tensor_cores == problem.tensor_cores && usable.vector_cores == problem.vector_cores) return problem;
+  kept = problem;
+  kept.tensor_cores = usable.tensor_cores;
+  kept.vector_cores = usable.vector_cores;
+  return kept;
+}
+
+Schedule run(const Problem& asked, bool greedy, int64_t node_limit, bool segments = true) {
+  if (!validate(asked).empty()) return Schedule{};
+  // Solved with the cores it can use; the schedule is then one of the problem as asked, summarised on it.
+  Problem kept;
+  const Problem& problem = with_usable_cores(asked, kept);
   const Prepared q = prepare(problem);
   if (!greedy && segments && detail::segments_apply(problem)) {
     // Exact by segments between parallel runs (segment_dp.cpp), when the DAG allows it, with a quarter of
@@ -85,7 +100,7 @@ Schedule run(const Problem& problem, bool greedy, int64_t node_limit, bool segme
       place_layout_tasks(problem, s);
       s.proven_optimal = true;
       s.lower_bound_s = s.makespan_s;
-      summarize(problem, s);
+      summarize(asked, s);
       return s;
     }
   }
@@ -120,7 +135,7 @@ Schedule run(const Problem& problem, bool greedy, int64_t node_limit, bool segme
   place_layout_tasks(problem, s);
   s.proven_optimal = optimal;
   s.lower_bound_s = optimal ? s.makespan_s : std::min(root_bound, s.makespan_s);
-  summarize(problem, s);
+  summarize(asked, s);
   return s;
 }
 
@@ -152,8 +167,10 @@ Schedule detail::solve_by_search(const Problem& problem, int64_t node_budget) {
   return run(problem, false, std::max<int64_t>(node_budget, 1), false);
 }
 
-double exact_lower_bound(const Problem& problem) {
-  if (!validate(problem).empty()) return 0;
+double exact_lower_bound(const Problem& asked) {
+  if (!validate(asked).empty()) return 0;
+  Problem kept;
+  const Problem& problem = with_usable_cores(asked, kept);
   const Prepared q = prepare(problem);
   return ExactSearch(problem, q, 0, false).root_bound();
 }

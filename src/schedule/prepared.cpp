@@ -73,6 +73,18 @@ Prepared prepare(const Problem& p) {
   for (int s = 0; s < n; ++s)
     if (q.comm[s])
       for (int pr : q.preds[s]) q.feeds_comm[pr] = 1;
+  // Twins: t and s run the same way on the same cores, and t's place in the DAG is no later than s's (its
+  // ancestors are s's or fewer, s's descendants are t's or fewer). Exchanging the two in any schedule
+  // keeps it feasible with the same makespan (t may take s's earlier slot since its ancestors have
+  // finished by then, s then ends later only for tasks that wait for t too), so some optimal schedule
+  // starts t no later than s; the search takes s only after t.
+  q.earlier_twins.assign(n, 0);
+  for (int s = 0; s < n; ++s)
+    for (int t = 0; t < s; ++t)
+      if (q.use[t] == q.use[s] && q.comm[t] == q.comm[s] && q.can_parallel[t] == q.can_parallel[s] &&
+          q.single[t] == q.single[s] && q.parallel[t] == q.parallel[s] && !(q.ancestors[s] >> t & 1) &&
+          (q.ancestors[t] & ~q.ancestors[s]) == 0 && (q.descendants[s] & ~q.descendants[t]) == 0)
+        q.earlier_twins[s] |= uint64_t{1} << t;
   // tail[s] = fastest[s] + the largest tail of a successor; search indices are topological.
   q.tail.assign(n, 0);
   q.after.assign(n, 0);

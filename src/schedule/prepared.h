@@ -29,6 +29,9 @@ struct Prepared {
   std::vector<uint64_t> ancestors;       // every task that must finish before the task starts
   std::vector<uint64_t> descendants;     // every task that starts after the task finishes
   std::vector<int> link_tasks;           // collectives on the link
+  /// Per task s, the tasks t < s that s may follow only (see prepare()): the same variants on the same
+  /// cores, ancestors(t) ⊆ ancestors(s) and descendants(s) ⊆ descendants(t).
+  std::vector<uint64_t> earlier_twins;
 };
 
 /// Throws std::length_error for more than 64 operators.

@@ -2,6 +2,7 @@
 
 #include <bit>
 
+#include "schedule/usable_cores.h"
 #include "util/hash_mix.h"
 
 namespace phaze::search {
@@ -16,39 +17,37 @@ bool same_task(const schedule::Task& a, const schedule::Task& b) {
   return a.kind == b.kind && bits(a.single_s) == bits(b.single_s) && bits(a.parallel_s) == bits(b.parallel_s);
 }
 
-/// The energy of a schedule that ran the tasks marked in `all_cores` on all cores of their kind: layout
-/// tasks cost nothing, the others their single- or all-cores energy, summed in task order (as a solve's
-/// summary sums them).
-double energy_of(const schedule::Problem& problem, const std::vector<char>& all_cores) {
-  double energy = 0;
-  for (size_t i = 0; i < problem.tasks.size() && i < all_cores.size(); ++i) {
-    const schedule::Task& t = problem.tasks[i];
-    if (t.kind == schedule::TaskKind::None) continue;
-    energy += all_cores[i] ? t.parallel_energy_j : t.single_energy_j;
-  }
-  return energy;
+/// The summary of a schedule on `problem`, with `stored` giving every task's mode and duration (a slot from 0
+/// to its duration: utilisation and energy read only those).
+PassSummary summary_of(const schedule::Problem& problem, const schedule::Schedule& stored) {
+  schedule::Schedule s = stored;
+  schedule::summarize(problem, s);
+  return {true,           s.makespan_s, s.energy_j, s.tensor_utilisation, s.vector_utilisation, s.proven_optimal,
+          s.lower_bound_s};
 }
 
-/// solve_pass, with which tasks were charged their all-cores energy.
-PassSummary solve_pass(const schedule::Problem& problem, schedule::Solver& solver, std::vector<char>& all_cores) {
-  PassSummary out;
-  all_cores.clear();
-  if (!schedule::has_finite_latencies(problem)) return out;
+/// What a cache entry keeps of a solved schedule: its figures and, per task, its mode and duration.
+schedule::Schedule kept_of(const schedule::Schedule& s) {
+  schedule::Schedule kept;
+  kept.feasible = s.feasible;
+  kept.makespan_s = s.makespan_s;
+  kept.proven_optimal = s.proven_optimal;
+  kept.lower_bound_s = s.lower_bound_s;
+  kept.tasks.reserve(s.tasks.size());
+  for (const schedule::TaskSlot& slot : s.tasks)
+    kept.tasks.push_back({0, slot.finish_s - slot.start_s, slot.parallel, -1, -1});
+  return kept;
+}
+
+/// solve_pass, with the schedule kept (infeasible when a latency is not finite).
+PassSummary solve_pass(const schedule::Problem& problem, schedule::Solver& solver, schedule::Schedule& kept) {
+  kept = schedule::Schedule{};
+  if (!schedule::has_finite_latencies(problem)) return {};
   const schedule::Schedule s = solver.solve(problem);
-  if (!s.feasible) return out;
-  out.feasible = true;
-  out.makespan_s = s.makespan_s;
-  out.energy_j = s.energy_j;
-  out.tensor_utilisation = s.tensor_utilisation;
-  out.vector_utilisation = s.vector_utilisation;
-  out.proven_optimal = s.proven_optimal;
-  out.lower_bound_s = s.lower_bound_s;
-  for (size_t i = 0; i < problem.tasks.size() && i < s.tasks.size(); ++i) {
-    const schedule::TaskKind kind = problem.tasks[i].kind;
-    const bool compute = kind != schedule::TaskKind::Comm && kind != schedule::TaskKind::None;
-    all_cores.push_back(s.tasks[i].parallel && compute ? 1 : 0);
-  }
-  return out;
+  if (!s.feasible) return {};
+  kept = kept_of(s);
+  return {true,           s.makespan_s, s.energy_j, s.tensor_utilisation, s.vector_utilisation, s.proven_optimal,
+          s.lower_bound_s};
 }
 
 }  // namespace
@@ -78,33 +77,35 @@ bool same_problem(const schedule::Problem& a, const schedule::Problem& b) {
 }
 
 PassSummary solve_pass(const schedule::Problem& problem, schedule::Solver& solver) {
-  std::vector<char> all_cores;
-  return solve_pass(problem, solver, all_cores);
+  schedule::Schedule kept;
+  return solve_pass(problem, solver, kept);
 }
 
 PassSummary ScheduleCache::solve(const schedule::Problem& problem, schedule::Solver& solver) {
-  const uint64_t h = problem_hash(problem);
+  // Keyed by the cores the schedules can use: problems that differ only in idle cores share one entry.
+  schedule::Problem key = problem;
+  for (schedule::Task& t : key.tasks) {  // what does not decide the schedule is not kept
+    t.id.clear();
+    t.single_energy_j = t.parallel_energy_j = 0;
+  }
+  const schedule::CoreCounts usable = schedule::usable_cores(problem);
+  key.tensor_cores = usable.tensor_cores;
+  key.vector_cores = usable.vector_cores;
+  const uint64_t h = problem_hash(key);
   {
     std::lock_guard lock(mutex_);
     const auto it = buckets_.find(h);
     if (it != buckets_.end())
       for (const Entry& e : it->second)
-        if (same_problem(e.key, problem)) {
+        if (same_problem(e.key, key)) {
           hits_.fetch_add(1, std::memory_order_relaxed);
-          PassSummary summary = e.summary;
-          if (summary.feasible) summary.energy_j = energy_of(problem, e.all_cores);
-          return summary;
+          return e.schedule.feasible ? summary_of(problem, e.schedule) : PassSummary{};
         }
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
   Entry entry;
-  entry.summary = solve_pass(problem, solver, entry.all_cores);
-  const PassSummary summary = entry.summary;
-  entry.key = problem;
-  for (schedule::Task& t : entry.key.tasks) {  // what does not decide the schedule is not kept
-    t.id.clear();
-    t.single_energy_j = t.parallel_energy_j = 0;
-  }
+  const PassSummary summary = solve_pass(problem, solver, entry.schedule);
+  entry.key = std::move(key);
   std::lock_guard lock(mutex_);
   if (size_ >= capacity_) {
     buckets_.clear();

@@ -24,14 +24,16 @@ struct PassSummary {
   bool operator==(const PassSummary&) const = default;
 };
 
-/// Schedules layer passes once per distinct scheduling problem. The key is what decides the schedule: core
-/// counts, scheduling rules, every task's kind and latencies (bit for bit), and the edges. Task ids and
-/// energies do not count: no solver reads them, so problems that differ only there have the same schedule,
-/// and a hit recomputes the energy of the stored schedule (which tasks ran on all cores of their kind) from the
-/// asking problem's energies, summed as a fresh solve sums them. Equal problems arise for the L identical
-/// transformer layers, for models that share a layer shape, and for designs whose differences do not reach a
-/// layer's latencies (e.g. a GLB larger than any tile, or vector cores that change only energies). A hash
-/// selects a bucket, a full comparison decides.
+/// Schedules layer passes once per distinct scheduling problem. The key is what decides the schedule: the
+/// cores its schedules can use (schedule::usable_cores), scheduling rules, every task's kind and latencies
+/// (bit for bit), and the edges. Task ids and energies do not count: no solver reads them. The exact and list
+/// solvers solve a problem with its usable cores only, so problems that differ only in idle cores or in
+/// energies have the same schedule; a hit summarises the stored one (each task's mode and duration) on the
+/// asking problem, its energies and core counts, as a fresh solve summarises it. Equal problems arise for the
+/// L identical transformer layers, for models that share a layer shape, and for designs whose differences do
+/// not reach a layer's latencies (e.g. a GLB larger than any tile, vector cores that change only energies, or
+/// more vector cores than the layer's vector operators can use at once). A hash selects a bucket, a full
+/// comparison decides.
 ///
 /// Any number of threads may call solve() at once: the solver runs outside the lock, so two threads may
 /// solve the same problem at the same time; both get the same answer (the solvers are deterministic), the
@@ -51,12 +53,11 @@ class ScheduleCache {
   size_t capacity_;
   size_t size_ = 0;
   std::mutex mutex_;
-  /// A solved schedule: its summary (with the energy of the problem first solved) and, per task, whether it
-  /// was charged its all-cores energy.
+  /// A solved schedule: its figures and each task's mode and duration (kept_of in the .cpp), from which the
+  /// summary on any problem of that key follows.
   struct Entry {
     schedule::Problem key;
-    PassSummary summary;
-    std::vector<char> all_cores;
+    schedule::Schedule schedule;
   };
   std::unordered_map<uint64_t, std::vector<Entry>> buckets_;
   std::atomic<int64_t> hits_{0}, misses_{0};

@@ -73,7 +73,8 @@ Problem example_c() {
   Problem p;
   p.tensor_cores = 2;
   p.vector_cores = 1;
-  for (int k = 1; k <= 4; ++k) p.tasks.push_back(task(std::string("G").append(std::to_string(k)), TaskKind::Tensor, 4, 2.5));
+  for (int k = 1; k <= 4; ++k)
+    p.tasks.push_back(task(std::string("G").append(std::to_string(k)), TaskKind::Tensor, 4, 2.5));
   return p;
 }
 

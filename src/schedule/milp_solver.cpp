@@ -39,6 +39,9 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 /// a few units) stays well below it. Near 1e9 short operators vanish into the tolerance and CBC "proves"
 /// schedules that are not optimal.
 constexpr double kMaxLatencySpan = 1e6;
+/// Coefficients of scaled rows at most this large are differences that cancel (the shortest latency is at
+/// least 1e-6 after scaling): they are zeros, kept out of the rows.
+constexpr double kNoise = 1e-12;
 /// Stand-ins for column indices of variables fixed by the formulation (x of comparable pairs by S5, y of a
 /// collective): they are constants in the rows, not columns (Clp has aborted on models with many fixed
 /// columns and tiny coefficients).
@@ -570,7 +573,12 @@ class MilpBuilder {
         rhs += share;
         if (col_y_[a] != kFixedZero) coef[col_y_[a]] += share;  // add_row moves kFixedOne terms to the bounds
       }
-      Terms terms(coef.begin(), coef.end());
+      // A y coefficient ℓ_a/d − ℓ'_a that cancels (ℓ_a = d·ℓ'_a) is left with rounding noise of about 1e-17;
+      // with such an entry, Clp's scaled simplex under CBC returned an LP bound above the true one and cut
+      // off the optimum. Latencies are scaled to at most 1, so anything this small is a zero.
+      Terms terms;
+      for (const auto& [col, value] : coef)
+        if (std::abs(value) > kNoise) terms.emplace_back(col, value);
       if (!seen_rows_.insert({terms, rhs}).second) continue;
       add_row(rhs, kInfinity, terms);
     }

@@ -166,6 +166,29 @@ TEST(ScheduleSolvers, CbcRegressions) {
   EXPECT_TRUE(milp.proven_optimal);
 }
 
+// A window bound of the MILP once carried a coefficient ℓ/d − ℓ' that cancels to zero (op0 and op5: 7.5 on
+// 3 vector cores against 2.5 parallel) as 5.6e-17 after scaling, and CBC's LP then "proved" 14 s. This
+// 13.5 s schedule is feasible: op0 and op5 single-core on pairs 0 and 1 over [0, 7.5), op1 single-core on
+// vector core 2 over [0, 3.5), op2 parallel over [7.5, 13.5).
+TEST(ScheduleSolvers, CancellingMilpCoefficientIsZero) {
+  const Problem p = phaze::io::parse_schedule_input(R"({"tensor_cores":2,"vector_cores":3,"ops":[
+    {"id":"op0","unit":"fused","latency_s":7.5,"parallel_latency_s":2.5},
+    {"id":"op1","unit":"vector","latency_s":3.5,"parallel_latency_s":3.0},
+    {"id":"op2","unit":"tensor","latency_s":9.0,"parallel_latency_s":6.0},
+    {"id":"op5","unit":"fused","latency_s":7.5,"parallel_latency_s":2.5}],"edges":[["op1","op2"]]})",
+                                                    "regression");
+  Schedule witness;
+  witness.feasible = true;
+  witness.tasks = {TaskSlot{0, 7.5, false, 0, 0}, TaskSlot{0, 3.5, false, -1, 2}, TaskSlot{7.5, 13.5, true, -1, -1},
+                   TaskSlot{0, 7.5, false, 1, 1}};
+  witness.makespan_s = 13.5;
+  ASSERT_EQ(check_schedule(p, witness), "");
+  const Schedule exact = make_exact_solver()->solve(p), milp = make_milp_solver()->solve(p);
+  EXPECT_DOUBLE_EQ(exact.makespan_s, 13.5);
+  EXPECT_DOUBLE_EQ(milp.makespan_s, 13.5);
+  EXPECT_TRUE(milp.proven_optimal);
+}
+
 // Hand-worked: three long tensor operators (10 s single, 1.5 s parallel) and ten short ones (4 s single)
 // on 8 tensor cores. Running a long one parallel costs 1.5 s plus 10 s for the two others, so all three
 // run single-core and hold three cores for 10 s, which nothing of 4 s can share below 14 s. Below 10.5 s

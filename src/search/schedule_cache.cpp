@@ -1,6 +1,8 @@
 #include "search/schedule_cache.h"
 
 #include <bit>
+#include <optional>
+#include <utility>
 
 #include "schedule/usable_cores.h"
 #include "util/hash_mix.h"
@@ -17,13 +19,17 @@ bool same_task(const schedule::Task& a, const schedule::Task& b) {
   return a.kind == b.kind && bits(a.single_s) == bits(b.single_s) && bits(a.parallel_s) == bits(b.parallel_s);
 }
 
-/// The summary of a schedule on `problem`, with `stored` giving every task's mode and duration (a slot from 0
-/// to its duration: utilisation and energy read only those).
-PassSummary summary_of(const schedule::Problem& problem, const schedule::Schedule& stored) {
-  schedule::Schedule s = stored;
-  schedule::summarize(problem, s);
+/// The figures of a summarised feasible schedule.
+PassSummary figures_of(const schedule::Schedule& s) {
   return {true,           s.makespan_s, s.energy_j, s.tensor_utilisation, s.vector_utilisation, s.proven_optimal,
           s.lower_bound_s};
+}
+
+/// The summary on `problem` of a kept schedule (kept_of: each task's mode, and a slot from 0 to its duration,
+/// which is all that utilisation and energy read).
+PassSummary summary_of(const schedule::Problem& problem, schedule::Schedule kept) {
+  schedule::summarize(problem, kept);
+  return figures_of(kept);
 }
 
 /// What a cache entry keeps of a solved schedule: its figures and, per task, its mode and duration.
@@ -46,8 +52,7 @@ PassSummary solve_pass(const schedule::Problem& problem, schedule::Solver& solve
   const schedule::Schedule s = solver.solve(problem);
   if (!s.feasible) return {};
   kept = kept_of(s);
-  return {true,           s.makespan_s, s.energy_j, s.tensor_utilisation, s.vector_utilisation, s.proven_optimal,
-          s.lower_bound_s};
+  return figures_of(s);
 }
 
 }  // namespace
@@ -92,15 +97,20 @@ PassSummary ScheduleCache::solve(const schedule::Problem& problem, schedule::Sol
   key.tensor_cores = usable.tensor_cores;
   key.vector_cores = usable.vector_cores;
   const uint64_t h = problem_hash(key);
+  std::optional<schedule::Schedule> kept;  // copied under the lock, summarised outside it
   {
     std::lock_guard lock(mutex_);
     const auto it = buckets_.find(h);
     if (it != buckets_.end())
       for (const Entry& e : it->second)
         if (same_problem(e.key, key)) {
-          hits_.fetch_add(1, std::memory_order_relaxed);
-          return e.schedule.feasible ? summary_of(problem, e.schedule) : PassSummary{};
+          kept = e.schedule;
+          break;
         }
+  }
+  if (kept) {
+    hits_.fetch_add(1, std::memory_order_relaxed);
+    return kept->feasible ? summary_of(problem, std::move(*kept)) : PassSummary{};
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
   Entry entry;

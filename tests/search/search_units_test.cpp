@@ -101,6 +101,28 @@ TEST(ScheduleCache, EnergiesShareTheScheduleAndKeepTheirOwnSum) {
   }
 }
 
+// Tensor cores beyond the pair and the two GEMMs that can run at once are never busy: 8 and 64 tensor cores
+// (1 vector core) are one cache entry, solved on 3. Each keeps its own utilisation: the GEMMs run
+// single-core side by side, 3 s each, so 6 core-seconds over n_TC · 5 s.
+TEST(ScheduleCache, IdleCoresShareTheScheduleWithTheirOwnUtilisation) {
+  auto solver = schedule::make_exact_solver();
+  search::ScheduleCache cache;
+  Problem eight = fork_join(), many = fork_join();
+  eight.tensor_cores = 8;
+  many.tensor_cores = 64;
+  const search::PassSummary a = cache.solve(eight, *solver), b = cache.solve(many, *solver);
+  EXPECT_EQ(cache.misses(), 1);
+  EXPECT_EQ(cache.hits(), 1);
+  EXPECT_DOUBLE_EQ(a.makespan_s, 5.0);
+  EXPECT_DOUBLE_EQ(b.makespan_s, 5.0);
+  EXPECT_DOUBLE_EQ(a.tensor_utilisation, 6.0 / (8 * 5.0));
+  EXPECT_DOUBLE_EQ(b.tensor_utilisation, 6.0 / (64 * 5.0));
+  EXPECT_EQ(b, search::solve_pass(many, *solver));
+  // Two tensor cores are all usable: another entry.
+  cache.solve(fork_join(), *solver);
+  EXPECT_EQ(cache.misses(), 2);
+}
+
 TEST(ScheduleCache, ForgettingWhenFullChangesNoAnswer) {
   auto solver = schedule::make_exact_solver();
   search::ScheduleCache cache(2);

@@ -42,16 +42,15 @@ int largest_antichain(const detail::Prepared& q, uint64_t members) {
 /// (kinds, edges, the collectives' rule), not on latencies or cores. A search asks for the same few layer
 /// shapes over and over, so each thread keeps the last few it worked out.
 struct Widths {
-  std::vector<TaskKind> kinds;
-  std::vector<std::pair<int, int>> edges;
-  bool comm_as_vector = false;
+  Problem shape;  // the kinds, edges and collectives' rule; ids of its own, no latencies
   int tensor = 0, vector = 0;
 };
 
-bool same_shape(const Widths& w, const Problem& p) {
-  if (w.comm_as_vector != p.comm_as_vector || w.kinds.size() != p.tasks.size() || w.edges != p.edges) return false;
+bool same_shape(const Problem& shape, const Problem& p) {
+  if (shape.comm_as_vector != p.comm_as_vector || shape.tasks.size() != p.tasks.size() || shape.edges != p.edges)
+    return false;
   for (size_t i = 0; i < p.tasks.size(); ++i)
-    if (w.kinds[i] != p.tasks[i].kind) return false;
+    if (shape.tasks[i].kind != p.tasks[i].kind) return false;
   return true;
 }
 
@@ -63,18 +62,14 @@ const Widths* widths_of(const Problem& problem) {
   thread_local std::vector<Widths> kept;
   thread_local size_t next = 0;
   for (const Widths& w : kept)
-    if (same_shape(w, problem)) return &w;
-  Problem shape;
-  shape.edges = problem.edges;
-  shape.comm_as_vector = problem.comm_as_vector;
-  for (const Task& t : problem.tasks)  // ids of its own: only the DAG is checked
-    shape.tasks.push_back(Task{std::to_string(shape.tasks.size()), t.kind, 0, 0, 0, 0});
-  if (!validate(shape).empty()) return nullptr;
+    if (same_shape(w.shape, problem)) return &w;
   Widths w;
-  for (const Task& t : problem.tasks) w.kinds.push_back(t.kind);
-  w.edges = problem.edges;
-  w.comm_as_vector = problem.comm_as_vector;
-  const detail::Prepared q = detail::prepare(shape);
+  w.shape.edges = problem.edges;
+  w.shape.comm_as_vector = problem.comm_as_vector;
+  for (const Task& t : problem.tasks)  // ids of its own: only the DAG is checked
+    w.shape.tasks.push_back(Task{std::to_string(w.shape.tasks.size()), t.kind, 0, 0, 0, 0});
+  if (!validate(w.shape).empty()) return nullptr;
+  const detail::Prepared q = detail::prepare(w.shape);
   uint64_t tensor = 0, vector = 0;
   for (size_t s = 0; s < q.task.size(); ++s) {
     if (q.use[s] == detail::kTc) tensor |= uint64_t{1} << s;

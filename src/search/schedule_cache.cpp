@@ -19,6 +19,32 @@ bool same_task(const schedule::Task& a, const schedule::Task& b) {
   return a.kind == b.kind && bits(a.single_s) == bits(b.single_s) && bits(a.parallel_s) == bits(b.parallel_s);
 }
 
+/// problem_hash with these core counts in place of the problem's own.
+uint64_t hash_with_cores(const schedule::Problem& p, const schedule::CoreCounts& cores) {
+  uint64_t h = hash_mix(0, static_cast<uint64_t>(cores.tensor_cores));
+  h = hash_mix(h, static_cast<uint64_t>(cores.vector_cores));
+  h = hash_mix(h, (p.comm_as_vector ? 1u : 0u) | (p.overlap_across_types ? 2u : 0u));
+  h = hash_mix(h, p.tasks.size());
+  for (const schedule::Task& t : p.tasks) {
+    h = hash_mix(h, static_cast<uint64_t>(t.kind));
+    h = hash_mix(h, bits(t.single_s));
+    h = hash_mix(h, bits(t.parallel_s));
+  }
+  for (const auto& [from, to] : p.edges)
+    h = hash_mix(h, (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to));
+  return h;
+}
+
+/// same_problem but for the core counts.
+bool same_content(const schedule::Problem& a, const schedule::Problem& b) {
+  if (a.comm_as_vector != b.comm_as_vector || a.overlap_across_types != b.overlap_across_types ||
+      a.tasks.size() != b.tasks.size() || a.edges != b.edges)
+    return false;
+  for (size_t i = 0; i < a.tasks.size(); ++i)
+    if (!same_task(a.tasks[i], b.tasks[i])) return false;
+  return true;
+}
+
 /// The figures of a summarised feasible schedule.
 PassSummary figures_of(const schedule::Schedule& s) {
   return {true,           s.makespan_s, s.energy_j, s.tensor_utilisation, s.vector_utilisation, s.proven_optimal,
@@ -58,27 +84,11 @@ PassSummary solve_pass(const schedule::Problem& problem, schedule::Solver& solve
 }  // namespace
 
 uint64_t problem_hash(const schedule::Problem& p) {
-  uint64_t h = hash_mix(0, static_cast<uint64_t>(p.tensor_cores));
-  h = hash_mix(h, static_cast<uint64_t>(p.vector_cores));
-  h = hash_mix(h, (p.comm_as_vector ? 1u : 0u) | (p.overlap_across_types ? 2u : 0u));
-  h = hash_mix(h, p.tasks.size());
-  for (const schedule::Task& t : p.tasks) {
-    h = hash_mix(h, static_cast<uint64_t>(t.kind));
-    h = hash_mix(h, bits(t.single_s));
-    h = hash_mix(h, bits(t.parallel_s));
-  }
-  for (const auto& [from, to] : p.edges)
-    h = hash_mix(h, (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to));
-  return h;
+  return hash_with_cores(p, {p.tensor_cores, p.vector_cores});
 }
 
 bool same_problem(const schedule::Problem& a, const schedule::Problem& b) {
-  if (a.tensor_cores != b.tensor_cores || a.vector_cores != b.vector_cores || a.comm_as_vector != b.comm_as_vector ||
-      a.overlap_across_types != b.overlap_across_types || a.tasks.size() != b.tasks.size() || a.edges != b.edges)
-    return false;
-  for (size_t i = 0; i < a.tasks.size(); ++i)
-    if (!same_task(a.tasks[i], b.tasks[i])) return false;
-  return true;
+  return a.tensor_cores == b.tensor_cores && a.vector_cores == b.vector_cores && same_content(a, b);
 }
 
 PassSummary solve_pass(const schedule::Problem& problem, schedule::Solver& solver) {
@@ -87,23 +97,18 @@ PassSummary solve_pass(const schedule::Problem& problem, schedule::Solver& solve
 }
 
 PassSummary ScheduleCache::solve(const schedule::Problem& problem, schedule::Solver& solver) {
-  // Keyed by the cores the schedules can use: problems that differ only in idle cores share one entry.
-  schedule::Problem key = problem;
-  for (schedule::Task& t : key.tasks) {  // what does not decide the schedule is not kept
-    t.id.clear();
-    t.single_energy_j = t.parallel_energy_j = 0;
-  }
+  // Keyed by the cores the schedules can use: problems that differ only in idle cores share one entry. A
+  // lookup compares the asking problem with those counts; only a miss copies it into a key.
   const schedule::CoreCounts usable = schedule::usable_cores(problem);
-  key.tensor_cores = usable.tensor_cores;
-  key.vector_cores = usable.vector_cores;
-  const uint64_t h = problem_hash(key);
+  const uint64_t h = hash_with_cores(problem, usable);
   std::optional<schedule::Schedule> kept;  // copied under the lock, summarised outside it
   {
     std::lock_guard lock(mutex_);
     const auto it = buckets_.find(h);
     if (it != buckets_.end())
       for (const Entry& e : it->second)
-        if (same_problem(e.key, key)) {
+        if (e.key.tensor_cores == usable.tensor_cores && e.key.vector_cores == usable.vector_cores &&
+            same_content(e.key, problem)) {
           kept = e.schedule;
           break;
         }
@@ -115,7 +120,13 @@ PassSummary ScheduleCache::solve(const schedule::Problem& problem, schedule::Sol
   misses_.fetch_add(1, std::memory_order_relaxed);
   Entry entry;
   const PassSummary summary = solve_pass(problem, solver, entry.schedule);
-  entry.key = std::move(key);
+  entry.key = problem;
+  for (schedule::Task& t : entry.key.tasks) {  // what does not decide the schedule is not kept
+    t.id.clear();
+    t.single_energy_j = t.parallel_energy_j = 0;
+  }
+  entry.key.tensor_cores = usable.tensor_cores;
+  entry.key.vector_cores = usable.vector_cores;
   std::lock_guard lock(mutex_);
   if (size_ >= capacity_) {
     buckets_.clear();

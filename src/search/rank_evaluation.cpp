@@ -190,6 +190,25 @@ void serve_designs(MpiJob& job, const SearchQuestion& q, int threads) {
         outbox.push_back(std::move(answer));
       }
     };
+    // The threads read the designs, the workload and the cache of this scope: however the scope ends
+    // (stopped, or by an exception), they are stopped and joined before those are destroyed. Work not yet
+    // taken is dropped: rank 0 wants no more answers.
+    struct Joined {
+      std::vector<std::thread>& pool;
+      std::mutex& mutex;
+      std::condition_variable& arrived;
+      std::deque<Work>& work;
+      bool& stopping;
+      ~Joined() {
+        {
+          std::lock_guard lock(mutex);
+          stopping = true;
+          work.clear();
+        }
+        arrived.notify_all();
+        for (std::thread& t : pool) t.join();
+      }
+    } joined{pool, mutex, arrived, work, stopping};
     for (int t = 0; t < threads; ++t) pool.emplace_back(evaluate);
     job.send(0, kHello, std::to_string(threads));
 
@@ -223,22 +242,9 @@ void serve_designs(MpiJob& job, const SearchQuestion& q, int threads) {
       if (out.empty() && !heard) std::this_thread::sleep_for(kPollInterval);
     }
   } catch (...) {
-    {
-      std::lock_guard lock(mutex);
-      stopping = true;
-      work.clear();
-    }
-    arrived.notify_all();
-    for (std::thread& t : pool) t.join();
     tell_rank_zero(job, std::current_exception());
     throw;
   }
-  {
-    std::lock_guard lock(mutex);
-    work.clear();  // rank 0 wants no more answers
-  }
-  arrived.notify_all();
-  for (std::thread& t : pool) t.join();
 }
 
 }  // namespace phaze::search

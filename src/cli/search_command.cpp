@@ -48,6 +48,7 @@ struct SearchOptions {
   double link_gib_s = 4;
   std::string system;  ///< preset or file whose network joins the devices (instead of --link-bandwidth)
   bool exhaustive = false;
+  bool evaluate_all = false;  ///< no points left out on their bounds
   int64_t stop_window = 5;
   double bucket_um2 = 10'000;
   int threads = 0;
@@ -241,6 +242,7 @@ void run(const SearchOptions& o, const GivenFn& given) {
   settings.db_path = o.db;
   settings.top = o.top;
   settings.keep_all = !o.csv.empty();
+  settings.leave_out_by_bound = !o.evaluate_all;
   settings.progress = stderr_progress_output();
   search::RunStats stats;
   search::SearchAnswer answer;
@@ -270,6 +272,11 @@ void run(const SearchOptions& o, const GivenFn& given) {
         stats.unproven_passes > 0
             ? fmt::format("; {} passes not proven optimal within the node budget", stats.unproven_passes)
             : "");
+    if (stats.points_left_out > 0)
+      std::cout << fmt::format(
+          "{} points left out unevaluated: their bounds show they cannot enter the answer (--evaluate-all "
+          "evaluates them)\n",
+          stats.points_left_out);
     const search::BaselineTimes& b = stats.baseline_times;
     std::cout << fmt::format(
         "baselines took {:.3g} s: TPUv4-like 32 GiB {:.3g} s, hand-set plans {:.3g} s, Spotlight-style {:.3g} s "
@@ -357,6 +364,9 @@ void add_search_command(CLI::App& app) {
                 "With --execution megatron: overlap the gradient reduction with the backward pass");
   CLI::Option* exhaustive =
       cmd->add_flag("--exhaustive", o->exhaustive, "Evaluate every design instead of the area-bucket search");
+  cmd->add_flag("--evaluate-all", o->evaluate_all,
+                "Exhaustive search without --csv or --db: evaluate every point, also those whose bounds (layers at "
+                "their schedules' root bounds) show they cannot enter the answer; the answer is the same");
   add_integer_option(cmd, "--stop-window", o->stop_window, 1, search::limits::kStopWindow,
                      "Area-bucket search: stop a combination once this many last buckets with a feasible design have "
                      "non-increasing best scores")

@@ -17,6 +17,7 @@
 
 #include "hw/area.h"
 #include "hw/presets.h"
+#include "search/answer_thresholds.h"
 #include "search/design_walk.h"
 #include "search/evaluate.h"
 #include "search/point_store.h"
@@ -98,6 +99,12 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
   ScheduleCache cache;
   std::optional<PointOutcome> best_so_far;
   std::atomic<int64_t> evaluated{0}, unproven{0};
+  // Points left out on their bounds (guarded by the walk's mutex), and the thresholds they are held against.
+  const bool leaving_out = settings.leave_out_by_bound && q.exhaustive && !settings.keep_all &&
+                           settings.db_path.empty() && q.execution == Execution::Phaze &&
+                           q.planner == PlannerChoice::Phaze;
+  AnswerThresholdTracker reached(combos.size(), q.models.size(), settings.top);
+  int64_t left_out = 0, left_out_feasible = 0;
   // The other ranks of an MPI job take designs like threads of this process: one slot per thread of theirs.
   std::optional<RemoteRanks> remote;
   if (settings.job && settings.job->size() > 1) remote.emplace(*settings.job);
@@ -116,10 +123,19 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
       std::optional<Evaluator> evaluator;
       if (slot < threads) evaluator.emplace(workload, cache);
       int64_t remote_unproven = 0;
-      auto evaluate = [&](size_t position, const DesignPoints& split) {
-        if (evaluator)
-          return evaluator->evaluate(designs[order.designs[position]],
-                                     [&](const std::string& key) { return split.combination_of(key).has_value(); });
+      // Other ranks evaluate every point they are given: the thresholds live in this process.
+      auto evaluate = [&](size_t position, const DesignPoints& split,
+                          const std::optional<AnswerThresholds>& reached_then, std::vector<LeftOutPoint>& out) {
+        if (evaluator) {
+          LeaveOutTest test;
+          if (reached_then)
+            test = [&](const std::string& key, const std::vector<std::optional<double>>& bounds) {
+              return cannot_enter(*reached_then, *split.combination_of(key), bounds);
+            };
+          return evaluator->evaluate(
+              designs[order.designs[position]],
+              [&](const std::string& key) { return split.combination_of(key).has_value(); }, test, &out);
+        }
         std::vector<std::string> keys;
         for (const auto& wanted : split.wanted) keys.push_back(wanted.first);
         return remote->evaluate(slot - threads, position, keys, remote_unproven);
@@ -130,19 +146,31 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
         std::vector<size_t> running_now;
         for (size_t c = 0; c < combos.size(); ++c)
           if (running(walk.states[c], order)) running_now.push_back(c);
+        const std::optional<AnswerThresholds> reached_then =
+            leaving_out ? std::optional<AnswerThresholds>(reached.now()) : std::nullopt;
         lock.unlock();
 
         // The points of the combinations running now: found in the results file, or evaluated.
         const hw::Design& design = designs[order.designs[position]];
         const DesignPoints split = design_points(design, running_now, combos, store.at_start());
         std::vector<PointOutcome> points;
-        if (!split.wanted.empty()) points = evaluate(position, split);
+        std::vector<LeftOutPoint> out;
+        if (!split.wanted.empty()) points = evaluate(position, split, reached_then, out);
         store.commit(points);
 
         lock.lock();
         for (const auto& [c, score] : split.resumed) walk.slot(position, c) = {true, false, score};
+        // A point left out has no score; the exhaustive search, the only one that leaves points out, visits
+        // every bucket whatever their scores.
+        for (const LeftOutPoint& p : out) {
+          walk.slot(position, *split.combination_of(p.key)) = {true, true, std::nullopt};
+          left_out_feasible += p.feasible ? 1 : 0;
+        }
+        left_out += static_cast<int64_t>(out.size());
         for (const PointOutcome& p : points) {
-          walk.slot(position, *split.combination_of(p.key)) = {true, true, rule_score(p.feasible, p.score)};
+          const size_t c = *split.combination_of(p.key);
+          walk.slot(position, c) = {true, true, rule_score(p.feasible, p.score)};
+          if (leaving_out) reached.add(p, c);
           if (p.feasible && (!best_so_far || better(p, *best_so_far))) {
             best_so_far = p;
             progress.set_best(best_text(p));
@@ -150,7 +178,8 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
         }
         evaluated += static_cast<int64_t>(points.size());
         const int64_t buckets_finished = walk.finish_design(position);
-        progress.advance(q.exhaustive ? static_cast<int64_t>(points.size() + split.resumed.size()) : buckets_finished);
+        progress.advance(q.exhaustive ? static_cast<int64_t>(points.size() + out.size() + split.resumed.size())
+                                      : buckets_finished);
         store.keep(points);
         walk.changed.notify_all();
       });
@@ -199,6 +228,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
   };
   SearchAnswer answer =
       build_answer(q, designs, order, combos, score, store.take_rows(), full_points, settings.top, settings.keep_all);
+  answer.feasible_points += left_out_feasible;  // explored (the search is exhaustive), though not evaluated
 
   // The baseline is evaluated afresh (it is one design) through the same path as every point.
   Evaluator evaluator(workload, cache);
@@ -209,6 +239,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
   if (stats) {
     count_walk_points(walk, answer, *stats);
     stats->points_evaluated = evaluated;
+    stats->points_left_out = left_out;
     stats->schedule_hits = cache.hits();
     stats->schedule_misses = cache.misses();
     stats->unproven_passes = unproven;

@@ -18,9 +18,13 @@ namespace phaze::search {
 /// How a search runs; nothing here changes the answer.
 struct RunSettings {
   int threads = 1;
-  std::string db_path;      ///< results file, locked for the run (one search per file); empty: in memory only
-  int64_t top = 5;          ///< designs listed in the answer's top list
-  bool keep_all = false;    ///< return every point (for a CSV of all points)
+  std::string db_path;    ///< results file, locked for the run (one search per file); empty: in memory only
+  int64_t top = 5;        ///< designs listed in the answer's top list
+  bool keep_all = false;  ///< return every point (for a CSV of all points)
+  /// An exhaustive search that lists only its best points (no keep_all, no results file; PHAZE's execution
+  /// and planner) leaves out the points whose bounds show they cannot enter its answer (answer_thresholds.h).
+  /// False: every point is evaluated. The answer is the same either way.
+  bool leave_out_by_bound = true;
   ProgressOutput progress;  ///< where the progress line goes (default: nowhere)
   /// The MPI job this process is rank 0 of: its other ranks evaluate designs too (search/rank_evaluation.h).
   /// Nothing, or a job of one rank: this process alone.
@@ -31,6 +35,9 @@ struct RunSettings {
 struct RunStats {
   int64_t points_resumed = 0;    ///< taken from the results file instead of being evaluated
   int64_t points_evaluated = 0;  ///< evaluated by this run
+  /// Left out on their bounds (RunSettings::leave_out_by_bound) instead of being evaluated. How many depends
+  /// on the order the threads finish designs in (the thresholds rise sooner or later), never the answer.
+  int64_t points_left_out = 0;
   /// Of those, points of designs their combination did not visit in the end: handed out while the
   /// combination was running, finished after its stop rule fired. Stored, not part of the answer.
   int64_t points_past_stop = 0;

@@ -260,24 +260,52 @@ ModelOutcome stagewise_outcome(const std::vector<model::LayerGraph>& graphs,
 Evaluator::Evaluator(const Workload& workload, ScheduleCache& cache)
     : workload_(workload), scheduling_(make_scheduling(*workload.question, cache)) {}
 
-Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>& graphs,
-                                            const hw::Architecture& design,
-                                            const std::vector<placement::Cluster>& clusters) {
+bool Evaluator::ModelBounds::any_width() const {
+  return std::any_of(usable.begin(), usable.end(), [](char u) { return u != 0; });
+}
+
+double Evaluator::ModelBounds::least_time_s(size_t k) const {
+  double least = std::numeric_limits<double>::infinity();
+  for (const std::vector<double>& t : time_s) least = std::min(least, t[k]);
+  return least;
+}
+
+// Every width is placed on the root bounds of its layers, which bound its time per batch from below. A
+// placement costs a fraction of a millisecond, a width's layer schedules up to seconds.
+Evaluator::ModelBounds Evaluator::bound_model(const std::vector<model::LayerGraph>& graphs,
+                                              const hw::Architecture& design,
+                                              const std::vector<placement::Cluster>& clusters) {
+  const size_t widths = graphs.size(), points = clusters.size();
+  ModelBounds out;
+  out.problems.resize(widths);
+  out.usable.assign(widths, 0);
+  out.time_s.assign(widths, std::vector<double>(points, std::numeric_limits<double>::infinity()));
+  for (size_t wi = 0; wi < widths; ++wi) {
+    out.problems[wi] = layer_problems(graphs[wi], design, scheduling_.estimator);
+    if (!all_finite(out.problems[wi])) continue;
+    out.usable[wi] = 1;
+    const LayerSchedules bounds = bound_layers(out.problems[wi]);
+    const placement::Chain chain = make_chain(graphs[wi], bounds);
+    for (size_t k = 0; k < points; ++k) {
+      const placement::Plan plan = plans_.solve(graphs[wi], bounds, chain, clusters[k], planner_);
+      if (plan.feasible) out.time_s[wi][k] = plan.time_per_batch;
+    }
+  }
+  return out;
+}
+
+Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>& graphs, const ModelBounds& bounds,
+                                            const std::vector<placement::Cluster>& clusters,
+                                            const std::vector<char>& needed) {
   const size_t widths = graphs.size(), points = clusters.size();
   ModelPlans out;
+  out.any_width = bounds.any_width();
   out.schedules.resize(widths);
   out.plans.resize(points);
   out.width_of.assign(points, widths);
-  std::vector<std::vector<schedule::Problem>> problems(widths);
-  std::vector<char> usable(widths, 0);
-  for (size_t wi = 0; wi < widths; ++wi) {
-    problems[wi] = layer_problems(graphs[wi], design, scheduling_.estimator);
-    usable[wi] = all_finite(problems[wi]) ? 1 : 0;
-    out.any_width = out.any_width || usable[wi];
-  }
   // Schedules one width exactly and lets its plans compete for every point.
   auto solve = [&](size_t wi) {
-    const LayerSchedules& s = out.schedules[wi].emplace(solve_layers(problems[wi], scheduling_));
+    const LayerSchedules& s = out.schedules[wi].emplace(solve_layers(bounds.problems[wi], scheduling_));
     unproven_ += s.unproven_passes();
     const placement::Chain chain = make_chain(graphs[wi], s);
     for (size_t k = 0; k < points; ++k) {
@@ -289,24 +317,12 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
     }
   };
 
-  // Every width is first placed on the root bounds of its layers, which bound its time per batch from below,
-  // and a width is scheduled only while it could still beat (or tie with a smaller width) the best plan of
-  // some point: the plans are those of scheduling every width. A placement costs a fraction of a millisecond,
-  // a width's layer schedules up to seconds, and most points need one or two widths scheduled.
-  std::vector<std::vector<double>> bound(widths, std::vector<double>(points, std::numeric_limits<double>::infinity()));
-  for (size_t wi = 0; wi < widths; ++wi) {
-    if (!usable[wi]) continue;
-    const LayerSchedules bounds = bound_layers(problems[wi]);
-    const placement::Chain chain = make_chain(graphs[wi], bounds);
-    for (size_t k = 0; k < points; ++k) {
-      const placement::Plan plan = plans_.solve(graphs[wi], bounds, chain, clusters[k], planner_);
-      if (plan.feasible) bound[wi][k] = plan.time_per_batch;
-    }
-  }
+  // A width is scheduled only while it could still beat (or tie with a smaller width) the best plan of some
+  // needed point: the plans are those of scheduling every width. Most points need one or two widths.
   auto could_win = [&](size_t wi, size_t k) {
     const placement::Plan& best = out.plans[k];
-    const double b = bound[wi][k];
-    return usable[wi] && !out.schedules[wi] && b < std::numeric_limits<double>::infinity() &&
+    const double b = bounds.time_s[wi][k];
+    return needed[k] && bounds.usable[wi] && !out.schedules[wi] && b < std::numeric_limits<double>::infinity() &&
            (!best.feasible || b < best.time_per_batch || (b == best.time_per_batch && wi < out.width_of[k]));
   };
   while (true) {
@@ -314,7 +330,7 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
     std::optional<size_t> next;
     for (size_t k = 0; k < points && !next; ++k)
       for (size_t wi = 0; wi < widths; ++wi)
-        if (could_win(wi, k) && (!next || bound[wi][k] < bound[*next][k])) next = wi;
+        if (could_win(wi, k) && (!next || bounds.time_s[wi][k] < bounds.time_s[*next][k])) next = wi;
     if (!next) break;
     solve(*next);
   }
@@ -399,7 +415,8 @@ std::vector<PointOutcome> Evaluator::evaluate_megatron(const hw::Design& design,
 }
 
 std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
-                                              const std::function<bool(const std::string&)>& wanted) {
+                                              const std::function<bool(const std::string&)>& wanted,
+                                              const LeaveOutTest& leave_out, std::vector<LeftOutPoint>* left_out) {
   const SearchQuestion& q = *workload_.question;
   // Designs with the same tensor cores keep their estimator: they share their GEMM estimates.
   const auto array = std::tuple(design.arch.tc_width, design.arch.tc_depth, design.arch.num_tc);
@@ -429,8 +446,10 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
     // has no plan at any of them, schedules or not.
     // clusters[mi][k] is the cluster of point todo[fitting[mi][k]].
     std::vector<ModelPlans> plans(q.models.size());
+    std::vector<ModelBounds> bounds(q.models.size());
     std::vector<std::vector<placement::Cluster>> clusters(q.models.size());
     std::vector<std::vector<size_t>> fitting(q.models.size());
+    const bool stagewise = q.planner == PlannerChoice::Piper;
     for (size_t mi = 0; mi < q.models.size(); ++mi) {
       for (size_t j = 0; j < todo.size(); ++j) {
         const auto& [hbm, rc] = todo[j];
@@ -441,12 +460,44 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
         fitting[mi].push_back(j);
       }
       if (clusters[mi].empty()) continue;
-      plans[mi] = q.planner == PlannerChoice::Piper
-                      ? plan_model_stagewise(workload_.graphs[mi][bi], design.arch, clusters[mi])
-                      : plan_model(workload_.graphs[mi][bi], design.arch, clusters[mi]);
+      if (stagewise) {
+        plans[mi] = plan_model_stagewise(workload_.graphs[mi][bi], design.arch, clusters[mi]);
+      } else {
+        bounds[mi] = bound_model(workload_.graphs[mi][bi], design.arch, clusters[mi]);
+      }
     }
 
+    // The points left out on their bounds: a model's samples/s at a point is at most the global batch over
+    // its least time-per-batch bound, and it has a plan there exactly when some width's bound plan fits.
+    std::vector<char> out_of_it(todo.size(), 0);
+    if (leave_out && !stagewise) {
+      for (size_t j = 0; j < todo.size(); ++j) {
+        std::vector<std::optional<double>> most(q.models.size());
+        bool feasible = true;
+        for (size_t mi = 0; mi < q.models.size(); ++mi) {
+          const auto at = std::find(fitting[mi].begin(), fitting[mi].end(), j);
+          const double t = at == fitting[mi].end() || !bounds[mi].any_width()
+                               ? std::numeric_limits<double>::infinity()
+                               : bounds[mi].least_time_s(static_cast<size_t>(at - fitting[mi].begin()));
+          if (t < std::numeric_limits<double>::infinity()) most[mi] = static_cast<double>(q.global_batch) / t;
+          feasible = feasible && most[mi].has_value();
+        }
+        const std::string key = empty_point(design, todo[j].first, b, todo[j].second).key;
+        if (!leave_out(key, most)) continue;
+        out_of_it[j] = 1;
+        if (left_out) left_out->push_back({key, feasible});
+      }
+    }
+    if (!stagewise)
+      for (size_t mi = 0; mi < q.models.size(); ++mi) {
+        if (clusters[mi].empty()) continue;
+        std::vector<char> needed;
+        for (size_t j : fitting[mi]) needed.push_back(out_of_it[j] ? 0 : 1);
+        plans[mi] = plan_model(workload_.graphs[mi][bi], bounds[mi], clusters[mi], needed);
+      }
+
     for (size_t j = 0; j < todo.size(); ++j) {
+      if (out_of_it[j]) continue;
       const auto& [hbm, rc] = todo[j];
       PointOutcome p = empty_point(design, hbm, b, rc);
       for (size_t mi = 0; mi < q.models.size(); ++mi) {

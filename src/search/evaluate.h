@@ -75,6 +75,16 @@ ModelOutcome stagewise_outcome(const std::vector<model::LayerGraph>& graphs,
                                const std::vector<size_t>& chain_width, const placement::StagewisePlan& plan,
                                const placement::Cluster& cluster, const hw::Architecture& design, int64_t global_batch);
 
+/// Whether a point may be left out of an evaluation, given its key and, per model, an upper bound of the
+/// model's samples/s there (nothing: the model has no plan there, on any schedules).
+using LeaveOutTest = std::function<bool(const std::string& key, const std::vector<std::optional<double>>& bounds)>;
+
+/// A point an evaluation left out, with what the bounds tell of it.
+struct LeftOutPoint {
+  std::string key;
+  bool feasible = false;  ///< every model has a plan (exact: memory and estimates decide it, not latencies)
+};
+
 /// Evaluates designs on one thread; keeps its scheduling (estimator, solver) and planner across designs.
 class Evaluator {
  public:
@@ -82,7 +92,11 @@ class Evaluator {
 
   /// The points of `design` that `wanted` accepts (by point key), in canonical order. Layer schedules are
   /// computed once per (micro-batch, model, width) and shared by every HBM size and recomputation setting.
-  std::vector<PointOutcome> evaluate(const hw::Design& design, const std::function<bool(const std::string&)>& wanted);
+  /// Under PHAZE's execution and planner, a point `leave_out` accepts on its bounds (each model's samples/s
+  /// with its layers at their schedules' root bounds, the best over its widths) is not evaluated: it is
+  /// added to `left_out` instead, and no layer is scheduled for it alone.
+  std::vector<PointOutcome> evaluate(const hw::Design& design, const std::function<bool(const std::string&)>& wanted,
+                                     const LeaveOutTest& leave_out = {}, std::vector<LeftOutPoint>* left_out = nullptr);
 
   int64_t unproven_passes() const { return unproven_; }
 
@@ -100,8 +114,23 @@ class Evaluator {
     /// Whether point k has a plan (of either planner); only asked when some width is usable.
     bool feasible(size_t k) const { return stagewise.empty() ? plans[k].feasible : stagewise[k].feasible; }
   };
-  ModelPlans plan_model(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
-                        const std::vector<placement::Cluster>& clusters);
+  /// One model's layer problems per width on a design, and per width and point (cluster) the time per batch
+  /// of the plan placed on the layers' root bounds: a lower bound of the time of any plan of that width
+  /// there (infinity: none fits).
+  struct ModelBounds {
+    std::vector<std::vector<schedule::Problem>> problems;  ///< per width
+    std::vector<char> usable;                              ///< per width: every operator has a finite estimate
+    std::vector<std::vector<double>> time_s;               ///< [width][point]
+    bool any_width() const;
+    /// The least bound over the widths at point k; infinity when no width has a plan there.
+    double least_time_s(size_t k) const;
+  };
+  ModelBounds bound_model(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
+                          const std::vector<placement::Cluster>& clusters);
+  /// One model's best plans at the points (clusters) that `needed` marks, scheduling the fewest widths that
+  /// the bounds allow; the plans of other points are those the scheduled widths give.
+  ModelPlans plan_model(const std::vector<model::LayerGraph>& graphs, const ModelBounds& bounds,
+                        const std::vector<placement::Cluster>& clusters, const std::vector<char>& needed);
   /// plan_model under the stagewise planner: every usable width scheduled, one plan per point over them all.
   ModelPlans plan_model_stagewise(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
                                   const std::vector<placement::Cluster>& clusters);

@@ -1,0 +1,42 @@
+#include "search/answer_thresholds.h"
+
+namespace phaze::search {
+
+bool cannot_enter(const AnswerThresholds& t, size_t combination, const std::vector<std::optional<double>>& bounds) {
+  auto below = [](double bound, const std::optional<double>& reached) { return reached && bound < *reached; };
+  bool feasible = true;
+  double sum = 0;
+  for (size_t m = 0; m < bounds.size(); ++m) {
+    if (!bounds[m]) {
+      feasible = false;
+      continue;
+    }
+    if (!below(*bounds[m], t.model_best[m])) return false;
+    sum += *bounds[m];
+  }
+  if (!feasible) return true;  // an infeasible point enters no best list, and its models no model's
+  // The score's bound, summed as the score is (evaluate.cpp): rounding keeps the order of the terms.
+  const double score = sum / static_cast<double>(bounds.size());
+  return below(score, t.combination_best[combination]) && (t.top == 0 || below(score, t.top_last));
+}
+
+AnswerThresholdTracker::AnswerThresholdTracker(size_t combinations, size_t models, int64_t top) {
+  answer_.best_per_model.resize(models);
+  thresholds_.combination_best.resize(combinations);
+  thresholds_.model_best.resize(models);
+  thresholds_.top = top;
+}
+
+void AnswerThresholdTracker::add(const PointOutcome& point, size_t combination) {
+  accumulate(answer_, point, thresholds_.top);
+  if (point.feasible) {
+    std::optional<double>& best = thresholds_.combination_best[combination];
+    if (!best || point.score > *best) best = point.score;
+  }
+  for (size_t m = 0; m < thresholds_.model_best.size(); ++m)
+    if (answer_.best_per_model[m]) thresholds_.model_best[m] = answer_.best_per_model[m]->models[m].samples_per_s;
+  if (thresholds_.top > 0 && static_cast<int64_t>(answer_.top.size()) == thresholds_.top)
+    thresholds_.top_last = answer_.top.back().score;
+}
+
+}  // namespace phaze::search

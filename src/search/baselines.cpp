@@ -328,7 +328,7 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
         for (size_t k = 0; k < r.passes[m].size() && finite; ++k) {
           const schedule::Problem problem = problem_of(arch, m, k);
           finite = schedule::has_finite_latencies(problem);
-          if (finite) r.passes[m][k] = schedule::exact_lower_bound(problem) * kBoundSlack;
+          if (finite) r.passes[m][k] = scheduling.cache->root_bound(problem) * kBoundSlack;
         }
       // A design where some operator cannot run has no single-chip latency.
       if (!finite) continue;

@@ -284,7 +284,7 @@ Evaluator::ModelBounds Evaluator::bound_model(const std::vector<model::LayerGrap
     out.problems[wi] = layer_problems(graphs[wi], design, scheduling_.estimator);
     if (!all_finite(out.problems[wi])) continue;
     out.usable[wi] = 1;
-    const LayerSchedules bounds = bound_layers(out.problems[wi]);
+    const LayerSchedules bounds = bound_layers(out.problems[wi], *scheduling_.cache);
     const placement::Chain chain = make_chain(graphs[wi], bounds);
     for (size_t k = 0; k < points; ++k) {
       const placement::Plan plan = plans_.solve(graphs[wi], bounds, chain, clusters[k], planner_);

@@ -64,11 +64,11 @@ LayerSchedules solve_layers(const std::vector<schedule::Problem>& problems, Sche
   return s;
 }
 
-LayerSchedules bound_layers(const std::vector<schedule::Problem>& problems) {
+LayerSchedules bound_layers(const std::vector<schedule::Problem>& problems, ScheduleCache& cache) {
   LayerSchedules s;
   s.layers.resize(problems.size() / 2);
   for (size_t k = 0; k < problems.size(); ++k) {
-    const double bound = schedule::exact_lower_bound(problems[k]) * (1 - kBoundSlack);
+    const double bound = cache.root_bound(problems[k]) * (1 - kBoundSlack);
     (k % 2 == 0 ? s.layers[k / 2].forward : s.layers[k / 2].backward) = {true, bound, 0, 0, 0, false, bound};
   }
   return s;

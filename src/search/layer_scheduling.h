@@ -55,8 +55,8 @@ bool all_finite(const std::vector<schedule::Problem>& problems);
 LayerSchedules solve_layers(const std::vector<schedule::Problem>& problems, Scheduling& scheduling);
 /// Stand-in schedules whose makespans are the exact solver's root bounds (slightly lowered): a plan on their
 /// chain is no slower than on the optimal schedules, as every stage load grows with the layers' latencies.
-/// Needs finite latencies.
-LayerSchedules bound_layers(const std::vector<schedule::Problem>& problems);
+/// Needs finite latencies. The bounds are taken from `cache`, or computed and stored there.
+LayerSchedules bound_layers(const std::vector<schedule::Problem>& problems, ScheduleCache& cache);
 
 /// Schedules every distinct layer pass of `graph` on `design`.
 LayerSchedules schedule_layers(const model::LayerGraph& graph, const hw::Architecture& design, Scheduling& scheduling);

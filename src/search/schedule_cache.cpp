@@ -45,6 +45,29 @@ bool same_content(const schedule::Problem& a, const schedule::Problem& b) {
   return true;
 }
 
+/// The entry of `bucket` whose key has the `usable` counts and the content of `problem`; nullptr when none.
+template <typename E>
+const E* find_entry(const std::vector<E>& bucket, const schedule::CoreCounts& usable,
+                    const schedule::Problem& problem) {
+  for (const E& e : bucket)
+    if (e.key.tensor_cores == usable.tensor_cores && e.key.vector_cores == usable.vector_cores &&
+        same_content(e.key, problem))
+      return &e;
+  return nullptr;
+}
+
+/// The key of `problem`: its content without what decides no schedule (ids, energies), on the usable cores.
+schedule::Problem key_of(const schedule::Problem& problem, const schedule::CoreCounts& usable) {
+  schedule::Problem key = problem;
+  for (schedule::Task& t : key.tasks) {
+    t.id.clear();
+    t.single_energy_j = t.parallel_energy_j = 0;
+  }
+  key.tensor_cores = usable.tensor_cores;
+  key.vector_cores = usable.vector_cores;
+  return key;
+}
+
 /// The figures of a summarised feasible schedule.
 PassSummary figures_of(const schedule::Schedule& s) {
   return {true,           s.makespan_s, s.energy_j, s.tensor_utilisation, s.vector_utilisation, s.proven_optimal,
@@ -106,12 +129,7 @@ PassSummary ScheduleCache::solve(const schedule::Problem& problem, schedule::Sol
     std::lock_guard lock(mutex_);
     const auto it = buckets_.find(h);
     if (it != buckets_.end())
-      for (const Entry& e : it->second)
-        if (e.key.tensor_cores == usable.tensor_cores && e.key.vector_cores == usable.vector_cores &&
-            same_content(e.key, problem)) {
-          kept = e.schedule;
-          break;
-        }
+      if (const Entry* e = find_entry(it->second, usable, problem)) kept = e->schedule;
   }
   if (kept) {
     hits_.fetch_add(1, std::memory_order_relaxed);
@@ -120,13 +138,7 @@ PassSummary ScheduleCache::solve(const schedule::Problem& problem, schedule::Sol
   misses_.fetch_add(1, std::memory_order_relaxed);
   Entry entry;
   const PassSummary summary = solve_pass(problem, solver, entry.schedule);
-  entry.key = problem;
-  for (schedule::Task& t : entry.key.tasks) {  // what does not decide the schedule is not kept
-    t.id.clear();
-    t.single_energy_j = t.parallel_energy_j = 0;
-  }
-  entry.key.tensor_cores = usable.tensor_cores;
-  entry.key.vector_cores = usable.vector_cores;
+  entry.key = key_of(problem, usable);
   std::lock_guard lock(mutex_);
   if (size_ >= capacity_) {
     buckets_.clear();
@@ -138,6 +150,30 @@ PassSummary ScheduleCache::solve(const schedule::Problem& problem, schedule::Sol
   bucket.push_back(std::move(entry));
   ++size_;
   return summary;
+}
+
+double ScheduleCache::root_bound(const schedule::Problem& problem) {
+  const schedule::CoreCounts usable = schedule::usable_cores(problem);
+  const uint64_t h = hash_with_cores(problem, usable);
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = bounds_.find(h);
+    if (it != bounds_.end())
+      if (const BoundEntry* e = find_entry(it->second, usable, problem)) return e->bound_s;
+  }
+  BoundEntry entry{key_of(problem, usable), schedule::exact_lower_bound(problem)};
+  const double bound = entry.bound_s;
+  std::lock_guard lock(mutex_);
+  if (bounds_size_ >= capacity_) {
+    bounds_.clear();
+    bounds_size_ = 0;
+  }
+  auto& bucket = bounds_[h];
+  if (!find_entry(bucket, usable, problem)) {
+    bucket.push_back(std::move(entry));
+    ++bounds_size_;
+  }
+  return bound;
 }
 
 }  // namespace phaze::search

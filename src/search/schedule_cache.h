@@ -45,6 +45,9 @@ class ScheduleCache {
 
   /// The summary of the optimal (or best found) schedule of `problem`, solved by `solver` when not cached.
   PassSummary solve(const schedule::Problem& problem, schedule::Solver& solver);
+  /// schedule::exact_lower_bound of `problem` (seconds; finite latencies), computed when not cached. The
+  /// bound is the exact solver's at its root on the usable cores, so it too follows from the key.
+  double root_bound(const schedule::Problem& problem);
 
   int64_t hits() const { return hits_.load(std::memory_order_relaxed); }
   int64_t misses() const { return misses_.load(std::memory_order_relaxed); }
@@ -60,6 +63,13 @@ class ScheduleCache {
     schedule::Schedule schedule;
   };
   std::unordered_map<uint64_t, std::vector<Entry>> buckets_;
+  /// A root bound with its key; held to the same capacity, apart from the schedules.
+  struct BoundEntry {
+    schedule::Problem key;
+    double bound_s = 0;
+  };
+  std::unordered_map<uint64_t, std::vector<BoundEntry>> bounds_;
+  size_t bounds_size_ = 0;
   std::atomic<int64_t> hits_{0}, misses_{0};
 };
 

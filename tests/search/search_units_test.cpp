@@ -135,6 +135,27 @@ TEST(ScheduleCache, ForgettingWhenFullChangesNoAnswer) {
     }
 }
 
+TEST(ScheduleCache, RootBoundsAreTheSolversAndKeptLikeSchedules) {
+  search::ScheduleCache cache(2);
+  Problem eight = fork_join(), many = fork_join();
+  eight.tensor_cores = 8;
+  many.tensor_cores = 64;
+  const double bound = schedule::exact_lower_bound(eight);
+  EXPECT_GT(bound, 0);
+  EXPECT_LE(bound, 5.0);  // the optimum (IdleCoresShareTheScheduleWithTheirOwnUtilisation)
+  EXPECT_EQ(cache.root_bound(eight), bound);
+  EXPECT_EQ(cache.root_bound(many), bound);  // idle cores change no bound
+  EXPECT_EQ(cache.root_bound(many), schedule::exact_lower_bound(many));
+  // More problems than the capacity: forgotten bounds are computed again, the same.
+  for (int round = 0; round < 3; ++round)
+    for (int k = 0; k < 5; ++k) {
+      Problem p = fork_join();
+      p.tasks[0].single_s = p.tasks[0].parallel_s = 1 + k;
+      EXPECT_EQ(cache.root_bound(p), schedule::exact_lower_bound(p));
+    }
+  EXPECT_EQ(cache.misses() + cache.hits(), 0);  // bounds are apart from the schedules
+}
+
 TEST(ScheduleCache, InfiniteLatencyIsInfeasible) {
   auto solver = schedule::make_exact_solver();
   Problem p = fork_join();

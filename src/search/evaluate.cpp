@@ -7,6 +7,7 @@
 #include <optional>
 #include <tuple>
 
+#include "placement/time_floor.h"
 #include "schedule/layer_problem.h"
 #include "search/megatron_execution.h"
 
@@ -271,30 +272,46 @@ double Evaluator::ModelBounds::least_time_s(size_t k) const {
 }
 
 // Every width is placed on the root bounds of its layers, which bound its time per batch from below. A
-// placement costs a fraction of a millisecond, a width's layer schedules up to seconds.
+// placement costs a fraction of a millisecond, a width's layer schedules up to seconds. Unless every point
+// is asked for, a point's placement waits until the floor that needs none (placement::time_floor_s) could
+// decide something.
 Evaluator::ModelBounds Evaluator::bound_model(const std::vector<model::LayerGraph>& graphs,
                                               const hw::Architecture& design,
-                                              const std::vector<placement::Cluster>& clusters) {
+                                              const std::vector<placement::Cluster>& clusters, bool every_point) {
   const size_t widths = graphs.size(), points = clusters.size();
   ModelBounds out;
   out.problems.resize(widths);
   out.usable.assign(widths, 0);
   out.time_s.assign(widths, std::vector<double>(points, std::numeric_limits<double>::infinity()));
+  out.weak.assign(widths, std::vector<char>(points, 0));
+  out.stand_ins.resize(widths);
+  out.chains.resize(widths);
   for (size_t wi = 0; wi < widths; ++wi) {
     out.problems[wi] = layer_problems(graphs[wi], design, scheduling_.estimator);
     if (!all_finite(out.problems[wi])) continue;
     out.usable[wi] = 1;
-    const LayerSchedules bounds = bound_layers(out.problems[wi], *scheduling_.cache);
-    const placement::Chain chain = make_chain(graphs[wi], bounds);
+    out.stand_ins[wi] = bound_layers(out.problems[wi], *scheduling_.cache);
+    out.chains[wi] = make_chain(graphs[wi], out.stand_ins[wi]);
     for (size_t k = 0; k < points; ++k) {
-      const placement::Plan plan = plans_.solve(graphs[wi], bounds, chain, clusters[k], planner_);
-      if (plan.feasible) out.time_s[wi][k] = plan.time_per_batch;
+      if (every_point) {
+        refine(out, graphs, clusters, wi, k);
+        continue;
+      }
+      out.time_s[wi][k] = placement::time_floor_s(out.chains[wi], clusters[k]);
+      out.weak[wi][k] = 1;
     }
   }
   return out;
 }
 
-Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>& graphs, const ModelBounds& bounds,
+void Evaluator::refine(ModelBounds& bounds, const std::vector<model::LayerGraph>& graphs,
+                       const std::vector<placement::Cluster>& clusters, size_t wi, size_t k) {
+  const placement::Plan plan = plans_.solve(graphs[wi], bounds.stand_ins[wi], bounds.chains[wi], clusters[k], planner_);
+  bounds.time_s[wi][k] = plan.feasible ? plan.time_per_batch : std::numeric_limits<double>::infinity();
+  bounds.weak[wi][k] = 0;
+}
+
+Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>& graphs, ModelBounds& bounds,
                                             const std::vector<placement::Cluster>& clusters,
                                             const std::vector<char>& needed) {
   const size_t widths = graphs.size(), points = clusters.size();
@@ -303,12 +320,14 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
   out.schedules.resize(widths);
   out.plans.resize(points);
   out.width_of.assign(points, widths);
-  // Schedules one width exactly and lets its plans compete for every point.
+  // Schedules one width exactly and lets its plans compete for every point where its bound does not
+  // already lose to the best plan there.
   auto solve = [&](size_t wi) {
     const LayerSchedules& s = out.schedules[wi].emplace(solve_layers(bounds.problems[wi], scheduling_));
     unproven_ += s.unproven_passes();
     const placement::Chain chain = make_chain(graphs[wi], s);
     for (size_t k = 0; k < points; ++k) {
+      if (out.plans[k].feasible && bounds.time_s[wi][k] > out.plans[k].time_per_batch) continue;
       placement::Plan plan = plans_.solve(graphs[wi], s, chain, clusters[k], planner_);
       if (beats(plan, wi, out.plans[k], out.width_of[k])) {
         out.plans[k] = std::move(plan);
@@ -319,11 +338,19 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
 
   // A width is scheduled only while it could still beat (or tie with a smaller width) the best plan of some
   // needed point: the plans are those of scheduling every width. Most points need one or two widths.
+  // A weak bound that could win is refined first.
   auto could_win = [&](size_t wi, size_t k) {
-    const placement::Plan& best = out.plans[k];
-    const double b = bounds.time_s[wi][k];
-    return needed[k] && bounds.usable[wi] && !out.schedules[wi] && b < std::numeric_limits<double>::infinity() &&
-           (!best.feasible || b < best.time_per_batch || (b == best.time_per_batch && wi < out.width_of[k]));
+    if (!needed[k] || !bounds.usable[wi] || out.schedules[wi]) return false;
+    auto below_best = [&] {
+      const placement::Plan& best = out.plans[k];
+      const double b = bounds.time_s[wi][k];
+      return b < std::numeric_limits<double>::infinity() &&
+             (!best.feasible || b < best.time_per_batch || (b == best.time_per_batch && wi < out.width_of[k]));
+    };
+    if (!below_best()) return false;
+    if (!bounds.weak[wi][k]) return true;
+    refine(bounds, graphs, clusters, wi, k);
+    return below_best();
   };
   while (true) {
     // The first point that an unscheduled width could still improve, and its most promising such width.
@@ -463,7 +490,7 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
       if (stagewise) {
         plans[mi] = plan_model_stagewise(workload_.graphs[mi][bi], design.arch, clusters[mi]);
       } else {
-        bounds[mi] = bound_model(workload_.graphs[mi][bi], design.arch, clusters[mi]);
+        bounds[mi] = bound_model(workload_.graphs[mi][bi], design.arch, clusters[mi], static_cast<bool>(leave_out));
       }
     }
 

@@ -116,20 +116,29 @@ class Evaluator {
   };
   /// One model's layer problems per width on a design, and per width and point (cluster) the time per batch
   /// of the plan placed on the layers' root bounds: a lower bound of the time of any plan of that width
-  /// there (infinity: none fits).
+  /// there (infinity: none fits). A point's bound may at first be a weaker one that needs no placement
+  /// (`weak`, bound_model); refine() places the point.
   struct ModelBounds {
     std::vector<std::vector<schedule::Problem>> problems;  ///< per width
     std::vector<char> usable;                              ///< per width: every operator has a finite estimate
     std::vector<std::vector<double>> time_s;               ///< [width][point]
+    std::vector<std::vector<char>> weak;                   ///< [width][point]: not placed yet
+    std::vector<LayerSchedules> stand_ins;                 ///< per usable width: its layers at their root bounds
+    std::vector<placement::Chain> chains;                  ///< per usable width: the chain of those
     bool any_width() const;
-    /// The least bound over the widths at point k; infinity when no width has a plan there.
+    /// The least bound over the widths at point k; infinity when no width has a plan there. Needs every
+    /// bound of the point refined.
     double least_time_s(size_t k) const;
   };
+  /// `every_point`: each point placed on its own (no weak bounds).
   ModelBounds bound_model(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
-                          const std::vector<placement::Cluster>& clusters);
+                          const std::vector<placement::Cluster>& clusters, bool every_point);
+  /// Places width `wi` at point `k` on its own bounds.
+  void refine(ModelBounds& bounds, const std::vector<model::LayerGraph>& graphs,
+              const std::vector<placement::Cluster>& clusters, size_t wi, size_t k);
   /// One model's best plans at the points (clusters) that `needed` marks, scheduling the fewest widths that
   /// the bounds allow; the plans of other points are those the scheduled widths give.
-  ModelPlans plan_model(const std::vector<model::LayerGraph>& graphs, const ModelBounds& bounds,
+  ModelPlans plan_model(const std::vector<model::LayerGraph>& graphs, ModelBounds& bounds,
                         const std::vector<placement::Cluster>& clusters, const std::vector<char>& needed);
   /// plan_model under the stagewise planner: every usable width scheduled, one plan per point over them all.
   ModelPlans plan_model_stagewise(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,

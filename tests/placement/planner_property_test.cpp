@@ -24,6 +24,8 @@
 #include "placement/planner.h"
 #include "placement/reference_planner.h"
 #include "placement/stage_costs.h"
+#include "placement/test_clusters.h"
+#include "placement/time_floor.h"
 
 namespace {
 
@@ -617,6 +619,41 @@ TEST(PlacementPlannerProperty, CorrectedTermsMoreSeeds) {
     run_random(seed * 2000081u, count, mixed_tp, "corrected-mixed-tp");
     run_random(seed * 2000083u, std::max(count / 5, 30), large, "corrected-large");
   }
+}
+
+// The floor that needs no search (time_floor.h) never exceeds the brute-force optimum of its chain, with or
+// without the corrected terms, recomputation and stages of 1 and t devices; and it is reached by a chain
+// of one layer on one device with one replica and no pipeline (the optimum there is N times its passes).
+TEST(PlacementPlannerProperty, TimeFloorIsBelowEveryOptimum) {
+  int compared = 0;
+  double closest = 0;  // the largest floor / optimum ratio met
+  for (const bool corrected : {false, true})
+    for (const bool mixed : {false, true}) {
+      Options opt;
+      opt.corrected = corrected;
+      opt.mixed_tp = mixed;
+      std::mt19937 rng(corrected ? 606u : 505u + (mixed ? 1u : 0u));
+      for (int k = 0; k < 250; ++k) {
+        const Instance inst = random_instance(rng, opt);
+        for (const Chain& chain : inst.chains) {
+          const RefBest ref = reference_best({chain}, inst.cluster);
+          if (!ref.feasible) continue;
+          const double floor = phaze::placement::time_floor_s(chain, inst.cluster);
+          EXPECT_LE(floor, ref.time) << inst.describe();
+          closest = std::max(closest, floor / ref.time);
+          ++compared;
+        }
+      }
+    }
+  EXPECT_GT(compared, 500);
+  EXPECT_GT(closest, 0.5);  // not vacuous
+
+  Chain one;
+  one.width = 1;
+  one.nodes.push_back(ChainNode{2.0, 3.0, 10.0, 10.0, false});
+  const Cluster c = phaze::placement::testing::cluster(1, 4, 1e9, 1e9);
+  EXPECT_NEAR(phaze::placement::time_floor_s(one, c), 4 * 5.0, 1e-6);
+  EXPECT_NEAR(reference_best({one}, c).time, 4 * 5.0, 1e-9);
 }
 
 // More seeds, including chains of up to 12 nodes. PHAZE_PLACEMENT_STRESS=<instances per configuration> runs a

@@ -1,7 +1,7 @@
 // Points left out of an exhaustive search on their bounds: the rule on hand-set thresholds, and the answer of
 // `phaze search --exhaustive` that lists only its best points against the same search evaluating every
-// point (--evaluate-all), byte for byte, on one and two threads, for several top-list lengths and a set of
-// two models.
+// point (--evaluate-all), byte for byte, on one and two threads, for several top-list lengths and sets of
+// two models (dropping the rule's per-model condition fails the last one).
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -103,6 +103,13 @@ TEST(LeaveOutByBound, TheAnswerIsThatOfEvaluatingEveryPoint) {
       "search --model '{}' --model '{}' --seq 64,32 --devices {} --global-batch {} --mbs 1,2 --hbm 0.0008,0.002 "
       "--tc 1 --vc 1,2,4,8 --width 16 --depth 8 --glb-mib 2 --lower-fraction 0 --link-bandwidth {} --exhaustive",
       kModel, llama, kDevices, kBatch, kLinkGibS);
+  // The same two models at sequence lengths 16 and 256: the second's best point (micro-batch 2) is not the
+  // set's best, so leaving a point out must also respect each model's best.
+  const std::string disagreeing = fmt::format(
+      "search --model '{}' --model '{}' --seq 16,256 --devices {} --global-batch {} --mbs 1,2 "
+      "--hbm 0.0008,0.002,0.01 --tc 1 --vc 1,2,4,8 --width 16 --depth 8 --glb-mib 2 --lower-fraction 0 "
+      "--link-bandwidth {} --exhaustive",
+      kModel, llama, kDevices, kBatch, kLinkGibS);
   struct Case {
     std::string question;
     int64_t top;
@@ -112,7 +119,8 @@ TEST(LeaveOutByBound, TheAnswerIsThatOfEvaluatingEveryPoint) {
                                 {small_args() + " --exhaustive", 3},
                                 {joined(twelve_argv()) + " --exhaustive", 5},
                                 {model_set, 0},
-                                {model_set, 2}};
+                                {model_set, 2},
+                                {disagreeing, 0}};
   int64_t total = 0;
   for (const Case& c : cases) {
     const std::string question = c.question + fmt::format(" --top {}", c.top);

@@ -45,15 +45,33 @@ bool same_content(const schedule::Problem& a, const schedule::Problem& b) {
   return true;
 }
 
-/// The entry of `bucket` whose key has the `usable` counts and the content of `problem`; nullptr when none.
-template <typename E>
-const E* find_entry(const std::vector<E>& bucket, const schedule::CoreCounts& usable,
-                    const schedule::Problem& problem) {
-  for (const E& e : bucket)
+/// The entry of `buckets` (hash → entries with a `key` problem) under hash `h` whose key has the `usable`
+/// counts and the content of `problem`; nullptr when none.
+template <typename Buckets>
+const typename Buckets::mapped_type::value_type* find_entry(const Buckets& buckets, uint64_t h,
+                                                            const schedule::CoreCounts& usable,
+                                                            const schedule::Problem& problem) {
+  const auto it = buckets.find(h);
+  if (it == buckets.end()) return nullptr;
+  for (const auto& e : it->second)
     if (e.key.tensor_cores == usable.tensor_cores && e.key.vector_cores == usable.vector_cores &&
         same_content(e.key, problem))
       return &e;
   return nullptr;
+}
+
+/// Stores `entry` (whose key is `problem` on the `usable` counts) under hash `h` unless an equal key is
+/// there already (another thread stored it first); forgets every entry first when `size` reached `capacity`.
+template <typename Buckets, typename Entry>
+void store_entry(Buckets& buckets, size_t& size, size_t capacity, uint64_t h, const schedule::CoreCounts& usable,
+                 const schedule::Problem& problem, Entry entry) {
+  if (size >= capacity) {
+    buckets.clear();
+    size = 0;
+  }
+  if (find_entry(buckets, h, usable, problem)) return;
+  buckets[h].push_back(std::move(entry));
+  ++size;
 }
 
 /// The key of `problem`: its content without what decides no schedule (ids, energies), on the usable cores.
@@ -127,9 +145,7 @@ PassSummary ScheduleCache::solve(const schedule::Problem& problem, schedule::Sol
   std::optional<schedule::Schedule> kept;  // copied under the lock, summarised outside it
   {
     std::lock_guard lock(mutex_);
-    const auto it = buckets_.find(h);
-    if (it != buckets_.end())
-      if (const Entry* e = find_entry(it->second, usable, problem)) kept = e->schedule;
+    if (const Entry* e = find_entry(buckets_, h, usable, problem)) kept = e->schedule;
   }
   if (kept) {
     hits_.fetch_add(1, std::memory_order_relaxed);
@@ -140,15 +156,7 @@ PassSummary ScheduleCache::solve(const schedule::Problem& problem, schedule::Sol
   const PassSummary summary = solve_pass(problem, solver, entry.schedule);
   entry.key = key_of(problem, usable);
   std::lock_guard lock(mutex_);
-  if (size_ >= capacity_) {
-    buckets_.clear();
-    size_ = 0;
-  }
-  auto& bucket = buckets_[h];
-  for (const Entry& e : bucket)
-    if (same_problem(e.key, entry.key)) return summary;
-  bucket.push_back(std::move(entry));
-  ++size_;
+  store_entry(buckets_, size_, capacity_, h, usable, problem, std::move(entry));
   return summary;
 }
 
@@ -157,22 +165,12 @@ double ScheduleCache::root_bound(const schedule::Problem& problem) {
   const uint64_t h = hash_with_cores(problem, usable);
   {
     std::lock_guard lock(mutex_);
-    const auto it = bounds_.find(h);
-    if (it != bounds_.end())
-      if (const BoundEntry* e = find_entry(it->second, usable, problem)) return e->bound_s;
+    if (const BoundEntry* e = find_entry(bounds_, h, usable, problem)) return e->bound_s;
   }
-  BoundEntry entry{key_of(problem, usable), schedule::exact_lower_bound(problem)};
-  const double bound = entry.bound_s;
+  const double bound = schedule::exact_lower_bound(problem);
+  BoundEntry entry{key_of(problem, usable), bound};
   std::lock_guard lock(mutex_);
-  if (bounds_size_ >= capacity_) {
-    bounds_.clear();
-    bounds_size_ = 0;
-  }
-  auto& bucket = bounds_[h];
-  if (!find_entry(bucket, usable, problem)) {
-    bucket.push_back(std::move(entry));
-    ++bounds_size_;
-  }
+  store_entry(bounds_, bounds_size_, capacity_, h, usable, problem, std::move(entry));
   return bound;
 }
 

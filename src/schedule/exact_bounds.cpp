@@ -30,6 +30,10 @@ constexpr int kSplitFreeTasks = 3;
 /// Tasks the packing bound runs parallel at most, one after another, before it gives up.
 constexpr int kPackingDepth = 3;
 
+/// Slots of the table of packing_proves answers per parallel set (a power of two, well above the sets of up to
+/// kPackingDepth of 64 tasks that one call can reach in practice: about C(20, 3) for 20 parallel tasks).
+constexpr size_t kPackingMemoSlots = 1 << 12;
+
 /// Task sets whose exclusive-time bound is kept (about 64 bytes each).
 constexpr size_t kExclusiveMemoLimit = 1 << 20;
 
@@ -80,14 +84,11 @@ double ExactSearch::lower_bound(uint64_t done, double last_start) const {
     // A parallel task runs alone, so the time left holds the parallel tasks back to back plus, for each
     // core type X, the single-core work of X spread over its cores: T − s ≥ P + (W_X + busy_X) / n_X.
     // Any convex combination of the two types bounds the maximum; each task takes its cheaper share.
-    for (double lambda : {0.25, 0.5, 0.75}) {
+    for (size_t l = 0; l < std::size(kLambdas); ++l) {
+      const double lambda = kLambdas[l];
       double sum = lambda * busy_tc / n_tc + (1 - lambda) * busy_vc / n_vc;
-      for (int s = 0; s < n_; ++s) {
-        if ((done >> s & 1) || q_.use[s] == kNone) continue;
-        const double share =
-            ((q_.use[s] & kTc) ? lambda / n_tc : 0.0) + ((q_.use[s] & kVc) ? (1 - lambda) / n_vc : 0.0);
-        sum += std::min(q_.parallel[s], share * q_.single[s]);
-      }
+      const double* cheaper = cheaper_share_[l].data();
+      for (uint64_t m = ~done & compute_mask_; m; m &= m - 1) sum += cheaper[std::countr_zero(m)];
       bound = std::max(bound, last_start + sum);
     }
   }
@@ -124,14 +125,51 @@ bool ExactSearch::packing_proves(uint64_t rest, double last_start, double target
   }
   packing_wait_ = std::max(first_free - last_start, 0.0);
   packing_all_free_ = std::max(compute_end_[0] - last_start, 0.0);
+  // Each remaining task's release by its scheduled predecessors, the same for every parallel set.
+  done_release_.resize(n_);
+  for (uint64_t m = rest; m; m &= m - 1) {
+    const int s = std::countr_zero(m);
+    double fixed = 0;
+    for (uint64_t d = q_.pred_mask[s] & ~rest; d; d &= d - 1)
+      fixed = std::max(fixed, finish_[std::countr_zero(d)] - last_start);
+    done_release_[s] = fixed;
+  }
+  if (packing_memo_.empty()) packing_memo_.assign(kPackingMemoSlots, PackingMemo{0, 0, false});
+  if (++packing_stamp_ == 0) {  // the stamps wrapped: forget every entry
+    for (PackingMemo& e : packing_memo_) e.stamp = 0;
+    packing_stamp_ = 1;
+  }
+  packing_memo_used_ = 0;
   return packing_proves(rest, 0, last_start, target, 0);
 }
 
 bool ExactSearch::packing_proves(uint64_t rest, uint64_t parallel_set, double t0, double target, int depth) const {
+  // Sets of two or more tasks are reached once per order of their tasks, with the same target but for
+  // rounding: the first answer stands for all (each is a proof). The table is kept at most half full, so
+  // that a probe ends at a free slot soon.
+  if (depth < 2 || packing_memo_used_ >= kPackingMemoSlots / 2)
+    return packing_proves_once(rest, parallel_set, t0, target, depth);
+  auto slot_of = [&] {
+    size_t slot = static_cast<size_t>((parallel_set * 0x9e3779b97f4a7c15ULL) >> 40) & (kPackingMemoSlots - 1);
+    while (packing_memo_[slot].stamp == packing_stamp_ && packing_memo_[slot].parallel_set != parallel_set)
+      slot = (slot + 1) & (kPackingMemoSlots - 1);
+    return slot;
+  };
+  if (const PackingMemo& known = packing_memo_[slot_of()]; known.stamp == packing_stamp_) return known.proves;
+  const bool proves = packing_proves_once(rest, parallel_set, t0, target, depth);
+  // Found again: the calls below may have taken slots meanwhile, and filled the table.
+  if (packing_memo_used_ < kPackingMemoSlots / 2) {
+    packing_memo_[slot_of()] = PackingMemo{parallel_set, packing_stamp_, proves};
+    ++packing_memo_used_;
+  }
+  return proves;
+}
+
+bool ExactSearch::packing_proves_once(uint64_t rest, uint64_t parallel_set, double t0, double target, int depth) const {
   const uint64_t singles = rest & ~parallel_set;
   if (depth > 0 && packing_wait_ + cached_base(singles) >= target) return true;
-  if (packing_fits(rest, parallel_set, t0, target)) return false;
-  if (depth == kPackingDepth) return false;
+  // At the last depth nothing is left to try, whether the tasks left single fit or not.
+  if (depth == kPackingDepth || packing_fits(rest, parallel_set, t0, target)) return false;
   for (uint64_t m = singles; m; m &= m - 1) {
     const int v = std::countr_zero(m);
     if (q_.use[v] == kNone || !q_.can_parallel[v] || !std::isfinite(q_.parallel[v])) continue;
@@ -153,17 +191,16 @@ bool ExactSearch::packing_proves(uint64_t rest, uint64_t parallel_set, double t0
 // that are taken at that time.
 bool ExactSearch::packing_fits(uint64_t rest, uint64_t parallel_set, double t0, double span) const {
   auto duration = [&](int s) { return (parallel_set >> s & 1) || q_.use[s] == kNone ? 0.0 : q_.single[s]; };
-  release_.assign(n_, 0);
+  release_.resize(n_);
   tail_.assign(n_, 0);
-  for (int s = 0; s < n_; ++s) {
-    if (!(rest >> s & 1)) continue;
-    double fixed = 0, chain = 0;
-    for (int pr : q_.preds[s]) {
-      if (rest >> pr & 1)
-        chain = std::max(chain, release_[pr] + duration(pr));
-      else
-        fixed = std::max(fixed, finish_[pr] - t0);
+  for (uint64_t m = rest; m; m &= m - 1) {
+    const int s = std::countr_zero(m);
+    double chain = 0;
+    for (uint64_t r = q_.pred_mask[s] & rest; r; r &= r - 1) {
+      const int pr = std::countr_zero(r);
+      chain = std::max(chain, release_[pr] + duration(pr));
     }
+    double fixed = done_release_[s];
     if (parallel_set) fixed = std::min(fixed, packing_all_free_);
     release_[s] = std::max({fixed, chain, 0.0});
   }

@@ -84,6 +84,18 @@ ExactSearch::ExactSearch(const Problem& p, const Prepared& q, int64_t node_limit
     if (q.use[s] & kVc) remaining_vc_ += std::min(q.single[s], static_cast<double>(p.vector_cores) * q.parallel[s]);
   for (int s = 0; s < n_; ++s)
     if (q.comm[s]) remaining_link_ += q.single[s];
+  const double n_tc = static_cast<double>(p.tensor_cores), n_vc = static_cast<double>(p.vector_cores);
+  for (size_t l = 0; l < std::size(kLambdas); ++l) {
+    const double lambda = kLambdas[l];
+    cheaper_share_[l].assign(n_, 0.0);
+    for (int s = 0; s < n_; ++s) {
+      if (q.use[s] == kNone) continue;
+      const double share = ((q.use[s] & kTc) ? lambda / n_tc : 0.0) + ((q.use[s] & kVc) ? (1 - lambda) / n_vc : 0.0);
+      cheaper_share_[l][s] = std::min(q.parallel[s], share * q.single[s]);
+    }
+  }
+  for (int s = 0; s < n_; ++s)
+    if (q.use[s] != kNone) compute_mask_ |= uint64_t{1} << s;
 }
 
 // Latest finish of earlier tasks that a new task using `use` (parallel or not) conflicts with.

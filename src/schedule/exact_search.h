@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <unordered_map>
 #include <vector>
@@ -21,6 +22,9 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 /// Relative slack for rounding when a bound is compared with the incumbent (far below the 1e-9 to which
 /// makespans are compared anywhere).
 inline constexpr double kBoundTolerance = 1e-12;
+
+/// The convex combinations λ·(tensor) + (1 − λ)·(vector) of the lower bound on parallel and single-core work.
+inline constexpr double kLambdas[] = {0.25, 0.5, 0.75};
 
 /// A set of identical cores: paired (tensor core c with vector core c) or unpaired of one type.
 struct Group {
@@ -72,7 +76,9 @@ class ExactSearch {
   double lower_bound(uint64_t done, double last_start) const;
   bool packing_proves(uint64_t rest, double last_start, double target) const;
   bool packing_proves(uint64_t rest, uint64_t parallel_set, double t0, double target, int depth) const;
+  bool packing_proves_once(uint64_t rest, uint64_t parallel_set, double t0, double target, int depth) const;
   bool packing_fits(uint64_t rest, uint64_t parallel_set, double t0, double span) const;
+  bool packing_fits2(uint64_t rest, uint64_t parallel_set, double t0, double span) const;
   double exclusive_bound(uint64_t set) const;
   double split_exclusive_bound(uint64_t set) const;
   double cached_base(uint64_t set) const;
@@ -107,6 +113,10 @@ class ExactSearch {
   bool parallel_only_ = false;
   int64_t nodes_ = 0;
   uint64_t all_ = 0;
+  uint64_t compute_mask_ = 0;  // tasks on cores (not on the link, not layout)
+  // Per λ of kLambdas and task: the cheaper of its parallel run and its single-core work shared by the
+  // types, min(ℓ', (λ/n_TC [uses TC] + (1 − λ)/n_VC [uses VC])·ℓ), which the bound sums over the rest.
+  std::vector<double> cheaper_share_[std::size(kLambdas)];
   struct Item {
     double single, parallel;
     uint8_t use;
@@ -145,8 +155,20 @@ class ExactSearch {
   mutable std::vector<double> est_;
   // Work space of the packing bound.
   mutable double packing_wait_ = 0, packing_all_free_ = 0;
+  mutable std::vector<double> done_release_;  // per remaining task: latest finish of its scheduled predecessors
   mutable std::vector<double> release_, tail_, free_, lengths_, releases_, tails_, latest_starts_;
   mutable std::vector<int> packing_items_, shared_;
+  // What packing_proves found for each set of tasks run parallel, within one call from lower_bound: the
+  // recursion reaches a set once per order of its tasks. Open addressing; an entry counts only when its
+  // stamp is the current call's.
+  struct PackingMemo {
+    uint64_t parallel_set;
+    uint32_t stamp;
+    bool proves;
+  };
+  mutable std::vector<PackingMemo> packing_memo_;
+  mutable uint32_t packing_stamp_ = 0;
+  mutable size_t packing_memo_used_ = 0;  // entries of the current call
   mutable std::vector<char> taken_;
   std::vector<Group> groups_;
   std::vector<std::vector<Group>> saved_groups_;

@@ -18,6 +18,7 @@
 
 #include "hw/enumerate.h"
 #include "search/buckets.h"
+#include "util/work_sharing.h"
 
 namespace phaze::search {
 
@@ -53,6 +54,7 @@ struct Walk {
   std::mutex mutex;
   std::condition_variable changed;
   size_t next = 0;                       ///< the next work unit to hand out
+  size_t busy = 0;                       ///< threads in a work unit
   size_t frontier = 0;                   ///< the first bucket not finished
   std::vector<size_t> finished_designs;  ///< per bucket
   std::vector<Slot> slots;               ///< [position · combinations + combination]
@@ -89,12 +91,28 @@ struct Walk {
   /// Hands work units to the calling thread until the walk is over (no unit left, no combination running, or
   /// a thread failed), waiting while the next unit lies beyond the look-ahead. Calls `visit(position)` for
   /// each position of a unit in turn; `lock` holds `mutex`, and `visit` is called and returns with it held.
+  /// With `sharing`, the thread runs tasks posted there (by threads evaluating designs) while it has no unit
+  /// to take, and stays until no thread is in a unit any more; posting must notify `changed`.
   template <typename Visit>
-  void take_designs(std::unique_lock<std::mutex>& lock, Visit&& visit) {
+  void take_designs(std::unique_lock<std::mutex>& lock, Visit&& visit, WorkSharing* sharing = nullptr) {
     while (true) {
-      changed.wait(lock, [&] { return !more() || next_allowed(); });
-      if (!more()) break;
-      for (const size_t position : units[next++]) visit(position);
+      changed.wait(lock, [&] {
+        if (more()) return next_allowed() || (sharing && sharing->has_work());
+        return !sharing || busy == 0 || sharing->has_work();
+      });
+      if (more() && next_allowed()) {
+        ++busy;
+        for (const size_t position : units[next++]) visit(position);
+        --busy;
+        continue;
+      }
+      if (sharing && sharing->has_work()) {
+        lock.unlock();
+        sharing->help();
+        lock.lock();
+        continue;
+      }
+      break;
     }
   }
   /// Keeps a thread's failure (the first one) and wakes the waiting threads; takes `mutex`.

@@ -113,6 +113,12 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
   Walk walk(order, work_units(designs, order, q.exhaustive), combos.size(), stop_window(q),
             kLookAheadPerThread * static_cast<size_t>(slots));
 
+  // Threads without a design to take schedule layers of the designs that others evaluate.
+  WorkSharing sharing;
+  sharing.set_on_post([&] {
+    std::lock_guard lock(walk.mutex);
+    walk.changed.notify_all();
+  });
   {
     // The bucket search counts buckets, whose total is only a bound; the exhaustive search counts points.
     Progress progress = q.exhaustive ? Progress(static_cast<int64_t>(designs.size() * combos.size()), settings.progress)
@@ -121,7 +127,10 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
     run_walk(walk, slots, [&] {
       const int slot = next_slot++;
       std::optional<Evaluator> evaluator;
-      if (slot < threads) evaluator.emplace(workload, cache);
+      if (slot < threads) {
+        evaluator.emplace(workload, cache);
+        evaluator->share_passes(sharing);
+      }
       int64_t remote_unproven = 0;
       // Other ranks evaluate every point they are given: the thresholds live in this process.
       auto evaluate = [&](size_t position, const DesignPoints& split,
@@ -142,52 +151,56 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
       };
       std::unique_lock lock(walk.mutex);
       // Evaluates the design at `position`, called and returning with the lock held.
-      walk.take_designs(lock, [&](size_t position) {
-        std::vector<size_t> running_now;
-        for (size_t c = 0; c < combos.size(); ++c)
-          if (running(walk.states[c], order)) running_now.push_back(c);
-        const std::optional<AnswerThresholds> reached_then =
-            leaving_out ? std::optional<AnswerThresholds>(reached.now()) : std::nullopt;
-        lock.unlock();
+      walk.take_designs(
+          lock,
+          [&](size_t position) {
+            std::vector<size_t> running_now;
+            for (size_t c = 0; c < combos.size(); ++c)
+              if (running(walk.states[c], order)) running_now.push_back(c);
+            const std::optional<AnswerThresholds> reached_then =
+                leaving_out ? std::optional<AnswerThresholds>(reached.now()) : std::nullopt;
+            lock.unlock();
 
-        // The points of the combinations running now: found in the results file, or evaluated.
-        const hw::Design& design = designs[order.designs[position]];
-        const DesignPoints split = design_points(design, running_now, combos, store.at_start());
-        std::vector<PointOutcome> points;
-        std::vector<LeftOutPoint> out;
-        if (!split.wanted.empty()) points = evaluate(position, split, reached_then, out);
-        store.commit(points);
+            // The points of the combinations running now: found in the results file, or evaluated.
+            const hw::Design& design = designs[order.designs[position]];
+            const DesignPoints split = design_points(design, running_now, combos, store.at_start());
+            std::vector<PointOutcome> points;
+            std::vector<LeftOutPoint> out;
+            if (!split.wanted.empty()) points = evaluate(position, split, reached_then, out);
+            store.commit(points);
 
-        lock.lock();
-        for (const auto& [c, score] : split.resumed) walk.slot(position, c) = {true, false, score};
-        // A point left out has no score; the exhaustive search, the only one that leaves points out, visits
-        // every bucket whatever their scores.
-        for (const LeftOutPoint& p : out) {
-          walk.slot(position, *split.combination_of(p.key)) = {true, true, std::nullopt};
-          left_out_feasible += p.feasible ? 1 : 0;
-        }
-        left_out += static_cast<int64_t>(out.size());
-        for (const PointOutcome& p : points) {
-          const size_t c = *split.combination_of(p.key);
-          walk.slot(position, c) = {true, true, rule_score(p.feasible, p.score)};
-          if (leaving_out) reached.add(p, c);
-          if (p.feasible && (!best_so_far || better(p, *best_so_far))) {
-            best_so_far = p;
-            progress.set_best(best_text(p));
-          }
-        }
-        evaluated += static_cast<int64_t>(points.size());
-        const int64_t buckets_finished = walk.finish_design(position);
-        progress.advance(q.exhaustive ? static_cast<int64_t>(points.size() + out.size() + split.resumed.size())
-                                      : buckets_finished);
-        store.keep(points);
-        walk.changed.notify_all();
-      });
+            lock.lock();
+            for (const auto& [c, score] : split.resumed) walk.slot(position, c) = {true, false, score};
+            // A point left out has no score; the exhaustive search, the only one that leaves points out, visits
+            // every bucket whatever their scores.
+            for (const LeftOutPoint& p : out) {
+              walk.slot(position, *split.combination_of(p.key)) = {true, true, std::nullopt};
+              left_out_feasible += p.feasible ? 1 : 0;
+            }
+            left_out += static_cast<int64_t>(out.size());
+            for (const PointOutcome& p : points) {
+              const size_t c = *split.combination_of(p.key);
+              walk.slot(position, c) = {true, true, rule_score(p.feasible, p.score)};
+              if (leaving_out) reached.add(p, c);
+              if (p.feasible && (!best_so_far || better(p, *best_so_far))) {
+                best_so_far = p;
+                progress.set_best(best_text(p));
+              }
+            }
+            evaluated += static_cast<int64_t>(points.size());
+            const int64_t buckets_finished = walk.finish_design(position);
+            progress.advance(q.exhaustive ? static_cast<int64_t>(points.size() + out.size() + split.resumed.size())
+                                          : buckets_finished);
+            store.keep(points);
+            walk.changed.notify_all();
+          },
+          evaluator ? &sharing : nullptr);
       unproven += evaluator ? evaluator->unproven_passes() : remote_unproven;
     });
     if (!q.exhaustive) progress.set_total(static_cast<int64_t>(walk.frontier));
     progress.finish();
   }
+  sharing.set_on_post({});
   const int64_t remote_threads = remote ? remote->slots() : 0;
   remote.reset();  // the other ranks stop here: the baselines run on this one
 

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <tuple>
 
@@ -304,9 +306,15 @@ Evaluator::ModelBounds Evaluator::bound_model(const std::vector<model::LayerGrap
   return out;
 }
 
+placement::Plan Evaluator::place(const model::LayerGraph& graph, const LayerSchedules& schedules,
+                                 const placement::Chain& chain, const placement::Cluster& cluster) {
+  std::lock_guard lock(placing_);
+  return plans_.solve(graph, schedules, chain, cluster, planner_);
+}
+
 void Evaluator::refine(ModelBounds& bounds, const std::vector<model::LayerGraph>& graphs,
                        const std::vector<placement::Cluster>& clusters, size_t wi, size_t k) {
-  const placement::Plan plan = plans_.solve(graphs[wi], bounds.stand_ins[wi], bounds.chains[wi], clusters[k], planner_);
+  const placement::Plan plan = place(graphs[wi], bounds.stand_ins[wi], bounds.chains[wi], clusters[k]);
   bounds.time_s[wi][k] = plan.feasible ? plan.time_per_batch : std::numeric_limits<double>::infinity();
   bounds.weak[wi][k] = 0;
 }
@@ -328,7 +336,7 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
     const placement::Chain chain = make_chain(graphs[wi], s);
     for (size_t k = 0; k < points; ++k) {
       if (out.plans[k].feasible && bounds.time_s[wi][k] > out.plans[k].time_per_batch) continue;
-      placement::Plan plan = plans_.solve(graphs[wi], s, chain, clusters[k], planner_);
+      placement::Plan plan = place(graphs[wi], s, chain, clusters[k]);
       if (beats(plan, wi, out.plans[k], out.width_of[k])) {
         out.plans[k] = std::move(plan);
         out.width_of[k] = wi;
@@ -457,98 +465,129 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
   const std::vector<bool> recomputes = recompute_values(q.recompute);
   std::vector<PointOutcome> out;
 
+  // Per micro-batch with points to do: its points, and per model the clusters of those that fit, the bounds
+  // of its widths, and its plans.
+  struct MicroBatch {
+    size_t index;
+    std::vector<std::pair<int64_t, bool>> todo;  ///< HBM size and recomputation of each point
+    std::vector<std::vector<placement::Cluster>>
+        clusters;  ///< [model][k]: the cluster of point todo[fitting[model][k]]
+    std::vector<std::vector<size_t>> fitting;
+    std::vector<ModelBounds> bounds;
+    std::vector<ModelPlans> plans;
+    std::vector<char> out_of_it;  ///< per point: left out on its bounds
+  };
+  std::vector<MicroBatch> work;
+  const bool stagewise = q.planner == PlannerChoice::Piper;
   for (size_t bi = 0; bi < q.micro_batches.size(); ++bi) {
     const int64_t b = q.micro_batches[bi];
-    // The points of this micro-batch still to do.
-    std::vector<std::pair<int64_t, bool>> todo;
+    MicroBatch mb;
+    mb.index = bi;
     for (int64_t hbm : q.hbm_bytes)
       for (bool rc : recomputes) {
         hw::Architecture a = design.arch;
         a.hbm_bytes = hbm;
-        if (wanted(point_key(a, b, rc))) todo.emplace_back(hbm, rc);
+        if (wanted(point_key(a, b, rc))) mb.todo.emplace_back(hbm, rc);
       }
-    if (todo.empty()) continue;
+    if (mb.todo.empty()) continue;
 
     // Per model, the best plan of every point that fits in memory. A model that fits at none of the points to do
     // has no plan at any of them, schedules or not.
-    // clusters[mi][k] is the cluster of point todo[fitting[mi][k]].
-    std::vector<ModelPlans> plans(q.models.size());
-    std::vector<ModelBounds> bounds(q.models.size());
-    std::vector<std::vector<placement::Cluster>> clusters(q.models.size());
-    std::vector<std::vector<size_t>> fitting(q.models.size());
-    const bool stagewise = q.planner == PlannerChoice::Piper;
+    mb.plans.resize(q.models.size());
+    mb.bounds.resize(q.models.size());
+    mb.clusters.resize(q.models.size());
+    mb.fitting.resize(q.models.size());
     for (size_t mi = 0; mi < q.models.size(); ++mi) {
-      for (size_t j = 0; j < todo.size(); ++j) {
-        const auto& [hbm, rc] = todo[j];
+      for (size_t j = 0; j < mb.todo.size(); ++j) {
+        const auto& [hbm, rc] = mb.todo[j];
         if (!workload_.fits_in_memory(mi, bi, hbm, rc)) continue;
         hw::Architecture a = design.arch;
         a.hbm_bytes = hbm;
-        clusters[mi].push_back(make_cluster(q, a, b, hbm, rc));
-        fitting[mi].push_back(j);
+        mb.clusters[mi].push_back(make_cluster(q, a, b, hbm, rc));
+        mb.fitting[mi].push_back(j);
       }
-      if (clusters[mi].empty()) continue;
+      if (mb.clusters[mi].empty()) continue;
       if (stagewise) {
-        plans[mi] = plan_model_stagewise(workload_.graphs[mi][bi], design.arch, clusters[mi]);
+        mb.plans[mi] = plan_model_stagewise(workload_.graphs[mi][bi], design.arch, mb.clusters[mi]);
       } else {
-        bounds[mi] = bound_model(workload_.graphs[mi][bi], design.arch, clusters[mi], static_cast<bool>(leave_out));
+        mb.bounds[mi] =
+            bound_model(workload_.graphs[mi][bi], design.arch, mb.clusters[mi], static_cast<bool>(leave_out));
       }
     }
 
     // The points left out on their bounds: a model's samples/s at a point is at most the global batch over
     // its least time-per-batch bound, and it has a plan there exactly when some width's bound plan fits.
-    std::vector<char> out_of_it(todo.size(), 0);
+    mb.out_of_it.assign(mb.todo.size(), 0);
     if (leave_out && !stagewise) {
-      for (size_t j = 0; j < todo.size(); ++j) {
+      for (size_t j = 0; j < mb.todo.size(); ++j) {
         std::vector<std::optional<double>> most(q.models.size());
         bool feasible = true;
         for (size_t mi = 0; mi < q.models.size(); ++mi) {
-          const auto at = std::find(fitting[mi].begin(), fitting[mi].end(), j);
-          const double t = at == fitting[mi].end() || !bounds[mi].any_width()
+          const auto at = std::find(mb.fitting[mi].begin(), mb.fitting[mi].end(), j);
+          const double t = at == mb.fitting[mi].end() || !mb.bounds[mi].any_width()
                                ? std::numeric_limits<double>::infinity()
-                               : bounds[mi].least_time_s(static_cast<size_t>(at - fitting[mi].begin()));
+                               : mb.bounds[mi].least_time_s(static_cast<size_t>(at - mb.fitting[mi].begin()));
           if (t < std::numeric_limits<double>::infinity()) most[mi] = static_cast<double>(q.global_batch) / t;
           feasible = feasible && most[mi].has_value();
         }
-        const std::string key = empty_point(design, todo[j].first, b, todo[j].second).key;
+        const std::string key = empty_point(design, mb.todo[j].first, b, mb.todo[j].second).key;
         if (!leave_out(key, most)) continue;
-        out_of_it[j] = 1;
+        mb.out_of_it[j] = 1;
         if (left_out) left_out->push_back({key, feasible});
       }
     }
-    if (!stagewise)
-      for (size_t mi = 0; mi < q.models.size(); ++mi) {
-        if (clusters[mi].empty()) continue;
-        std::vector<char> needed;
-        for (size_t j : fitting[mi]) needed.push_back(out_of_it[j] ? 0 : 1);
-        plans[mi] = plan_model(workload_.graphs[mi][bi], bounds[mi], clusters[mi], needed);
-      }
+    work.push_back(std::move(mb));
+  }
 
-    for (size_t j = 0; j < todo.size(); ++j) {
-      if (out_of_it[j]) continue;
-      const auto& [hbm, rc] = todo[j];
+  // The micro-batches' plans are independent of each other (only their layer problems needed this thread's
+  // estimator): with threads to share them, each is planned by whichever thread takes it.
+  if (!stagewise) {
+    std::vector<std::function<void()>> tasks;
+    for (MicroBatch& mb : work)
+      tasks.emplace_back([&] {
+        for (size_t mi = 0; mi < q.models.size(); ++mi) {
+          if (mb.clusters[mi].empty()) continue;
+          std::vector<char> needed;
+          for (size_t j : mb.fitting[mi]) needed.push_back(mb.out_of_it[j] ? 0 : 1);
+          mb.plans[mi] = plan_model(workload_.graphs[mi][mb.index], mb.bounds[mi], mb.clusters[mi], needed);
+        }
+      });
+    if (scheduling_.sharing) {
+      scheduling_.sharing->run(std::move(tasks));
+    } else {
+      for (std::function<void()>& task : tasks) task();
+    }
+  }
+
+  for (const MicroBatch& mb : work) {
+    const size_t bi = mb.index;
+    const int64_t b = q.micro_batches[bi];
+    for (size_t j = 0; j < mb.todo.size(); ++j) {
+      if (mb.out_of_it[j]) continue;
+      const auto& [hbm, rc] = mb.todo[j];
       PointOutcome p = empty_point(design, hbm, b, rc);
       for (size_t mi = 0; mi < q.models.size(); ++mi) {
         ModelOutcome m;
         auto no_fit = [&, hbm_bytes = hbm] {
           return fmt::format("no plan fits in {} GiB of HBM on {} devices", hbm_bytes / kGiB, q.devices);
         };
-        const auto at = std::find(fitting[mi].begin(), fitting[mi].end(), j);
-        if (at == fitting[mi].end()) {
+        const auto at = std::find(mb.fitting[mi].begin(), mb.fitting[mi].end(), j);
+        if (at == mb.fitting[mi].end()) {
           m.reason = no_fit();
         } else {
-          const ModelPlans& mp = plans[mi];
-          const auto k = static_cast<size_t>(at - fitting[mi].begin());
+          const ModelPlans& mp = mb.plans[mi];
+          const auto k = static_cast<size_t>(at - mb.fitting[mi].begin());
           if (!mp.any_width) {
             m.reason = "an operator has no finite estimate on this design at every width";
           } else if (!mp.feasible(k)) {
             m.reason = no_fit();
           } else if (!mp.stagewise.empty()) {
             m = stagewise_outcome(workload_.graphs[mi][bi], mp.schedules, mp.chain_width, mp.stagewise[k],
-                                  clusters[mi][k], p.design, q.global_batch);
+                                  mb.clusters[mi][k], p.design, q.global_batch);
           } else {
             const size_t wi = mp.width_of[k];
-            m = model_outcome(workload_.graphs[mi][bi][wi], *mp.schedules[wi], mp.plans[k], clusters[mi][k], p.design,
-                              q.global_batch);
+            m = model_outcome(workload_.graphs[mi][bi][wi], *mp.schedules[wi], mp.plans[k], mb.clusters[mi][k],
+                              p.design, q.global_batch);
           }
         }
         p.models.push_back(std::move(m));

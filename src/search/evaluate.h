@@ -4,8 +4,10 @@
 // the figures reported for it.
 
 #include <array>
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -89,6 +91,8 @@ struct LeftOutPoint {
 class Evaluator {
  public:
   Evaluator(const Workload& workload, ScheduleCache& cache);
+  /// Offers the layer passes of each scheduled width to idle threads through `sharing` (answers unchanged).
+  void share_passes(WorkSharing& sharing) { scheduling_.sharing = &sharing; }
 
   /// The points of `design` that `wanted` accepts (by point key), in canonical order. Layer schedules are
   /// computed once per (micro-batch, model, width) and shared by every HBM size and recomputation setting.
@@ -98,7 +102,7 @@ class Evaluator {
   std::vector<PointOutcome> evaluate(const hw::Design& design, const std::function<bool(const std::string&)>& wanted,
                                      const LeaveOutTest& leave_out = {}, std::vector<LeftOutPoint>* left_out = nullptr);
 
-  int64_t unproven_passes() const { return unproven_; }
+  int64_t unproven_passes() const { return unproven_.load(); }
 
  private:
   /// One model's best plans at the points of one micro-batch (clusters) over its widths, and the schedules
@@ -133,6 +137,9 @@ class Evaluator {
   /// `every_point`: each point placed on its own (no weak bounds).
   ModelBounds bound_model(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
                           const std::vector<placement::Cluster>& clusters, bool every_point);
+  /// The planner's plan of `chain` on `cluster`, through the plan cache (one thread at a time).
+  placement::Plan place(const model::LayerGraph& graph, const LayerSchedules& schedules, const placement::Chain& chain,
+                        const placement::Cluster& cluster);
   /// Places width `wi` at point `k` on its own bounds.
   void refine(ModelBounds& bounds, const std::vector<model::LayerGraph>& graphs,
               const std::vector<placement::Cluster>& clusters, size_t wi, size_t k);
@@ -149,12 +156,14 @@ class Evaluator {
 
   const Workload& workload_;
   Scheduling scheduling_;
+  // The planner and its cache serve the micro-batches of a design planned on several threads (evaluate).
+  std::mutex placing_;
   placement::CorrectedPlanner planner_;
   PlanCache plans_;
   placement::StagewisePlanner stagewise_;
   int64_t designs_since_reset_ = 0;
   std::tuple<int64_t, int64_t, int64_t> last_array_;  ///< width, depth and count of the last design's tensor cores
-  int64_t unproven_ = 0;
+  std::atomic<int64_t> unproven_{0};
 };
 
 }  // namespace phaze::search

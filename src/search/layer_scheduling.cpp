@@ -1,6 +1,11 @@
 #include "search/layer_scheduling.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <thread>
 
 #include "schedule/layer_problem.h"
 
@@ -58,9 +63,31 @@ bool all_finite(const std::vector<schedule::Problem>& problems) {
 
 LayerSchedules solve_layers(const std::vector<schedule::Problem>& problems, Scheduling& scheduling) {
   LayerSchedules s;
-  for (size_t k = 0; k + 1 < problems.size(); k += 2)
-    s.layers.push_back({scheduling.cache->solve(problems[k], *scheduling.solver),
-                        scheduling.cache->solve(problems[k + 1], *scheduling.solver)});
+  s.layers.resize(problems.size() / 2);
+  auto solve = [&](size_t k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    struct Rep {
+      std::chrono::steady_clock::time_point t0;
+      size_t k;
+      size_t n;
+      ~Rep() {
+        double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (el > 0.2 && std::getenv("PHAZE_TRACE"))
+          std::fprintf(stderr, "SOLVE k %zu of %zu %.3f s thread %zu\n", k, n, el,
+                       std::hash<std::thread::id>{}(std::this_thread::get_id()) % 1000);
+      }
+    } rep{t0, k, problems.size()};
+    (k % 2 == 0 ? s.layers[k / 2].forward : s.layers[k / 2].backward) =
+        scheduling.cache->solve(problems[k], *scheduling.solver);
+  };
+  if (!scheduling.sharing) {
+    for (size_t k = 0; k < 2 * s.layers.size(); ++k) solve(k);
+    return s;
+  }
+  // Each pass is solved once, by whichever thread takes it: the schedules do not depend on which.
+  std::vector<std::function<void()>> tasks;
+  for (size_t k = 0; k < 2 * s.layers.size(); ++k) tasks.emplace_back([&solve, k] { solve(k); });
+  scheduling.sharing->run(std::move(tasks));
   return s;
 }
 

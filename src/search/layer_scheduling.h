@@ -13,14 +13,17 @@
 #include "schedule/problem.h"
 #include "search/question.h"
 #include "search/schedule_cache.h"
+#include "util/work_sharing.h"
 
 namespace phaze::search {
 
 /// What scheduling layer passes needs on one thread. The cache may be shared (it is thread-safe).
 struct Scheduling {
   cost::Estimator estimator;
-  std::unique_ptr<schedule::Solver> solver;
+  std::unique_ptr<schedule::Solver> solver;  ///< keeps no state between solves: helping threads use it too
   ScheduleCache* cache = nullptr;
+  /// Where the passes of one layer graph are offered to idle threads (nothing: all solved on this thread).
+  WorkSharing* sharing = nullptr;
 
   /// Replaces the estimator by a fresh one with the same parameters and network: its memory of GEMM
   /// estimates grows with every core configuration it meets, and only neighbouring designs share them.
@@ -51,7 +54,8 @@ std::vector<schedule::Problem> layer_problems(const model::LayerGraph& graph, co
                                               cost::Estimator& estimator);
 /// Whether every operator of every problem has a finite estimate.
 bool all_finite(const std::vector<schedule::Problem>& problems);
-/// The schedules of layer_problems' problems (exact solver, through the cache).
+/// The schedules of layer_problems' problems (exact solver, through the cache), shared with idle threads
+/// through `scheduling.sharing` when set.
 LayerSchedules solve_layers(const std::vector<schedule::Problem>& problems, Scheduling& scheduling);
 /// Stand-in schedules whose makespans are the exact solver's root bounds (slightly lowered): a plan on their
 /// chain is no slower than on the optimal schedules, as every stage load grows with the layers' latencies.

@@ -1,0 +1,59 @@
+#pragma once
+
+// Tasks that idle threads may share. A thread with several independent tasks posts them and runs them
+// itself, while threads that have nothing else to do take some of them; it returns once all have run. A
+// search gives its threads one design each, and one design's layer schedules can take seconds each: the
+// other threads, once they run out of designs, schedule some of that design's layers rather than wait.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace phaze {
+
+class WorkSharing {
+ public:
+  /// Runs every task, on this thread and on the threads that help meanwhile, and returns once all have run.
+  /// Tasks must not depend on which thread runs them or on their order. The first exception a task threw
+  /// is rethrown here, once the others have run.
+  void run(std::vector<std::function<void()>> tasks);
+
+  /// Runs one posted task that no thread has taken yet; false when there is none.
+  bool help();
+  /// Whether a posted task waits for a thread.
+  bool has_work() const { return waiting_.load() > 0; }
+  /// Helps until `finished()` holds, sleeping while there is nothing to take. `finished` is asked after each
+  /// task and after each wake().
+  void help_until(const std::function<bool()>& finished);
+  /// Wakes the threads in help_until to ask their condition again.
+  void wake();
+  /// Called whenever tasks are posted, to wake threads that wait for them elsewhere than in help_until (it
+  /// runs on the posting thread; empty: none).
+  void set_on_post(std::function<void()> hook);
+
+ private:
+  struct Batch {
+    std::vector<std::function<void()>> tasks;
+    size_t next = 0;  ///< the first task no thread has taken
+    size_t done = 0;
+    std::exception_ptr failure;
+    std::condition_variable all_done;
+  };
+  /// Takes the next task of the first open batch (mutex_ held); nullptr when none.
+  std::function<void()>* take(std::shared_ptr<Batch>& from);
+  void execute(Batch& batch, std::function<void()>& task);
+
+  std::mutex mutex_;
+  std::condition_variable posted_;
+  std::deque<std::shared_ptr<Batch>> open_;  ///< batches with tasks not taken yet, oldest first
+  std::atomic<size_t> waiting_{0};           ///< tasks not taken yet
+  std::function<void()> on_post_;
+};
+
+}  // namespace phaze

@@ -78,7 +78,6 @@ class ExactSearch {
   bool packing_proves(uint64_t rest, uint64_t parallel_set, double t0, double target, int depth) const;
   bool packing_proves_once(uint64_t rest, uint64_t parallel_set, double t0, double target, int depth) const;
   bool packing_fits(uint64_t rest, uint64_t parallel_set, double t0, double span) const;
-  bool packing_fits2(uint64_t rest, uint64_t parallel_set, double t0, double span) const;
   double exclusive_bound(uint64_t set) const;
   double split_exclusive_bound(uint64_t set) const;
   double cached_base(uint64_t set) const;

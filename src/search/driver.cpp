@@ -129,7 +129,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
       std::optional<Evaluator> evaluator;
       if (slot < threads) {
         evaluator.emplace(workload, cache);
-        evaluator->share_passes(sharing);
+        evaluator->share_work(sharing);
       }
       int64_t remote_unproven = 0;
       // Other ranks evaluate every point they are given: the thresholds live in this process.

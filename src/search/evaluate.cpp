@@ -470,8 +470,8 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
   struct MicroBatch {
     size_t index;
     std::vector<std::pair<int64_t, bool>> todo;  ///< HBM size and recomputation of each point
-    std::vector<std::vector<placement::Cluster>>
-        clusters;  ///< [model][k]: the cluster of point todo[fitting[model][k]]
+    /// [model][k]: the cluster of point todo[fitting[model][k]]
+    std::vector<std::vector<placement::Cluster>> clusters;
     std::vector<std::vector<size_t>> fitting;
     std::vector<ModelBounds> bounds;
     std::vector<ModelPlans> plans;
@@ -552,11 +552,7 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
           mb.plans[mi] = plan_model(workload_.graphs[mi][mb.index], mb.bounds[mi], mb.clusters[mi], needed);
         }
       });
-    if (scheduling_.sharing) {
-      scheduling_.sharing->run(std::move(tasks));
-    } else {
-      for (std::function<void()>& task : tasks) task();
-    }
+    run_tasks(scheduling_.sharing, std::move(tasks));
   }
 
   for (const MicroBatch& mb : work) {

@@ -91,8 +91,9 @@ struct LeftOutPoint {
 class Evaluator {
  public:
   Evaluator(const Workload& workload, ScheduleCache& cache);
-  /// Offers the layer passes of each scheduled width to idle threads through `sharing` (answers unchanged).
-  void share_passes(WorkSharing& sharing) { scheduling_.sharing = &sharing; }
+  /// Offers the planning of each micro-batch of a design, and the layer passes of each width scheduled, to
+  /// idle threads through `sharing` (answers unchanged).
+  void share_work(WorkSharing& sharing) { scheduling_.sharing = &sharing; }
 
   /// The points of `design` that `wanted` accepts (by point key), in canonical order. Layer schedules are
   /// computed once per (micro-batch, model, width) and shared by every HBM size and recomputation setting.

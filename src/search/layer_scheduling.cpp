@@ -1,11 +1,7 @@
 #include "search/layer_scheduling.h"
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <functional>
-#include <thread>
 
 #include "schedule/layer_problem.h"
 
@@ -16,6 +12,11 @@ namespace {
 /// Relative slack on a root bound before it stands in for a makespan: the lower bounds and the schedules sum
 /// their latencies in other orders, so a bound may exceed the makespan it bounds by rounding.
 constexpr double kBoundSlack = 1e-9;
+
+/// The pass of problem k of layer_problems' list: the forward (even k) or backward pass of layer k / 2.
+PassSummary& pass_of(LayerSchedules& s, size_t k) {
+  return k % 2 == 0 ? s.layers[k / 2].forward : s.layers[k / 2].backward;
+}
 
 }  // namespace
 
@@ -64,30 +65,11 @@ bool all_finite(const std::vector<schedule::Problem>& problems) {
 LayerSchedules solve_layers(const std::vector<schedule::Problem>& problems, Scheduling& scheduling) {
   LayerSchedules s;
   s.layers.resize(problems.size() / 2);
-  auto solve = [&](size_t k) {
-    const auto t0 = std::chrono::steady_clock::now();
-    struct Rep {
-      std::chrono::steady_clock::time_point t0;
-      size_t k;
-      size_t n;
-      ~Rep() {
-        double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (el > 0.2 && std::getenv("PHAZE_TRACE"))
-          std::fprintf(stderr, "SOLVE k %zu of %zu %.3f s thread %zu\n", k, n, el,
-                       std::hash<std::thread::id>{}(std::this_thread::get_id()) % 1000);
-      }
-    } rep{t0, k, problems.size()};
-    (k % 2 == 0 ? s.layers[k / 2].forward : s.layers[k / 2].backward) =
-        scheduling.cache->solve(problems[k], *scheduling.solver);
-  };
-  if (!scheduling.sharing) {
-    for (size_t k = 0; k < 2 * s.layers.size(); ++k) solve(k);
-    return s;
-  }
   // Each pass is solved once, by whichever thread takes it: the schedules do not depend on which.
   std::vector<std::function<void()>> tasks;
-  for (size_t k = 0; k < 2 * s.layers.size(); ++k) tasks.emplace_back([&solve, k] { solve(k); });
-  scheduling.sharing->run(std::move(tasks));
+  for (size_t k = 0; k < 2 * s.layers.size(); ++k)
+    tasks.emplace_back([&, k] { pass_of(s, k) = scheduling.cache->solve(problems[k], *scheduling.solver); });
+  run_tasks(scheduling.sharing, std::move(tasks));
   return s;
 }
 
@@ -96,7 +78,7 @@ LayerSchedules bound_layers(const std::vector<schedule::Problem>& problems, Sche
   s.layers.resize(problems.size() / 2);
   for (size_t k = 0; k < problems.size(); ++k) {
     const double bound = cache.root_bound(problems[k]) * (1 - kBoundSlack);
-    (k % 2 == 0 ? s.layers[k / 2].forward : s.layers[k / 2].backward) = {true, bound, 0, 0, 0, false, bound};
+    pass_of(s, k) = {true, bound, 0, 0, 0, false, bound};
   }
   return s;
 }

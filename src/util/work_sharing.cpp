@@ -5,13 +5,17 @@
 
 namespace phaze {
 
+std::function<void()>* WorkSharing::take_next(const std::shared_ptr<Batch>& batch) {
+  std::function<void()>* task = &batch->tasks[batch->next++];
+  --waiting_;
+  if (batch->next == batch->tasks.size()) open_.erase(std::find(open_.begin(), open_.end(), batch));
+  return task;
+}
+
 std::function<void()>* WorkSharing::take(std::shared_ptr<Batch>& from) {
   if (open_.empty()) return nullptr;
   from = open_.front();
-  std::function<void()>* task = &from->tasks[from->next++];
-  if (from->next == from->tasks.size()) open_.pop_front();
-  --waiting_;
-  return task;
+  return take_next(from);
 }
 
 void WorkSharing::execute(Batch& batch, std::function<void()>& task) {
@@ -48,9 +52,7 @@ void WorkSharing::run(std::vector<std::function<void()>> tasks) {
     {
       std::lock_guard lock(mutex_);
       if (batch->next == batch->tasks.size()) break;
-      task = &batch->tasks[batch->next++];
-      --waiting_;
-      if (batch->next == batch->tasks.size()) open_.erase(std::find(open_.begin(), open_.end(), batch));
+      task = take_next(batch);
     }
     execute(*batch, *task);
   }
@@ -94,6 +96,14 @@ void WorkSharing::wake() {
 void WorkSharing::set_on_post(std::function<void()> hook) {
   std::lock_guard lock(mutex_);
   on_post_ = std::move(hook);
+}
+
+void run_tasks(WorkSharing* sharing, std::vector<std::function<void()>> tasks) {
+  if (sharing) {
+    sharing->run(std::move(tasks));
+    return;
+  }
+  for (std::function<void()>& task : tasks) task();
 }
 
 }  // namespace phaze

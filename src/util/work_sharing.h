@@ -47,6 +47,8 @@ class WorkSharing {
   };
   /// Takes the next task of the first open batch (mutex_ held); nullptr when none.
   std::function<void()>* take(std::shared_ptr<Batch>& from);
+  /// Takes the next task of `batch`, which has one (mutex_ held), closing the batch when it was the last.
+  std::function<void()>* take_next(const std::shared_ptr<Batch>& batch);
   void execute(Batch& batch, std::function<void()>& task);
 
   std::mutex mutex_;
@@ -55,5 +57,8 @@ class WorkSharing {
   std::atomic<size_t> waiting_{0};           ///< tasks not taken yet
   std::function<void()> on_post_;
 };
+
+/// Runs the tasks through `sharing`, or in order on this thread when it is null.
+void run_tasks(WorkSharing* sharing, std::vector<std::function<void()>> tasks);
 
 }  // namespace phaze

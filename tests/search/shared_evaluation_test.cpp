@@ -43,7 +43,7 @@ TEST(SharedEvaluation, PointsAreThoseOfOneThread) {
   search::ScheduleCache alone_cache, shared_cache;
   search::Evaluator alone(workload, alone_cache), shared(workload, shared_cache);
   WorkSharing sharing;
-  shared.share_passes(sharing);
+  shared.share_work(sharing);
   std::atomic<bool> stop{false};
   std::vector<std::thread> helpers;
   for (int k = 0; k < 3; ++k) helpers.emplace_back([&] { sharing.help_until([&] { return stop.load(); }); });

@@ -1,7 +1,7 @@
 // Per-layer scheduling: the exact solver on the forward and backward DAGs of a GPT-3 175B layer (t = 8)
 // and a Llama-2-7B layer (t = 1, backward also t = 8) on the TPUv4-like design (target: under 1 ms each,
 // median), CBC on the same inputs, the exact solver over a sample of 100 enumerated designs, a Llama-2-7B
-// backward layer on 4 large tensor cores, and as the core count grows.
+// backward layer on 4 large tensor cores and on one vector core, and as the core count grows.
 
 #include <benchmark/benchmark.h>
 
@@ -93,6 +93,25 @@ void BM_ExactFewTensorCores(benchmark::State& state) {
   solve(state, schedule::layer_problem(l.backward, arch, estimator), "exact");
 }
 
+// A Llama-2-7B layer pass (micro-batch 1, t = 1) on 4 tensor cores of 128×256 and a single 128-lane vector
+// core with a 128 MiB GLB, a design of the default search: the vector core serialises the softmax and the
+// norms, and the bounds only prove the schedule once they schedule the parts of the layer before and after
+// its longest operator exactly. range(0): 0 forward, 1 backward.
+void BM_ExactOneVectorCore(benchmark::State& state) {
+  hw::Architecture arch = *hw::find_preset("tpuv4-like");
+  arch.num_tc = 4;
+  arch.tc_width = 128;
+  arch.tc_depth = 256;
+  arch.num_vc = 1;
+  arch.vc_width = 128;
+  arch.glb_bytes = int64_t{128} << 20;
+  arch.tc_sram_bytes = arch.vc_sram_bytes = 0;  // derived
+  const model::ModelSpec spec = *model::find_preset("llama2-7b");
+  const model::Layer l = model::build_transformer_layer(spec, model::Shape{spec.default_seq, 1, 1}, model::Precision{});
+  cost::Estimator estimator;
+  solve(state, schedule::layer_problem(state.range(0) ? l.backward : l.forward, arch, estimator), "exact");
+}
+
 void BM_ExactManyCores(benchmark::State& state) {
   // The GPT-3 forward layer with the chip's core counts scaled up (identical cores are grouped).
   solve(state, layer("gpt3-175b", 8, false, state.range(0), state.range(0) / 4), "exact");
@@ -132,4 +151,5 @@ BENCHMARK_CAPTURE(BM_ExactSampledDesigns, llama2_t1_backward, "llama2-7b", 1, tr
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 BENCHMARK(BM_ExactFewTensorCores)->Arg(8)->Arg(256)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_ExactOneVectorCore)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_ExactManyCores)->Arg(8)->Arg(64)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond);

@@ -332,19 +332,20 @@ double ExactSearch::split_exclusive_bound(uint64_t set) const {
     const int v = std::countr_zero(m);
     if (q_.use[v] == kNone) continue;
     const uint64_t before = set & q_.ancestors[v], after = set & q_.descendants[v];
-    const uint64_t free = set & ~before & ~after & ~(uint64_t{1} << v);
-    double split = cached_base(before) + q_.single[v] + cached_base(after);
+    // Collectives on the link may overlap v even when it runs parallel: they go to neither side.
+    const uint64_t free = set & ~before & ~after & ~(uint64_t{1} << v) & compute_mask_;
+    double split = part_bound(before) + q_.single[v] + part_bound(after);
     if (q_.can_parallel[v] && std::isfinite(q_.parallel[v])) {
       double parallel_case = kInf;
       if (std::popcount(free) <= kSplitFreeTasks) {
         // Every subset of the free tasks goes before v, the rest after it.
         for (uint64_t sub = free;; sub = (sub - 1) & free) {
           parallel_case =
-              std::min(parallel_case, cached_base(before | sub) + q_.parallel[v] + cached_base(after | (free & ~sub)));
+              std::min(parallel_case, part_bound(before | sub) + q_.parallel[v] + part_bound(after | (free & ~sub)));
           if (sub == 0) break;
         }
       } else {
-        parallel_case = cached_base(before) + q_.parallel[v] + cached_base(after);  // the free tasks left out
+        parallel_case = part_bound(before) + q_.parallel[v] + part_bound(after);  // the free tasks left out
       }
       split = std::min(split, parallel_case);
     }
@@ -356,6 +357,49 @@ double ExactSearch::split_exclusive_bound(uint64_t set) const {
 double ExactSearch::cached_base(uint64_t set) const {
   if (!set) return 0;
   return remember(base_memo_, set, [&] { return compute_exclusive_bound(set); });
+}
+
+double ExactSearch::part_bound(uint64_t set) const {
+  const double base = cached_base(set);
+  const int size = std::popcount(set);
+  if (size < 2 || size > exact_part_tasks_) return base;
+  // Running the tasks one at a time, each its fastest way, is a schedule of the part: a base bound that
+  // reaches its length is the part's optimum already.
+  double one_by_one = 0;
+  for (uint64_t m = set; m; m &= m - 1) one_by_one += q_.fastest[std::countr_zero(m)];
+  if (base >= one_by_one * (1 - kBoundTolerance)) return base;
+  return std::max(base, exact_part(set));
+}
+
+double ExactSearch::exact_part(uint64_t set) const {
+  return remember(exact_memo_, set, [&] {
+    // The tasks of the set alone, with the precedences among them that the whole DAG implies.
+    Problem part;
+    part.tensor_cores = p_.tensor_cores;
+    part.vector_cores = p_.vector_cores;
+    part.comm_as_vector = p_.comm_as_vector;
+    part.overlap_across_types = p_.overlap_across_types;
+    std::vector<int> index(n_, -1);
+    for (uint64_t m = set; m; m &= m - 1) {
+      const int s = std::countr_zero(m);
+      index[s] = static_cast<int>(part.tasks.size());
+      part.tasks.push_back(p_.tasks[q_.task[s]]);
+    }
+    for (uint64_t m = set; m; m &= m - 1) {
+      const int s = std::countr_zero(m);
+      const uint64_t before = q_.ancestors[s] & set;
+      for (uint64_t a = before; a; a &= a - 1) {
+        const int t = std::countr_zero(a);
+        // Only the nearest: an edge implied by another ancestor in the set is left out.
+        bool implied = false;
+        for (uint64_t o = before; o && !implied; o &= o - 1)
+          implied = (q_.ancestors[std::countr_zero(o)] >> t & 1) != 0;
+        if (!implied) part.edges.emplace_back(index[t], index[s]);
+      }
+    }
+    const Schedule s = solve_part(part, exact_part_nodes_);
+    return s.proven_optimal ? s.makespan_s : s.lower_bound_s;
+  });
 }
 
 double ExactSearch::compute_exclusive_bound(uint64_t set) const {

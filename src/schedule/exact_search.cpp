@@ -255,7 +255,7 @@ bool ExactSearch::closed_phase_dominated() const {
   return replay <= end;
 }
 
-void ExactSearch::dive(uint64_t done, double last_start, int last_task, double last_task_start) {
+void ExactSearch::dive(uint64_t done, double last_start, int last_task, double last_task_start, double parent_bound) {
   if (++nodes_ > node_limit_) return;
   if (done == (n_ == 64 ? ~uint64_t{0} : (uint64_t{1} << n_) - 1)) {
     if (makespan_ < best_) {
@@ -269,7 +269,11 @@ void ExactSearch::dive(uint64_t done, double last_start, int last_task, double l
   if (lonely_single(last_start)) return;
   if (closed_phase_dominated()) return;
   // A greedy dive has no incumbent until its one path ends, so no bound can prune it: it skips them.
-  if (!greedy_ && lower_bound(done, last_start) >= best_ * (1 - kBoundTolerance)) return;
+  double bound = parent_bound;
+  if (!greedy_) {
+    bound = std::max(bound, lower_bound(done, last_start));
+    if (bound >= best_ * (1 - kBoundTolerance)) return;
+  }
   if (dominated(done, last_start)) return;
   // One list of choices per depth (sized in the constructor, never resized), kept across nodes.
   std::vector<Choice>& choices = choice_lists_[path_.size()];
@@ -277,9 +281,10 @@ void ExactSearch::dive(uint64_t done, double last_start, int last_task, double l
   for (const Choice& c : choices) {
     if (std::max(makespan_, c.finish) >= best_) continue;
     apply(c);
-    dive(done | (uint64_t{1} << c.task), c.start, c.task, c.start);
+    dive(done | (uint64_t{1} << c.task), c.start, c.task, c.start, bound);
     undo(c);
     if (greedy_ && best_ < kInf) return;
+    if (!greedy_ && bound >= best_ * (1 - kBoundTolerance)) return;
     if (nodes_ > node_limit_) return;
   }
 }

@@ -49,11 +49,18 @@ class ExactSearch {
   ExactSearch(const Problem& p, const Prepared& q, int64_t node_limit, bool greedy);
 
   void set_incumbent(double makespan) { best_ = makespan; }
+  /// The exclusive-time bound splits a set at a task into its ancestors and its descendants; parts of 2 to
+  /// `tasks` tasks are then scheduled exactly on their own (solve_part, within `nodes` search nodes each),
+  /// which bounds the time they take in any schedule of the whole. 0 tasks: never.
+  void set_exact_parts(int tasks, int64_t nodes) {
+    exact_part_tasks_ = tasks;
+    exact_part_nodes_ = nodes;
+  }
   /// The bound of the empty schedule: no schedule is shorter (call before run).
   double root_bound() const { return lower_bound(0, 0.0); }
   /// A dive that runs every task that can be intra-operator parallel that way.
   void set_parallel_only() { parallel_only_ = true; }
-  void run() { dive(0, 0.0, -1, 0.0); }
+  void run() { dive(0, 0.0, -1, 0.0, 0.0); }
   bool complete() const { return nodes_ <= node_limit_; }
   int64_t nodes() const { return nodes_; }
   double best() const { return best_; }
@@ -68,7 +75,7 @@ class ExactSearch {
   bool dominated(uint64_t done, double last_start);
   bool lonely_single(double last_start) const;
   bool closed_phase_dominated() const;
-  void dive(uint64_t done, double last_start, int last_task, double last_task_start);
+  void dive(uint64_t done, double last_start, int last_task, double last_task_start, double parent_bound);
   void apply(const Choice& c);
   void undo(const Choice& c);
 
@@ -81,6 +88,8 @@ class ExactSearch {
   double exclusive_bound(uint64_t set) const;
   double split_exclusive_bound(uint64_t set) const;
   double cached_base(uint64_t set) const;
+  double part_bound(uint64_t set) const;
+  double exact_part(uint64_t set) const;
   double compute_exclusive_bound(uint64_t set) const;
   double after_link_task(int c, uint64_t rest) const;
 
@@ -123,6 +132,9 @@ class ExactSearch {
   };
   mutable std::unordered_map<uint64_t, double> exclusive_memo_;  // by task set
   mutable std::unordered_map<uint64_t, double> base_memo_;       // the same without splitting
+  mutable std::unordered_map<uint64_t, double> exact_memo_;      // exact_part by task set
+  int exact_part_tasks_ = 0;
+  int64_t exact_part_nodes_ = 0;
   mutable std::vector<double> flow_[2];
   mutable std::vector<double> classes_, weights_;
   mutable std::vector<int> orders_;
@@ -189,6 +201,10 @@ Dive greedy_dive(const Problem& problem, const Prepared& q, bool parallel_only);
 /// Turns the decisions into a schedule with concrete core indices (replaying the group choices); an
 /// infeasible Schedule when the replay finds no core, for the caller to fall back to assign_cores.
 Schedule build_schedule(const Problem& p, const Prepared& q, const std::vector<Choice>& path);
+
+/// The exact search alone (no segments, no exact parts) on `problem` within `node_budget` nodes: the optimum
+/// of a part of a layer when proven, else the part's root bound (exact_solver.cpp).
+Schedule solve_part(const Problem& problem, int64_t node_budget);
 
 /// Places the layout tasks (no time) at the latest finish of their predecessors and sets the makespan.
 void place_layout_tasks(const Problem& p, Schedule& s);

@@ -31,6 +31,15 @@ using detail::Prepared;
 /// Search nodes before the exact solver returns its best schedule unproven (a few seconds), by default.
 constexpr int64_t kNodeBudget = 4'000'000;
 
+/// Parts of a layer that the search's bounds schedule exactly: at most this many operators, each within this
+/// many nodes of its own (not counted in the budget; each part is solved once per search). A search that
+/// has not proven its layer within kExactPartsAfter nodes starts again with them: most layers are proven
+/// sooner, and for those the parts cost more than they save. Larger parts cost more than their tighter
+/// bounds save on the Llama-2-7B passes that took longest.
+constexpr int64_t kExactPartsAfter = 50'000;
+constexpr int kExactPartTasks = 10;
+constexpr int64_t kExactPartNodes = 5'000;
+
 // The shortest single-core schedule of a segment below `cutoff` (segment_dp.h), from the budget's nodes.
 detail::SegmentSchedule solve_segment(const Problem& segment, double cutoff, int64_t& budget) {
   const Prepared q = prepare(segment);
@@ -80,7 +89,7 @@ const Problem& with_usable_cores(const Problem& problem, Problem& kept) {
   return kept;
 }
 
-Schedule run(const Problem& asked, bool greedy, int64_t node_limit, bool segments = true) {
+Schedule run(const Problem& asked, bool greedy, int64_t node_limit, bool segments = true, bool parts = true) {
   if (!validate(asked).empty()) return Schedule{};
   // Solved with the cores it can use; the schedule is then one of the problem as asked, summarised on it.
   Problem kept;
@@ -114,7 +123,8 @@ Schedule run(const Problem& asked, bool greedy, int64_t node_limit, bool segment
   bool optimal = false;
   double root_bound = 0;
   if (!greedy) {
-    ExactSearch search(problem, q, node_limit, false);
+    const int64_t first_limit = parts ? std::min(node_limit, kExactPartsAfter) : node_limit;
+    ExactSearch search(problem, q, first_limit, false);
     root_bound = search.root_bound();
     // Strictly better than the incumbent only, so that its schedule is kept when nothing better exists.
     search.set_incumbent(incumbent.makespan);
@@ -122,6 +132,18 @@ Schedule run(const Problem& asked, bool greedy, int64_t node_limit, bool segment
     if (!search.best_path().empty() && search.best() < incumbent.makespan)
       incumbent = Dive{search.best(), search.best_path()};
     optimal = search.complete();
+    if (!optimal && first_limit < node_limit) {
+      // Not proven within the first nodes: again from the start, with the exact parts in the bounds and the
+      // best schedule so far as the incumbent, on what is left of the budget.
+      ExactSearch again(problem, q, node_limit - first_limit, false);
+      again.set_exact_parts(kExactPartTasks, kExactPartNodes);
+      root_bound = std::max(root_bound, again.root_bound());
+      again.set_incumbent(incumbent.makespan);
+      again.run();
+      if (!again.best_path().empty() && again.best() < incumbent.makespan)
+        incumbent = Dive{again.best(), again.best_path()};
+      optimal = again.complete();
+    }
     path = incumbent.path;
   }
   Schedule s = build_schedule(problem, q, path);
@@ -165,6 +187,10 @@ std::unique_ptr<Solver> make_exact_solver(int64_t node_budget) {
 }
 Schedule detail::solve_by_search(const Problem& problem, int64_t node_budget) {
   return run(problem, false, std::max<int64_t>(node_budget, 1), false);
+}
+
+Schedule detail::solve_part(const Problem& problem, int64_t node_budget) {
+  return run(problem, false, std::max<int64_t>(node_budget, 1), false, false);
 }
 
 double exact_lower_bound(const Problem& asked) {

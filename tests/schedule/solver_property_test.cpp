@@ -11,6 +11,7 @@
 #include <string>
 
 #include "io/schedule_json.h"
+#include "schedule/exact_search.h"
 #include "schedule/prepared.h"
 #include "schedule/problem.h"
 #include "schedule/segment_dp.h"
@@ -314,6 +315,57 @@ TEST(ScheduleSolvers, ZeroParallelLatencyKeepsTheBoundValid) {
   EXPECT_NEAR(milp.makespan_s, 26, 1e-9);
   EXPECT_NEAR(exact.makespan_s, 26, 1e-9);
   EXPECT_LE(exact.lower_bound_s, 26 + 1e-9);
+}
+
+// One vector core and a long vector operator V in the middle: every other vector operator waits for the
+// core, and parallel tensor runs shut it out. By hand: before V, A and B (1 s each) then C parallel
+// (9 / 4 s); after V, E parallel (7 / 4 s), then D, G and F on the vector core (2 + 3 + 1 s): 4.25 + 29 +
+// 7.75 = 41 s, the optimum (CBC agrees). The fractional time bound of the part after V is lower, so the
+// root bound reaches the optimum only when the parts on either side of V are scheduled exactly (the
+// solver does so when a layer is not proven within its first nodes).
+TEST(ScheduleSolvers, RootBoundSchedulesThePartsAroundTheLongestOperator) {
+  const char* question = R"({"tensor_cores":4,"vector_cores":1,"ops":[
+    {"id":"A","unit":"vector","latency_s":1,"parallel_latency_s":1},
+    {"id":"B","unit":"vector","latency_s":1,"parallel_latency_s":1},
+    {"id":"C","unit":"tensor","latency_s":9,"parallel_latency_s":2.25},
+    {"id":"V","unit":"vector","latency_s":29,"parallel_latency_s":29},
+    {"id":"D","unit":"vector","latency_s":2,"parallel_latency_s":2},
+    {"id":"E","unit":"tensor","latency_s":7,"parallel_latency_s":1.75},
+    {"id":"F","unit":"vector","latency_s":1,"parallel_latency_s":1},
+    {"id":"G","unit":"vector","latency_s":3,"parallel_latency_s":3}],
+    "edges":[["A","B"],["A","C"],["B","C"],["B","V"],["C","V"],["V","D"],["V","E"],["V","F"],["E","F"],["V","G"]]})";
+  const Problem p = phaze::io::parse_schedule_input(question, "one vector core");
+  const Schedule milp = make_milp_solver()->solve(p), exact = make_exact_solver()->solve(p);
+  ASSERT_TRUE(milp.proven_optimal);
+  EXPECT_NEAR(milp.makespan_s, 41, 1e-9);
+  EXPECT_NEAR(exact.makespan_s, 41, 1e-9);
+  EXPECT_TRUE(exact.proven_optimal);
+  const detail::Prepared q = detail::prepare(p);
+  detail::ExactSearch with_parts(p, q, 0, false), without(p, q, 0, false);
+  with_parts.set_exact_parts(10, 5000);
+  EXPECT_NEAR(with_parts.root_bound(), 41, 1e-9);
+  EXPECT_LT(without.root_bound(), 41 - 1e-6);
+}
+
+// The search with the exact parts in its bounds from its first node (the solver adds them only after its
+// first nodes, which these small questions never need) finds CBC's optimum and proves it.
+TEST(ScheduleSolvers, SearchWithExactPartsEqualsCbcOnRandomDags) {
+  std::mt19937 rng(20261126);
+  auto milp = make_milp_solver();
+  for (int trial = 0; trial < 80; ++trial) {
+    Problem p = random_problem(rng, 6 + trial % 5, 0.3);
+    p.comm_as_vector = trial % 7 == 3;
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << ": " << phaze::io::schedule_input_json(p).dump());
+    const detail::Prepared q = detail::prepare(p);
+    detail::ExactSearch search(p, q, 10'000'000, false);
+    search.set_exact_parts(10, 5000);
+    const double root = search.root_bound();
+    search.run();
+    const Schedule b = milp->solve(p);
+    ASSERT_TRUE(search.complete() && b.proven_optimal);
+    EXPECT_NEAR(search.best(), b.makespan_s, 1e-9 * std::max(1.0, b.makespan_s));
+    EXPECT_LE(root, b.makespan_s + 1e-9 * std::max(1.0, b.makespan_s));
+  }
 }
 
 /// Latencies with three decimals, as a user writes them (ties are rare, unlike on the grid above).

@@ -123,26 +123,25 @@ Schedule run(const Problem& asked, bool greedy, int64_t node_limit, bool segment
   bool optimal = false;
   double root_bound = 0;
   if (!greedy) {
+    // Takes the search's root bound, and its schedule when strictly better than the incumbent (so that the
+    // incumbent's schedule is kept when nothing better exists); whether it proved its best optimal.
+    auto search_from_incumbent = [&](ExactSearch& search) {
+      root_bound = std::max(root_bound, search.root_bound());
+      search.set_incumbent(incumbent.makespan);
+      search.run();
+      if (!search.best_path().empty() && search.best() < incumbent.makespan)
+        incumbent = Dive{search.best(), search.best_path()};
+      return search.complete();
+    };
     const int64_t first_limit = parts ? std::min(node_limit, kExactPartsAfter) : node_limit;
     ExactSearch search(problem, q, first_limit, false);
-    root_bound = search.root_bound();
-    // Strictly better than the incumbent only, so that its schedule is kept when nothing better exists.
-    search.set_incumbent(incumbent.makespan);
-    search.run();
-    if (!search.best_path().empty() && search.best() < incumbent.makespan)
-      incumbent = Dive{search.best(), search.best_path()};
-    optimal = search.complete();
+    optimal = search_from_incumbent(search);
     if (!optimal && first_limit < node_limit) {
       // Not proven within the first nodes: again from the start, with the exact parts in the bounds and the
       // best schedule so far as the incumbent, on what is left of the budget.
       ExactSearch again(problem, q, node_limit - first_limit, false);
       again.set_exact_parts(kExactPartTasks, kExactPartNodes);
-      root_bound = std::max(root_bound, again.root_bound());
-      again.set_incumbent(incumbent.makespan);
-      again.run();
-      if (!again.best_path().empty() && again.best() < incumbent.makespan)
-        incumbent = Dive{again.best(), again.best_path()};
-      optimal = again.complete();
+      optimal = search_from_incumbent(again);
     }
     path = incumbent.path;
   }

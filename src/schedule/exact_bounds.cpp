@@ -372,7 +372,7 @@ double ExactSearch::part_bound(uint64_t set) const {
 }
 
 double ExactSearch::exact_part(uint64_t set) const {
-  return remember(exact_memo_, set, [&] {
+  return remember(*exact_memo_, set, [&] {
     // The tasks of the set alone, with the precedences among them that the whole DAG implies.
     Problem part;
     part.tensor_cores = p_.tensor_cores;

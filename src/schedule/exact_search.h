@@ -56,6 +56,8 @@ class ExactSearch {
     exact_part_tasks_ = tasks;
     exact_part_nodes_ = nodes;
   }
+  /// Keeps the parts' optima in `memo` (by task set), shared by the searches of one problem.
+  void share_exact_parts(std::unordered_map<uint64_t, double>& memo) { exact_memo_ = &memo; }
   /// The bound of the empty schedule: no schedule is shorter (call before run).
   double root_bound() const { return lower_bound(0, 0.0); }
   /// A dive that runs every task that can be intra-operator parallel that way.
@@ -132,7 +134,8 @@ class ExactSearch {
   };
   mutable std::unordered_map<uint64_t, double> exclusive_memo_;  // by task set
   mutable std::unordered_map<uint64_t, double> base_memo_;       // the same without splitting
-  mutable std::unordered_map<uint64_t, double> exact_memo_;      // exact_part by task set
+  mutable std::unordered_map<uint64_t, double> own_exact_memo_;  // exact_part by task set
+  std::unordered_map<uint64_t, double>* exact_memo_ = &own_exact_memo_;
   int exact_part_tasks_ = 0;
   int64_t exact_part_nodes_ = 0;
   mutable std::vector<double> flow_[2];
@@ -197,6 +200,11 @@ struct Dive {
   std::vector<Choice> path;
 };
 Dive greedy_dive(const Problem& problem, const Prepared& q, bool parallel_only);
+
+/// The search of a layer that the first search did not prove (exact_solver.cpp): probes with exact parts, on
+/// `node_budget` nodes. `incumbent` is replaced by a strictly shorter schedule when one is found and
+/// `root_bound` raised to the probes' root bound; returns whether the incumbent is then proven optimal.
+bool probe_search(const Problem& problem, const Prepared& q, int64_t node_budget, Dive& incumbent, double& root_bound);
 
 /// Turns the decisions into a schedule with concrete core indices (replaying the group choices); an
 /// infeasible Schedule when the replay finds no core, for the caller to fall back to assign_cores.

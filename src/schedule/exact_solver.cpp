@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "schedule/exact_search.h"
@@ -39,6 +40,9 @@ constexpr int64_t kNodeBudget = 4'000'000;
 constexpr int64_t kExactPartsAfter = 50'000;
 constexpr int kExactPartTasks = 10;
 constexpr int64_t kExactPartNodes = 5'000;
+
+/// The step of the probes' targets after the first search, relative to the bound they start from.
+constexpr double kProbeStep = 0.02;
 
 // The shortest single-core schedule of a segment below `cutoff` (segment_dp.h), from the budget's nodes.
 detail::SegmentSchedule solve_segment(const Problem& segment, double cutoff, int64_t& budget) {
@@ -77,6 +81,44 @@ detail::SegmentSchedule solve_segment(const Problem& segment, double cutoff, int
   place_layout_tasks(segment, out.schedule);
   return out;
 }
+
+}  // namespace
+
+bool detail::probe_search(const Problem& problem, const Prepared& q, int64_t node_budget, Dive& incumbent,
+                          double& root_bound) {
+  // Each probe looks only for a schedule shorter than its target: the root bound raised by a step each time
+  // a probe proves there is none, until a probe finds one (its search then goes on to the optimum) or the
+  // target reaches the incumbent (a search as the first one). A target well below the optimum prunes most
+  // of the tree, so probes prove their "none" fast; and the probe that finds a schedule finds it early, as
+  // subtrees bounded above its target are never entered.
+  std::unordered_map<uint64_t, double> parts;  // the parts' optima, the same for every probe
+  int64_t left = node_budget;
+  double floor = -1;
+  while (left > 0) {
+    ExactSearch probe(problem, q, left, false);
+    probe.set_exact_parts(kExactPartTasks, kExactPartNodes);
+    probe.share_exact_parts(parts);
+    if (floor < 0) {
+      floor = probe.root_bound();
+      root_bound = std::max(root_bound, floor);
+    }
+    const double target = std::min(incumbent.makespan, floor * (1 + kProbeStep));
+    probe.set_incumbent(target);
+    probe.run();
+    left -= probe.nodes();
+    // A schedule shorter than the target is shorter than the incumbent (target ≤ incumbent).
+    if (!probe.best_path().empty() && probe.best() < target) {
+      incumbent = Dive{probe.best(), probe.best_path()};
+      return probe.complete();
+    }
+    if (!probe.complete()) return false;
+    if (target >= incumbent.makespan) return true;
+    floor = target;
+  }
+  return false;
+}
+
+namespace {
 
 // The problem with only the cores its schedules can use (usable_cores.h): the same schedules, tighter bounds.
 // `kept` holds the copy when a count shrinks.
@@ -123,26 +165,20 @@ Schedule run(const Problem& asked, bool greedy, int64_t node_limit, bool segment
   bool optimal = false;
   double root_bound = 0;
   if (!greedy) {
-    // Takes the search's root bound, and its schedule when strictly better than the incumbent (so that the
-    // incumbent's schedule is kept when nothing better exists); whether it proved its best optimal.
-    auto search_from_incumbent = [&](ExactSearch& search) {
-      root_bound = std::max(root_bound, search.root_bound());
-      search.set_incumbent(incumbent.makespan);
-      search.run();
-      if (!search.best_path().empty() && search.best() < incumbent.makespan)
-        incumbent = Dive{search.best(), search.best_path()};
-      return search.complete();
-    };
+    // The first search keeps its schedule only when strictly better than the incumbent (so that the
+    // incumbent's schedule is kept when nothing better exists).
     const int64_t first_limit = parts ? std::min(node_limit, kExactPartsAfter) : node_limit;
     ExactSearch search(problem, q, first_limit, false);
-    optimal = search_from_incumbent(search);
-    if (!optimal && first_limit < node_limit) {
-      // Not proven within the first nodes: again from the start, with the exact parts in the bounds and the
-      // best schedule so far as the incumbent, on what is left of the budget.
-      ExactSearch again(problem, q, node_limit - first_limit, false);
-      again.set_exact_parts(kExactPartTasks, kExactPartNodes);
-      optimal = search_from_incumbent(again);
-    }
+    root_bound = search.root_bound();
+    search.set_incumbent(incumbent.makespan);
+    search.run();
+    if (!search.best_path().empty() && search.best() < incumbent.makespan)
+      incumbent = Dive{search.best(), search.best_path()};
+    optimal = search.complete();
+    // Not proven within the first nodes: again from the start with the exact parts in the bounds, on what is
+    // left of the budget.
+    if (!optimal && first_limit < node_limit)
+      optimal = detail::probe_search(problem, q, node_limit - first_limit, incumbent, root_bound);
     path = incumbent.path;
   }
   Schedule s = build_schedule(problem, q, path);

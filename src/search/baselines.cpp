@@ -371,12 +371,34 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
   return choice;
 }
 
+SpotlightArgmins::SpotlightArgmins(const SearchQuestion& question, const std::vector<hw::Design>& designs,
+                                   ScheduleCache& cache)
+    : question_(question), designs_(designs), cache_(cache), choices_(question.micro_batches.size()) {}
+
+void SpotlightArgmins::work() {
+  size_t i = next_++;
+  if (i >= choices_.size()) return;
+  const auto start = std::chrono::steady_clock::now();
+  // Each thread with its own estimator and solver (the schedule cache is shared).
+  Scheduling own = make_scheduling(question_, cache_);
+  for (; i < choices_.size(); i = next_++)
+    choices_[i] = spotlight_choice(question_, designs_, question_.micro_batches[i], own);
+  std::lock_guard lock(mutex_);
+  seconds_ += seconds_since(start);
+}
+
+std::vector<SpotlightChoice> SpotlightArgmins::take() {
+  work();  // any size no thread took
+  return std::move(choices_);
+}
+
 // ---- All of them ----
 
 Baselines compute_baselines(const SearchQuestion& q, const std::optional<PointOutcome>& best,
                             const std::optional<PointOutcome>& tpuv4_best, const Workload& workload,
-                            ScheduleCache& cache, int threads, BaselineTimes* times) {
+                            ScheduleCache& cache, int threads, BaselineTimes* times, SpotlightArgmins* argmins) {
   const auto begin = std::chrono::steady_clock::now();
+  const double taken_before_s = argmins ? argmins->seconds() : 0.0;  // argmins the search's threads took
   Baselines out;
   BaselineTimes spent;
   Scheduling scheduling = make_scheduling(q, cache);
@@ -399,17 +421,17 @@ Baselines compute_baselines(const SearchQuestion& q, const std::optional<PointOu
 
   // Spotlight-style: the argmin per micro-batch, then that design through the search's evaluation at that
   // micro-batch over every HBM size and recomputation setting.
-  start = std::chrono::steady_clock::now();
-  const std::vector<hw::Design> designs = search_designs(q);
-  // The argmins of the micro-batch sizes are independent: threads take them in turn, each with its own
-  // estimator and solver (the schedule cache is shared), and the results stay in the question's order.
-  std::vector<SpotlightChoice> choices(q.micro_batches.size());
-  std::atomic<size_t> next{0};
-  run_on_threads(std::min<int>(threads, static_cast<int>(choices.size())), [&] {
-    Scheduling own = make_scheduling(q, cache);
-    for (size_t i = next++; i < choices.size(); i = next++)
-      choices[i] = spotlight_choice(q, designs, q.micro_batches[i], own);
-  });
+  // The argmins of the micro-batch sizes are independent: threads take them in turn, and the results stay in
+  // the question's order.
+  std::vector<hw::Design> designs;
+  std::optional<SpotlightArgmins> own_argmins;
+  if (!argmins) {
+    designs = search_designs(q);
+    argmins = &own_argmins.emplace(q, designs, cache);
+    run_on_threads(std::min<int>(threads, static_cast<int>(q.micro_batches.size())), [&] { argmins->work(); });
+  }
+  std::vector<SpotlightChoice> choices = argmins->take();
+  const auto evaluating = std::chrono::steady_clock::now();
   Evaluator evaluator(workload, cache);
   for (SpotlightChoice& choice : choices) {
     const int64_t b = choice.micro_batch;
@@ -431,8 +453,8 @@ Baselines compute_baselines(const SearchQuestion& q, const std::optional<PointOu
       out.spotlight.chosen = s.per_micro_batch.size();
     out.spotlight.per_micro_batch.push_back(std::move(choice));
   }
-  spent.spotlight_s = seconds_since(start);
-  spent.total_s = seconds_since(begin);
+  spent.spotlight_s = argmins->seconds() + seconds_since(evaluating);
+  spent.total_s = seconds_since(begin) + taken_before_s;
   if (times) *times = spent;
   return out;
 }

@@ -5,8 +5,10 @@
 // Megatron-style plans of method.md 8.2 (our stage rule, D26), and the Spotlight-style design chosen for
 // single-chip latency alone (method.md 8.3). None of them changes the search's answer (D25).
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -102,6 +104,30 @@ struct SpotlightChoice {
 SpotlightChoice spotlight_choice(const SearchQuestion& question, const std::vector<hw::Design>& designs,
                                  int64_t micro_batch, Scheduling& scheduling);
 
+/// The Spotlight-style argmins of every micro-batch size of a question, computed by whichever threads call
+/// work(): they need nothing from the search, so the search's threads take them beside its designs. Each
+/// argmin is deterministic, so the choices are the same whatever thread takes which.
+class SpotlightArgmins {
+ public:
+  /// `designs` (search_designs of the question) and `cache` must outlive the object.
+  SpotlightArgmins(const SearchQuestion& question, const std::vector<hw::Design>& designs, ScheduleCache& cache);
+  /// Takes the micro-batch sizes not yet taken, one at a time, until none is left.
+  void work();
+  /// The choices in the question's order, once every call of work() has returned (and every size was taken).
+  std::vector<SpotlightChoice> take();
+  /// Seconds spent in work(), summed over the threads that called it.
+  double seconds() const { return seconds_; }
+
+ private:
+  const SearchQuestion& question_;
+  const std::vector<hw::Design>& designs_;
+  ScheduleCache& cache_;
+  std::vector<SpotlightChoice> choices_;
+  std::atomic<size_t> next_{0};
+  std::mutex mutex_;  // guards seconds_
+  double seconds_ = 0;
+};
+
 /// The Spotlight-style baseline: the choice at every micro-batch size of the question; the baseline point
 /// is the best (search order) of their best points.
 struct SpotlightBaseline {
@@ -122,20 +148,21 @@ struct Baselines {
 
 /// Seconds each baseline took (not part of the answer).
 struct BaselineTimes {
-  double total_s = 0;  ///< everything, including the layer graphs they share
+  double total_s = 0;  ///< everything, including the layer graphs they share and the argmins taken during the search
   double tpuv4_32gib_s = 0;
   double hand_set_s = 0;
-  double spotlight_s = 0;
+  double spotlight_s = 0;           ///< the argmins (summed over the threads that took them), then their best points
   int64_t spotlight_estimated = 0;  ///< designs estimated, summed over micro-batches
   int64_t spotlight_scheduled = 0;  ///< designs with some pass scheduled exactly, summed over micro-batches
 };
 
 /// Computes every baseline for the question, given the search's best point and the TPUv4-like baseline
 /// point (either may be missing), and the search's workload of `question`. Deterministic whatever the number
-/// of `threads` (the Spotlight-style argmins of the micro-batch sizes run on them); `cache` may be the
-/// search's.
+/// of `threads` (the Spotlight-style argmins of the micro-batch sizes run on them, unless `argmins` took
+/// them already: those are finished here); `cache` may be the search's.
 Baselines compute_baselines(const SearchQuestion& question, const std::optional<PointOutcome>& best,
                             const std::optional<PointOutcome>& tpuv4_best, const Workload& workload,
-                            ScheduleCache& cache, int threads = 1, BaselineTimes* times = nullptr);
+                            ScheduleCache& cache, int threads = 1, BaselineTimes* times = nullptr,
+                            SpotlightArgmins* argmins = nullptr);
 
 }  // namespace phaze::search

@@ -115,6 +115,9 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
 
   // Threads without a design to take schedule layers of the designs that others evaluate.
   WorkSharing sharing;
+  // The Spotlight-style baseline's argmins need nothing from the walk: this process's threads take them
+  // first, and the walk's designs as they finish, so that no thread waits for the others at the end of them.
+  SpotlightArgmins argmins(q, designs, cache);
   sharing.set_on_post([&] {
     std::lock_guard lock(walk.mutex);
     walk.changed.notify_all();
@@ -128,6 +131,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
       const int slot = next_slot++;
       std::optional<Evaluator> evaluator;
       if (slot < threads) {
+        argmins.work();
         evaluator.emplace(workload, cache);
         evaluator->share_work(sharing);
       }
@@ -247,7 +251,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
   Evaluator evaluator(workload, cache);
   answer.tpuv4_baseline = best_feasible(evaluator.evaluate(tpuv4_design(q), [](const std::string&) { return true; }));
   answer.baselines = compute_baselines(q, answer.best, answer.tpuv4_baseline, workload, cache, threads,
-                                       stats ? &stats->baseline_times : nullptr);
+                                       stats ? &stats->baseline_times : nullptr, &argmins);
 
   if (stats) {
     count_walk_points(walk, answer, *stats);

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -270,6 +271,40 @@ TEST(SearchBaselines, SpotlightArgminMatchesBruteForce) {
     EXPECT_LE(choice.designs_scheduled, choice.designs_estimated);
     EXPECT_LT(choice.designs_estimated, static_cast<int64_t>(designs.size()));
   }
+}
+
+TEST(SearchBaselines, SpotlightArgminsTakenByThreadsAreTheArgminsOneByOne) {
+  // Threads of the search take the argmins of the micro-batch sizes in any order, or none of them (take()
+  // computes what is left): the choices are those of each size on its own, in the question's order.
+  search::SearchQuestion q = small_question();
+  q.models = {model_case(kGpt2, 64)};
+  q.micro_batches = {1, 2, 4};
+  q.filter.num_tc = {1, 2};
+  q.filter.num_vc = {1, 2};
+  q.filter.width = {8, 16};
+  q.filter.depth = {8};
+  q.filter.glb_bytes = {2 << 20};
+  const std::vector<hw::Design> designs = search::search_designs(q);
+  search::ScheduleCache shared;
+  search::SpotlightArgmins by_threads(q, designs, shared);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) threads.emplace_back([&] { by_threads.work(); });
+  for (std::thread& t : threads) t.join();
+  search::ScheduleCache own;
+  search::SpotlightArgmins untaken(q, designs, own);
+  for (std::vector<search::SpotlightChoice> choices : {by_threads.take(), untaken.take()}) {
+    ASSERT_EQ(choices.size(), 3u);
+    for (size_t i = 0; i < choices.size(); ++i) {
+      search::ScheduleCache cache;
+      search::Scheduling s = search::make_scheduling(q, cache);
+      const search::SpotlightChoice alone = search::spotlight_choice(q, designs, q.micro_batches[i], s);
+      ASSERT_TRUE(alone.found && choices[i].found);
+      EXPECT_EQ(choices[i].micro_batch, q.micro_batches[i]);
+      EXPECT_EQ(describe(choices[i].design), describe(alone.design));
+      EXPECT_EQ(choices[i].seconds_per_sample, alone.seconds_per_sample);
+    }
+  }
+  EXPECT_GT(by_threads.seconds(), 0.0);
 }
 
 // ---- End to end ----

@@ -217,8 +217,13 @@ bool ExactSearch::dominated(uint64_t done, double last_start) {
     for (size_t i = 0; i < times_.size() && no_later; ++i)
       no_later = std::max(e.times[i], last_start) <= std::max(times_[i], last_start);
     if (!no_later) continue;
-    normalize(e.groups, last_start, theirs_);
-    if (same_groups(theirs_, mine_)) return true;
+    // Groups kept at the same last start are normalised already.
+    const std::vector<Group>* theirs = &e.groups;
+    if (e.last_start != last_start) {
+      normalize(e.groups, last_start, theirs_);
+      theirs = &theirs_;
+    }
+    if (same_groups(*theirs, mine_)) return true;
   }
   if (entries.size() < 32) entries.push_back(Memo{last_start, makespan_, times_, mine_});
   return false;
@@ -357,7 +362,9 @@ void ExactSearch::apply(const Choice& c) {
     } else if (c.parallel) {
       // All cores of the used types are busy until the finish.
       sv.new_group = -2;
-      saved_groups_.push_back(groups_);
+      // Copied into a kept vector (no allocation once the depth was reached before).
+      if (saved_groups_used_ == saved_groups_.size()) saved_groups_.emplace_back();
+      saved_groups_[saved_groups_used_++] = groups_;
       for (Group& g : groups_) {
         if (use & kTc && g.kind & kTc) g.tc_free = std::max(g.tc_free, c.finish);
         if (use & kVc && g.kind & kVc) g.vc_free = std::max(g.vc_free, c.finish);
@@ -389,8 +396,7 @@ void ExactSearch::undo(const Choice& c) {
     groups_.pop_back();
     groups_[c.group] = sv.old_group;
   } else if (sv.new_group == -2) {
-    groups_ = saved_groups_.back();
-    saved_groups_.pop_back();
+    groups_ = saved_groups_[--saved_groups_used_];
   }
   makespan_ = sv.makespan;
   link_end_ = sv.link_end;

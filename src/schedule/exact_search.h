@@ -185,7 +185,8 @@ class ExactSearch {
   mutable size_t packing_memo_used_ = 0;  // entries of the current call
   mutable std::vector<char> taken_;
   std::vector<Group> groups_;
-  std::vector<std::vector<Group>> saved_groups_;
+  std::vector<std::vector<Group>> saved_groups_;  // groups before each parallel run on the path (a stack)
+  size_t saved_groups_used_ = 0;
   std::vector<double> start_, finish_;
   double makespan_ = 0, link_end_ = 0;
   double compute_end_[4] = {0, 0, 0, 0};   // [0] any compute, [1] tensor, [2] vector

@@ -77,21 +77,36 @@ void BM_ExactSampledDesigns(benchmark::State& state, const char* preset, int64_t
   state.counters["unproven"] = unproven;
 }
 
+/// The TPUv4-like chip with `tensor_cores` tensor cores of width × depth and `vector_cores` vector cores of
+/// `lanes` lanes, a GLB of `glb_mib` MiB and the SRAMs derived.
+hw::Architecture chip(int64_t tensor_cores, int64_t width, int64_t depth, int64_t vector_cores, int64_t lanes,
+                      int64_t glb_mib) {
+  hw::Architecture arch = *hw::find_preset("tpuv4-like");
+  arch.num_tc = tensor_cores;
+  arch.tc_width = width;
+  arch.tc_depth = depth;
+  arch.num_vc = vector_cores;
+  arch.vc_width = lanes;
+  arch.glb_bytes = glb_mib << 20;
+  arch.tc_sram_bytes = arch.vc_sram_bytes = 0;  // derived
+  return arch;
+}
+
+/// The exact solver on a Llama-2-7B backward layer at this micro-batch and tensor-parallel width on `arch`.
+void solve_llama_backward(benchmark::State& state, const hw::Architecture& arch, int64_t micro_batch, int64_t tp) {
+  const model::ModelSpec spec = *model::find_preset("llama2-7b");
+  const model::Layer l =
+      model::build_transformer_layer(spec, model::Shape{spec.default_seq, micro_batch, tp}, model::Precision{});
+  cost::Estimator estimator;
+  solve(state, schedule::layer_problem(l.backward, arch, estimator), "exact");
+}
+
 // A Llama-2-7B backward layer (micro-batch 2, t = 1) on 4 tensor cores of 256×256 with an 8 MiB GLB and
 // 256-lane vector cores, 8 or 256 of them: the layer that the search's Spotlight-style baseline settles on,
 // where twin operators and the usable cores decide whether the proof fits the node budget. The two core
 // counts give the same schedule.
 void BM_ExactFewTensorCores(benchmark::State& state) {
-  hw::Architecture arch = *hw::find_preset("tpuv4-like");
-  arch.num_tc = 4;
-  arch.tc_width = arch.tc_depth = arch.vc_width = 256;
-  arch.num_vc = state.range(0);
-  arch.glb_bytes = int64_t{8} << 20;
-  arch.tc_sram_bytes = arch.vc_sram_bytes = 0;  // derived
-  const model::ModelSpec spec = *model::find_preset("llama2-7b");
-  const model::Layer l = model::build_transformer_layer(spec, model::Shape{spec.default_seq, 2, 1}, model::Precision{});
-  cost::Estimator estimator;
-  solve(state, schedule::layer_problem(l.backward, arch, estimator), "exact");
+  solve_llama_backward(state, chip(4, 256, 256, state.range(0), 256, 8), 2, 1);
 }
 
 // A Llama-2-7B backward layer (t = 2; micro-batch range(0)) on 4 tensor cores of 128×256 and a single
@@ -99,19 +114,7 @@ void BM_ExactFewTensorCores(benchmark::State& state) {
 // softmax and the norms, and the bounds only prove the schedule once they schedule the parts of the layer
 // before and after its longest operator exactly (before that, 4,000,000 nodes left them unproven).
 void BM_ExactOneVectorCore(benchmark::State& state) {
-  hw::Architecture arch = *hw::find_preset("tpuv4-like");
-  arch.num_tc = 4;
-  arch.tc_width = 128;
-  arch.tc_depth = 256;
-  arch.num_vc = 1;
-  arch.vc_width = 128;
-  arch.glb_bytes = int64_t{128} << 20;
-  arch.tc_sram_bytes = arch.vc_sram_bytes = 0;  // derived
-  const model::ModelSpec spec = *model::find_preset("llama2-7b");
-  const model::Layer l =
-      model::build_transformer_layer(spec, model::Shape{spec.default_seq, state.range(0), 2}, model::Precision{});
-  cost::Estimator estimator;
-  solve(state, schedule::layer_problem(l.backward, arch, estimator), "exact");
+  solve_llama_backward(state, chip(4, 128, 256, 1, 128, 128), state.range(0), 2);
 }
 
 // A Llama-2-7B backward layer (t = 1; micro-batch range(0)) on 2 tensor cores of 256×256 and 2 vector cores
@@ -119,16 +122,7 @@ void BM_ExactOneVectorCore(benchmark::State& state) {
 // optimum at micro-batch 2 and the root bound 18 % below it: a search from that incumbent spends its nodes
 // before it finds the optimum, the probes prove it (before them, 4,000,000 nodes left it unproven).
 void BM_ExactTwoTensorCores(benchmark::State& state) {
-  hw::Architecture arch = *hw::find_preset("tpuv4-like");
-  arch.num_tc = arch.num_vc = 2;
-  arch.tc_width = arch.tc_depth = arch.vc_width = 256;
-  arch.glb_bytes = int64_t{8} << 20;
-  arch.tc_sram_bytes = arch.vc_sram_bytes = 0;  // derived
-  const model::ModelSpec spec = *model::find_preset("llama2-7b");
-  const model::Layer l =
-      model::build_transformer_layer(spec, model::Shape{spec.default_seq, state.range(0), 1}, model::Precision{});
-  cost::Estimator estimator;
-  solve(state, schedule::layer_problem(l.backward, arch, estimator), "exact");
+  solve_llama_backward(state, chip(2, 256, 256, 2, 256, 8), state.range(0), 1);
 }
 
 void BM_ExactManyCores(benchmark::State& state) {

@@ -41,8 +41,10 @@ constexpr int64_t kExactPartsAfter = 50'000;
 constexpr int kExactPartTasks = 10;
 constexpr int64_t kExactPartNodes = 5'000;
 
-/// The step of the probes' targets after the first search, relative to the bound they start from.
+/// The step of the probes' targets after the first search, relative to the bound they start from, and the
+/// most probes that go without finding a schedule before the target reaches the incumbent.
 constexpr double kProbeStep = 0.02;
+constexpr int kMostProbes = 64;
 
 // The shortest single-core schedule of a segment below `cutoff` (segment_dp.h), from the budget's nodes.
 detail::SegmentSchedule solve_segment(const Problem& segment, double cutoff, int64_t& budget) {
@@ -93,7 +95,7 @@ bool detail::probe_search(const Problem& problem, const Prepared& q, int64_t nod
   // subtrees bounded above its target are never entered.
   std::unordered_map<uint64_t, double> parts;  // the parts' optima, the same for every probe
   int64_t left = node_budget;
-  double floor = -1;
+  double floor = -1, least_step = 0;
   while (left > 0) {
     ExactSearch probe(problem, q, left, false);
     probe.set_exact_parts(kExactPartTasks, kExactPartNodes);
@@ -101,8 +103,10 @@ bool detail::probe_search(const Problem& problem, const Prepared& q, int64_t nod
     if (floor < 0) {
       floor = probe.root_bound();
       root_bound = std::max(root_bound, floor);
+      // A step of at least this much reaches the incumbent within kMostProbes probes, however small the bound.
+      least_step = (incumbent.makespan - floor) / kMostProbes;
     }
-    const double target = std::min(incumbent.makespan, floor * (1 + kProbeStep));
+    const double target = std::min(incumbent.makespan, std::max(floor * (1 + kProbeStep), floor + least_step));
     probe.set_incumbent(target);
     probe.run();
     left -= probe.nodes();

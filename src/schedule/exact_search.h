@@ -47,6 +47,9 @@ struct Choice {
 class ExactSearch {
  public:
   ExactSearch(const Problem& p, const Prepared& q, int64_t node_limit, bool greedy);
+  // Not copied: the parts' memo may point into the object itself.
+  ExactSearch(const ExactSearch&) = delete;
+  ExactSearch& operator=(const ExactSearch&) = delete;
 
   void set_incumbent(double makespan) { best_ = makespan; }
   /// The exclusive-time bound splits a set at a task into its ancestors and its descendants; parts of 2 to

@@ -115,7 +115,7 @@ class SpotlightArgmins {
   void work();
   /// The choices in the question's order, once every call of work() has returned (and every size was taken).
   std::vector<SpotlightChoice> take();
-  /// Seconds spent in work(), summed over the threads that called it.
+  /// Seconds spent in work(), summed over the threads that called it (read while no call of work() runs).
   double seconds() const { return seconds_; }
 
  private:

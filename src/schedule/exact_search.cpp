@@ -288,7 +288,7 @@ void ExactSearch::dive(uint64_t done, double last_start, int last_task, double l
     apply(c);
     dive(done | (uint64_t{1} << c.task), c.start, c.task, c.start, bound);
     undo(c);
-    if (greedy_ && best_ < kInf) return;
+    if ((greedy_ || first_only_) && !best_path_.empty()) return;
     if (!greedy_ && bound >= best_ * (1 - kBoundTolerance)) return;
     if (nodes_ > node_limit_) return;
   }

@@ -65,6 +65,8 @@ class ExactSearch {
   double root_bound() const { return lower_bound(0, 0.0); }
   /// A dive that runs every task that can be intra-operator parallel that way.
   void set_parallel_only() { parallel_only_ = true; }
+  /// The search ends at the first schedule shorter than the incumbent (it then shows only that one exists).
+  void set_first_only() { first_only_ = true; }
   void run() { dive(0, 0.0, -1, 0.0, 0.0); }
   bool complete() const { return nodes_ <= node_limit_; }
   int64_t nodes() const { return nodes_; }
@@ -124,6 +126,7 @@ class ExactSearch {
   int64_t node_limit_;
   bool greedy_;
   bool parallel_only_ = false;
+  bool first_only_ = false;
   int64_t nodes_ = 0;
   uint64_t all_ = 0;
   uint64_t compute_mask_ = 0;  // tasks on cores (not on the link, not layout)

@@ -240,6 +240,22 @@ double exact_lower_bound(const Problem& asked) {
   return ExactSearch(problem, q, 0, false).root_bound();
 }
 
+bool exact_proves_at_least(const Problem& asked, double target_s, int64_t node_budget) {
+  if (!validate(asked).empty() || !(target_s > 0)) return false;
+  Problem kept;
+  const Problem& problem = with_usable_cores(asked, kept);
+  const Prepared q = prepare(problem);
+  // One probe of probe_search: only schedules shorter than the target are looked for, with the exact parts in
+  // the bounds; a search that ends without one has shown that there is none.
+  ExactSearch probe(problem, q, std::max<int64_t>(node_budget, 1), false);
+  probe.set_exact_parts(kExactPartTasks, kExactPartNodes);
+  if (probe.root_bound() >= target_s) return true;
+  probe.set_incumbent(target_s);
+  probe.set_first_only();
+  probe.run();
+  return probe.complete() && probe.best_path().empty();
+}
+
 std::unique_ptr<Solver> make_list_solver() {
   return std::make_unique<ListSolver>();
 }

@@ -94,6 +94,13 @@ std::unique_ptr<Solver> make_list_solver();
 /// schedule), seconds; 0 for a problem that fails validate(). For tests and reports.
 double exact_lower_bound(const Problem& problem);
 
+/// Whether the exact solver shows, within `node_budget` search nodes, that no schedule of `problem` is shorter
+/// than `target_s` seconds: its optimal makespan is then at least target_s · (1 − 1e-12) (the solver's
+/// rounding slack). False when it finds a shorter schedule, when the budget runs out, or for a problem that
+/// fails validate(). A target a few percent below the optimum is shown far sooner than the optimum is proven:
+/// a caller that needs only to know that a layer is no faster than some figure asks this first.
+bool exact_proves_at_least(const Problem& problem, double target_s, int64_t node_budget);
+
 /// Whether every operator has a finite estimate in both variants; otherwise the layer is infeasible on
 /// the design (layer-schedule.md 5).
 bool has_finite_latencies(const Problem& problem);

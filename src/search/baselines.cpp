@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -15,6 +16,7 @@
 #include "placement/plan_check.h"
 #include "placement/stage_costs.h"
 #include "schedule/layer_problem.h"
+#include "schedule/usable_cores.h"
 #include "search/driver.h"
 #include "search/evaluate.h"
 #include "search/megatron_execution.h"
@@ -31,6 +33,12 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 /// exact arithmetic may land a few ulps above the makespan it bounds once rounded, and pruning on it would
 /// then be wrong.
 constexpr double kBoundSlack = 1 - 1e-9;
+
+/// A hard pass of a design that leads the argmin is first shown to be no faster than what would put the
+/// design behind its rival, at least this much (relative) above what is known of it; only when the solver
+/// finds a shorter schedule, or cannot show it within kProbeNodes search nodes, is the pass scheduled exactly.
+constexpr double kProbeStep = 0.02;
+constexpr int64_t kProbeNodes = 1'000'000;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -80,11 +88,38 @@ struct LaterVisit {
   }
 };
 
-/// What a design refined past level 0 knows of its passes: per model and pass, the root bound or, once
-/// scheduled, the makespan.
+/// What a design refined past level 0 knows of its passes: per model and pass, a lower bound (the root bound,
+/// or what the solver showed since) or, once scheduled, the makespan.
 struct Refined {
   std::vector<PassTimes> passes;
-  size_t scheduled = 0;  ///< passes scheduled so far, in pass_order
+  size_t scheduled = 0;           ///< passes whose makespan is known
+  std::vector<char> exact, hard;  ///< per pass of pass_order: makespan known; a probe found it faster than asked
+};
+
+/// What one argmin has learnt of its layer problems, which recur across designs (designs that differ only in
+/// what a layer cannot feel): the least makespan shown for each, and the makespan of those scheduled.
+class PassKnowledge {
+ public:
+  struct Known {
+    double floor_s = 0;            ///< no schedule is shorter (before kBoundSlack)
+    double ceiling_s = kInfinity;  ///< a shorter schedule exists
+    bool tried = false;            ///< by the solver on a few nodes
+    std::optional<double> makespan_s;
+  };
+  /// Keyed as the schedule cache keys problems: by the cores their schedules can use.
+  Known& of(const schedule::Problem& problem) {
+    schedule::Problem usable = problem;
+    const schedule::CoreCounts cores = schedule::usable_cores(problem);
+    usable.tensor_cores = cores.tensor_cores;
+    usable.vector_cores = cores.vector_cores;
+    auto& bucket = known_[problem_hash(usable)];
+    for (auto& [key, known] : bucket)
+      if (same_problem(key, usable)) return known;
+    return bucket.emplace_back(std::move(usable), Known{}).second;
+  }
+
+ private:
+  std::unordered_map<uint64_t, std::vector<std::pair<schedule::Problem, Known>>> known_;
 };
 
 }  // namespace
@@ -251,7 +286,7 @@ std::vector<HandSetOutcome> hand_set_at(const SearchQuestion& q, const PointOutc
 // ---- Spotlight-style design ----
 
 SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::Design>& designs, int64_t b,
-                                 Scheduling& scheduling) {
+                                 Scheduling& scheduling, int64_t quick_nodes) {
   SpotlightChoice choice;
   choice.micro_batch = b;
   const size_t models = q.models.size();
@@ -298,6 +333,8 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
   size_t best_design = 0;
   int64_t since_reset = 0;
   std::unordered_map<size_t, Refined> refined;  // designs past level 0 still in the queue
+  PassKnowledge knowledge;
+  const std::unique_ptr<schedule::Solver> quick = schedule::make_exact_solver(std::max<int64_t>(quick_nodes, 1));
   auto loses = [&](double bound, size_t design) {
     return bound > best || (choice.found && bound == best && tie_key(design) > tie_key(best_design));
   };
@@ -337,17 +374,83 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
       queue.push({bound, 1, visit.design});
       continue;
     }
-    // Schedule the design's passes in turn while it stays ahead of every other design waiting; once it falls
+    // Refine the design's passes in turn while it stays ahead of every other design waiting; once it falls
     // behind one, it waits with its raised bound.
     Refined& r = refined.at(visit.design);
-    if (r.scheduled == 0) ++choice.designs_scheduled;
+    if (r.exact.empty()) {
+      ++choice.designs_scheduled;
+      r.exact.assign(pass_order.size(), 0);
+      r.hard.assign(pass_order.size(), 0);
+    }
     double bound = visit.bound;
+    auto behind = [&] { return loses(bound, visit.design) || (!queue.empty() && bound > queue.top().bound); };
+    // The next pass: in pass order, those no probe has found faster than its target first.
+    auto next_pass = [&](bool easy_only) -> std::optional<size_t> {
+      for (const bool hard : {false, true})
+        for (size_t j = 0; j < pass_order.size(); ++j)
+          if (!r.exact[j] && r.hard[j] == hard && (hard ? !easy_only : true)) return j;
+      return std::nullopt;
+    };
     while (r.scheduled < pass_order.size()) {
-      const auto [m, k] = pass_order[r.scheduled++];
-      r.passes[m][k] = scheduling.cache->solve(problem_of(arch, m, k), *scheduling.solver).makespan_s;
-      if (r.scheduled == pass_order.size()) break;
+      const size_t j = *next_pass(false);
+      const auto [m, k] = pass_order[j];
+      const schedule::Problem problem = problem_of(arch, m, k);
+      PassKnowledge::Known& known = knowledge.of(problem);
+      double& pass = r.passes[m][k];
+      if (!known.makespan_s && !known.tried) {
+        // Most passes are scheduled exactly in a few nodes (or by segments): those are simply solved.
+        known.tried = true;
+        if (quick_nodes > 0 && quick->solve(problem).proven_optimal)
+          known.makespan_s = scheduling.cache->solve(problem, *scheduling.solver).makespan_s;
+      }
+      if (!known.makespan_s) {
+        // A design most often loses on a bound of its pass a little above the root bound: showing that no
+        // schedule beats it costs a fraction of proving the optimum.
+        pass = std::max(pass, known.floor_s * kBoundSlack);
+        bound = std::max(bound, per_sample(r.passes, nodes, b));
+        if (behind()) break;
+        const double next = queue.empty() ? kInfinity : queue.top().bound;
+        // The objective is linear in the pass time: the time at which the design's bound would reach a
+        // figure. Past the best objective the design is out for good, so that target is never exceeded.
+        // Below it, the target is first a step above what is known, so that a design does not come back for
+        // every small lead of the one behind it; if the pass is faster than that, the target is what just
+        // puts the design behind the next one, unless that is hardly more than is known.
+        const double held = pass;
+        pass = held * 2;
+        const double slope = (per_sample(r.passes, nodes, b) - bound) / held;
+        pass = held;
+        auto reach = [&](double objective) { return (held + (objective - bound) / slope) * (1 + 1e-6); };
+        const double cap = choice.found ? reach(best) : kInfinity;
+        const double first = std::min(cap, std::max(reach(next), held / kBoundSlack * (1 + kProbeStep)));
+        const double last = std::min(cap, reach(next));
+        bool shown = false;
+        for (const double target : {first, last}) {
+          if (shown || target == kInfinity || target >= known.ceiling_s) continue;
+          if (target == last && (last >= first || last < held / kBoundSlack * (1 + kProbeStep / 20))) continue;
+          if (schedule::exact_proves_at_least(problem, target, kProbeNodes))
+            shown = true, known.floor_s = std::max(known.floor_s, target);
+          else
+            known.ceiling_s = std::min(known.ceiling_s, target);
+        }
+        if (shown) {
+          pass = std::max(pass, known.floor_s * kBoundSlack);
+          bound = std::max(bound, per_sample(r.passes, nodes, b));
+          if (behind()) break;
+          continue;
+        }
+        // The pass is faster than any target that would help: it is scheduled exactly, after the passes
+        // still to be refined otherwise (its bound may yet make do once theirs are known).
+        if (!r.hard[j]) {
+          r.hard[j] = 1;
+          if (next_pass(true)) continue;
+        }
+        known.makespan_s = scheduling.cache->solve(problem, *scheduling.solver).makespan_s;
+      }
+      pass = *known.makespan_s;
+      r.exact[j] = 1;
+      if (++r.scheduled == pass_order.size()) break;
       bound = std::max(bound, per_sample(r.passes, nodes, b));
-      if (loses(bound, visit.design) || (!queue.empty() && bound > queue.top().bound)) break;
+      if (behind()) break;
     }
     if (r.scheduled < pass_order.size()) {
       if (loses(bound, visit.design))

@@ -81,6 +81,9 @@ std::vector<HandSetOutcome> hand_set_at(const SearchQuestion& question, const Po
 
 // ---- Spotlight-style design (method.md 8.3) -------------------------------------------------------------
 
+/// Search nodes within which the Spotlight-style argmin takes a pass's exact schedule outright.
+inline constexpr int64_t kSpotlightQuickNodes = 20'000;
+
 /// The Spotlight-style choice at one micro-batch size b: the design of minimum single-chip training latency
 /// per sample, Σ over chain positions of forward + backward layer makespans at t = 1 for micro-batch b,
 /// divided by b, averaged over the models (ties: the smaller area, then canonical order).
@@ -100,9 +103,14 @@ struct SpotlightChoice {
 /// first a bound without estimates (the tensor-core work Σ MACs over the design's peak MAC rate), then the
 /// exact solver's root bounds on the estimated passes, then the exact schedules, one pass at a time (forward
 /// passes first), a design going back to wait with its raised bound once another one is ahead of it.
+/// A design that leads refines its next pass: a pass the exact solver proves within `quick_nodes` nodes is
+/// scheduled exactly; for any other, the solver is first asked to show that no schedule is shorter than a
+/// target that would put the design behind the next one waiting (or for good behind the best found), and the
+/// pass is scheduled exactly only when it is faster than any such target (0: every pass is asked first).
 /// `best` is not filled.
 SpotlightChoice spotlight_choice(const SearchQuestion& question, const std::vector<hw::Design>& designs,
-                                 int64_t micro_batch, Scheduling& scheduling);
+                                 int64_t micro_batch, Scheduling& scheduling,
+                                 int64_t quick_nodes = kSpotlightQuickNodes);
 
 /// The Spotlight-style argmins of every micro-batch size of a question, computed by whichever threads call
 /// work(): they need nothing from the search, so the search's threads take them beside its designs. Each

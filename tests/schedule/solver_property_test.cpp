@@ -402,6 +402,22 @@ TEST(ScheduleSolvers, ProbeSearchEqualsCbcOnRandomDags) {
   EXPECT_GE(below_greedy, 10);
 }
 
+// exact_proves_at_least against CBC's proven optimum on random DAGs: a target below the optimum is shown (no
+// schedule is shorter), from far below it to just below it; a target above it is not (a shorter schedule
+// exists), however few nodes are granted; and on a single node a target the root bound does not reach is
+// mostly not shown (the search has not ended).
+TEST(ScheduleSolvers, ProvesAtLeastAgreesWithCbcOnRandomDags) {
+  int unshown_on_one_node = 0;
+  against_cbc_on_random_dags(20261128, [&](const Problem& p, const detail::Prepared&, double optimum) {
+    for (const double below : {0.2, 0.02, 1e-6})
+      EXPECT_TRUE(exact_proves_at_least(p, optimum * (1 - below), 10'000'000));
+    for (const int64_t nodes : {int64_t{1}, int64_t{10'000'000}})
+      for (const double above : {1e-6, 0.02}) EXPECT_FALSE(exact_proves_at_least(p, optimum * (1 + above), nodes));
+    unshown_on_one_node += exact_proves_at_least(p, optimum * (1 - 1e-6), 1) ? 0 : 1;
+  });
+  EXPECT_GE(unshown_on_one_node, 10);
+}
+
 /// Latencies with three decimals, as a user writes them (ties are rare, unlike on the grid above).
 double millis(std::mt19937& rng, double lo, double hi) {
   return std::round(std::uniform_real_distribution<double>(lo, hi)(rng) * 1000) / 1000;

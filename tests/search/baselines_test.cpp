@@ -261,15 +261,20 @@ TEST(SearchBaselines, SpotlightArgminMatchesBruteForce) {
         best_index = i;
       }
     }
-    search::ScheduleCache cache;
-    search::Scheduling s = search::make_scheduling(q, cache);
-    const search::SpotlightChoice choice = search::spotlight_choice(q, designs, b, s);
-    ASSERT_TRUE(choice.found);
-    EXPECT_EQ(describe(choice.design), describe(designs[best_index]));
-    EXPECT_DOUBLE_EQ(choice.seconds_per_sample, best);
-    // The bounds spare most designs their estimates and schedules (here 4 estimated, 2 scheduled of 16).
-    EXPECT_LE(choice.designs_scheduled, choice.designs_estimated);
-    EXPECT_LT(choice.designs_estimated, static_cast<int64_t>(designs.size()));
+    // As the search runs it (these passes are all proven within the quick nodes), and with every pass first
+    // bounded by the solver's probes before it is scheduled.
+    for (const int64_t quick_nodes : {search::kSpotlightQuickNodes, int64_t{0}}) {
+      SCOPED_TRACE(fmt::format("quick nodes {}", quick_nodes));
+      search::ScheduleCache cache;
+      search::Scheduling s = search::make_scheduling(q, cache);
+      const search::SpotlightChoice choice = search::spotlight_choice(q, designs, b, s, quick_nodes);
+      ASSERT_TRUE(choice.found);
+      EXPECT_EQ(describe(choice.design), describe(designs[best_index]));
+      EXPECT_DOUBLE_EQ(choice.seconds_per_sample, best);
+      // The bounds spare most designs their estimates and schedules (here 4 estimated, 2 scheduled of 16).
+      EXPECT_LE(choice.designs_scheduled, choice.designs_estimated);
+      EXPECT_LT(choice.designs_estimated, static_cast<int64_t>(designs.size()));
+    }
   }
 }
 

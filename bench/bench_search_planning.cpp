@@ -11,6 +11,7 @@
 
 #include "hw/presets.h"
 #include "model/presets.h"
+#include "search/baselines.h"
 #include "search/driver.h"
 #include "search/evaluate.h"
 #include "search/question.h"
@@ -76,5 +77,31 @@ void BM_EvaluateWorkUnit(benchmark::State& state) {
   state.counters["designs"] = static_cast<double>(unit.size());
 }
 BENCHMARK(BM_EvaluateWorkUnit)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+
+// The Spotlight-style argmin of Llama-2-7B's default question at one micro-batch size (first argument), from
+// a cold schedule cache, as the search's thread that takes it: with its hard passes first bounded by probes
+// (second argument 0), and with every pass scheduled exactly (1), as before the probes. The choice is the
+// same; the counters give it.
+void BM_SpotlightArgmin(benchmark::State& state) {
+  search::SearchQuestion q;
+  search::ModelCase m;
+  m.source = "llama2-7b";
+  m.spec = *model::find_preset(m.source);
+  m.seq = m.spec.default_seq;
+  m.widths = search::default_widths(m.spec);
+  q.models = {m};
+  const std::vector<hw::Design> designs = search::search_designs(q);
+  const int64_t quick_nodes = state.range(1) == 0 ? search::kSpotlightQuickNodes : -1;
+  search::SpotlightChoice choice;
+  for (auto _ : state) {
+    search::ScheduleCache cache;
+    search::Scheduling scheduling = search::make_scheduling(q, cache);
+    choice = search::spotlight_choice(q, designs, state.range(0), scheduling, quick_nodes);
+  }
+  state.counters["seconds_per_sample"] = choice.seconds_per_sample;
+  state.counters["area_mm2"] = choice.design.area_um2 / 1e6;
+  state.counters["designs_scheduled"] = static_cast<double>(choice.designs_scheduled);
+}
+BENCHMARK(BM_SpotlightArgmin)->ArgsProduct({{2, 8}, {0, 1}})->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
 }  // namespace

@@ -400,7 +400,7 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
       if (!known.makespan_s && !known.tried) {
         // Most passes are scheduled exactly in a few nodes (or by segments): those are simply solved.
         known.tried = true;
-        if (quick_nodes > 0 && quick->solve(problem).proven_optimal)
+        if (quick_nodes < 0 || (quick_nodes > 0 && quick->solve(problem).proven_optimal))
           known.makespan_s = scheduling.cache->solve(problem, *scheduling.solver).makespan_s;
       }
       if (!known.makespan_s) {

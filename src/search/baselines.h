@@ -106,7 +106,8 @@ struct SpotlightChoice {
 /// A design that leads refines its next pass: a pass the exact solver proves within `quick_nodes` nodes is
 /// scheduled exactly; for any other, the solver is first asked to show that no schedule is shorter than a
 /// target that would put the design behind the next one waiting (or for good behind the best found), and the
-/// pass is scheduled exactly only when it is faster than any such target (0: every pass is asked first).
+/// pass is scheduled exactly only when it is faster than any such target (0: every pass is asked first;
+/// negative: none is, every pass is scheduled exactly).
 /// `best` is not filled.
 SpotlightChoice spotlight_choice(const SearchQuestion& question, const std::vector<hw::Design>& designs,
                                  int64_t micro_batch, Scheduling& scheduling,

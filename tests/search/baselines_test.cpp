@@ -261,9 +261,9 @@ TEST(SearchBaselines, SpotlightArgminMatchesBruteForce) {
         best_index = i;
       }
     }
-    // As the search runs it (these passes are all proven within the quick nodes), and with every pass first
-    // bounded by the solver's probes before it is scheduled.
-    for (const int64_t quick_nodes : {search::kSpotlightQuickNodes, int64_t{0}}) {
+    // As the search runs it (these passes are all proven within the quick nodes), with every pass first
+    // bounded by the solver's probes before it is scheduled, and with every pass scheduled exactly.
+    for (const int64_t quick_nodes : {search::kSpotlightQuickNodes, int64_t{0}, int64_t{-1}}) {
       SCOPED_TRACE(fmt::format("quick nodes {}", quick_nodes));
       search::ScheduleCache cache;
       search::Scheduling s = search::make_scheduling(q, cache);

@@ -9,6 +9,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <string>
+
 #include "hw/presets.h"
 #include "model/presets.h"
 #include "search/baselines.h"
@@ -22,15 +24,21 @@ using namespace phaze;
 
 enum class Setup { Phaze, Megatron, Stagewise };
 
-search::SearchQuestion gpt3_question(Setup setup) {
-  const search::Execution execution = setup == Setup::Megatron ? search::Execution::Megatron : search::Execution::Phaze;
+/// The default question of one model preset.
+search::SearchQuestion preset_question(const std::string& preset) {
   search::SearchQuestion q;
   search::ModelCase m;
-  m.source = "gpt3-175b";
+  m.source = preset;
   m.spec = *model::find_preset(m.source);
   m.seq = m.spec.default_seq;
   m.widths = search::default_widths(m.spec);
   q.models = {m};
+  return q;
+}
+
+search::SearchQuestion gpt3_question(Setup setup) {
+  const search::Execution execution = setup == Setup::Megatron ? search::Execution::Megatron : search::Execution::Phaze;
+  search::SearchQuestion q = preset_question("gpt3-175b");
   q.execution = execution;
   if (execution == search::Execution::Megatron) q.optimizer = placement::Optimizer::Adam;
   if (setup == Setup::Stagewise) q.planner = search::PlannerChoice::Piper;
@@ -83,13 +91,7 @@ BENCHMARK(BM_EvaluateWorkUnit)->Iterations(1)->Unit(benchmark::kSecond)->UseReal
 // (second argument 0), and with every pass scheduled exactly (1), as before the probes. The choice is the
 // same; the counters give it.
 void BM_SpotlightArgmin(benchmark::State& state) {
-  search::SearchQuestion q;
-  search::ModelCase m;
-  m.source = "llama2-7b";
-  m.spec = *model::find_preset(m.source);
-  m.seq = m.spec.default_seq;
-  m.widths = search::default_widths(m.spec);
-  q.models = {m};
+  const search::SearchQuestion q = preset_question("llama2-7b");
   const std::vector<hw::Design> designs = search::search_designs(q);
   const int64_t quick_nodes = state.range(1) == 0 ? search::kSpotlightQuickNodes : -1;
   search::SpotlightChoice choice;

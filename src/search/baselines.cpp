@@ -39,6 +39,9 @@ constexpr double kBoundSlack = 1 - 1e-9;
 /// finds a shorter schedule, or cannot show it within kProbeNodes search nodes, is the pass scheduled exactly.
 constexpr double kProbeStep = 0.02;
 constexpr int64_t kProbeNodes = 1'000'000;
+/// At most this many probes per layer problem (each raises what is shown by 0.1 % at least): past them, the
+/// pass is scheduled exactly, which bounds the work however the designs leapfrog one another.
+constexpr int kMostProbes = 16;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -104,6 +107,7 @@ class PassKnowledge {
     double floor_s = 0;            ///< no schedule is shorter (before kBoundSlack)
     double ceiling_s = kInfinity;  ///< a shorter schedule exists
     bool tried = false;            ///< by the solver on a few nodes
+    int probes = 0;                ///< asked of it so far
     std::optional<double> makespan_s;
   };
   /// Keyed as the schedule cache keys problems: by the cores their schedules can use.
@@ -425,8 +429,9 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
         const double last = std::min(cap, reach(next));
         bool shown = false;
         for (const double target : {first, last}) {
-          if (shown || target == kInfinity || target >= known.ceiling_s) continue;
+          if (shown || target == kInfinity || target >= known.ceiling_s || known.probes >= kMostProbes) continue;
           if (target == last && (last >= first || last < held / kBoundSlack * (1 + kProbeStep / 20))) continue;
+          ++known.probes;
           if (schedule::exact_proves_at_least(problem, target, kProbeNodes))
             shown = true, known.floor_s = std::max(known.floor_s, target);
           else

@@ -392,7 +392,7 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
     auto next_pass = [&](bool easy_only) -> std::optional<size_t> {
       for (const bool hard : {false, true})
         for (size_t j = 0; j < pass_order.size(); ++j)
-          if (!r.exact[j] && r.hard[j] == hard && (hard ? !easy_only : true)) return j;
+          if (!r.exact[j] && r.hard[j] == hard && !(hard && easy_only)) return j;
       return std::nullopt;
     };
     while (r.scheduled < pass_order.size()) {
@@ -402,7 +402,9 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
       PassKnowledge::Known& known = knowledge.of(problem);
       double& pass = r.passes[m][k];
       if (!known.makespan_s && !known.tried) {
-        // Most passes are scheduled exactly in a few nodes (or by segments): those are simply solved.
+        // Most passes are scheduled exactly in a few nodes (or by segments): those are simply solved. The
+        // makespan is the schedule cache's (the default solver's), not the quick solve's, so that it is the
+        // one every other path reports, to the last bit.
         known.tried = true;
         if (quick_nodes < 0 || (quick_nodes > 0 && quick->solve(problem).proven_optimal))
           known.makespan_s = scheduling.cache->solve(problem, *scheduling.solver).makespan_s;
@@ -420,9 +422,8 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
         // every small lead of the one behind it; if the pass is faster than that, the target is what just
         // puts the design behind the next one, unless that is hardly more than is known.
         const double held = pass;
-        pass = held * 2;
-        const double slope = (per_sample(r.passes, nodes, b) - bound) / held;
-        pass = held;
+        // The pass's weight in per_sample: its layer's chain nodes, over b and the number of models.
+        const double slope = nodes[m][k / 2] / static_cast<double>(b) / static_cast<double>(models);
         auto reach = [&](double objective) { return (held + (objective - bound) / slope) * (1 + 1e-6); };
         const double cap = choice.found ? reach(best) : kInfinity;
         const double first = std::min(cap, std::max(reach(next), held / kBoundSlack * (1 + kProbeStep)));

@@ -145,9 +145,15 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
             test = [&](const std::string& key, const std::vector<std::optional<double>>& bounds) {
               return cannot_enter(*reached_then, *split.combination_of(key), bounds);
             };
-          return evaluator->evaluate(
-              designs[order.designs[position]],
-              [&](const std::string& key) { return split.combination_of(key).has_value(); }, test, &out);
+          // A point whose combination stopped while the design was under way is not evaluated: it is past
+          // the stop, out of the answer.
+          auto wanted = [&](const std::string& key) {
+            const std::optional<size_t> c = split.combination_of(key);
+            if (!c) return false;
+            std::lock_guard still(walk.mutex);
+            return running(walk.states[*c], order);
+          };
+          return evaluator->evaluate(designs[order.designs[position]], wanted, test, &out);
         }
         std::vector<std::string> keys;
         for (const auto& wanted : split.wanted) keys.push_back(wanted.first);

@@ -321,7 +321,7 @@ void Evaluator::refine(ModelBounds& bounds, const std::vector<model::LayerGraph>
 
 Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>& graphs, ModelBounds& bounds,
                                             const std::vector<placement::Cluster>& clusters,
-                                            const std::vector<char>& needed) {
+                                            const std::function<bool(size_t)>& needed) {
   const size_t widths = graphs.size(), points = clusters.size();
   ModelPlans out;
   out.any_width = bounds.any_width();
@@ -348,7 +348,7 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
   // needed point: the plans are those of scheduling every width. Most points need one or two widths.
   // A weak bound that could win is refined first.
   auto could_win = [&](size_t wi, size_t k) {
-    if (!needed[k] || !bounds.usable[wi] || out.schedules[wi]) return false;
+    if (!bounds.usable[wi] || out.schedules[wi] || !needed(k)) return false;
     auto below_best = [&] {
       const placement::Plan& best = out.plans[k];
       const double b = bounds.time_s[wi][k];
@@ -470,12 +470,14 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
   struct MicroBatch {
     size_t index;
     std::vector<std::pair<int64_t, bool>> todo;  ///< HBM size and recomputation of each point
+    std::vector<std::string> keys;               ///< the key of each point
     /// [model][k]: the cluster of point todo[fitting[model][k]]
     std::vector<std::vector<placement::Cluster>> clusters;
     std::vector<std::vector<size_t>> fitting;
     std::vector<ModelBounds> bounds;
     std::vector<ModelPlans> plans;
     std::vector<char> out_of_it;  ///< per point: left out on its bounds
+    std::vector<char> dropped;    ///< per point: no longer wanted before a width was scheduled for it
   };
   std::vector<MicroBatch> work;
   const bool stagewise = q.planner == PlannerChoice::Piper;
@@ -487,7 +489,10 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
       for (bool rc : recomputes) {
         hw::Architecture a = design.arch;
         a.hbm_bytes = hbm;
-        if (wanted(point_key(a, b, rc))) mb.todo.emplace_back(hbm, rc);
+        std::string key = point_key(a, b, rc);
+        if (!wanted(key)) continue;
+        mb.todo.emplace_back(hbm, rc);
+        mb.keys.push_back(std::move(key));
       }
     if (mb.todo.empty()) continue;
 
@@ -518,6 +523,7 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
     // The points left out on their bounds: a model's samples/s at a point is at most the global batch over
     // its least time-per-batch bound, and it has a plan there exactly when some width's bound plan fits.
     mb.out_of_it.assign(mb.todo.size(), 0);
+    mb.dropped.assign(mb.todo.size(), 0);
     if (leave_out && !stagewise) {
       for (size_t j = 0; j < mb.todo.size(); ++j) {
         std::vector<std::optional<double>> most(q.models.size());
@@ -547,8 +553,13 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
       tasks.emplace_back([&] {
         for (size_t mi = 0; mi < q.models.size(); ++mi) {
           if (mb.clusters[mi].empty()) continue;
-          std::vector<char> needed;
-          for (size_t j : mb.fitting[mi]) needed.push_back(mb.out_of_it[j] ? 0 : 1);
+          // A point that is no longer wanted (its combination stopped meanwhile) is dropped before the next
+          // width is scheduled for it.
+          auto needed = [&](size_t k) {
+            const size_t j = mb.fitting[mi][k];
+            if (!mb.out_of_it[j] && !mb.dropped[j] && !wanted(mb.keys[j])) mb.dropped[j] = 1;
+            return !mb.out_of_it[j] && !mb.dropped[j];
+          };
           mb.plans[mi] = plan_model(workload_.graphs[mi][mb.index], mb.bounds[mi], mb.clusters[mi], needed);
         }
       });
@@ -559,7 +570,7 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
     const size_t bi = mb.index;
     const int64_t b = q.micro_batches[bi];
     for (size_t j = 0; j < mb.todo.size(); ++j) {
-      if (mb.out_of_it[j]) continue;
+      if (mb.out_of_it[j] || mb.dropped[j] || !wanted(mb.keys[j])) continue;
       const auto& [hbm, rc] = mb.todo[j];
       PointOutcome p = empty_point(design, hbm, b, rc);
       for (size_t mi = 0; mi < q.models.size(); ++mi) {

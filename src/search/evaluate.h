@@ -97,6 +97,9 @@ class Evaluator {
 
   /// The points of `design` that `wanted` accepts (by point key), in canonical order. Layer schedules are
   /// computed once per (micro-batch, model, width) and shared by every HBM size and recomputation setting.
+  /// `wanted` is asked again before each width is scheduled for a point and before the point is returned: a
+  /// point it no longer accepts is dropped (not returned; no more widths are scheduled for it), and the
+  /// other points are those it would give had the point never been asked for.
   /// Under PHAZE's execution and planner, a point `leave_out` accepts on its bounds (each model's samples/s
   /// with its layers at their schedules' root bounds, the best over its widths) is not evaluated: it is
   /// added to `left_out` instead, and no layer is scheduled for it alone.
@@ -147,7 +150,7 @@ class Evaluator {
   /// One model's best plans at the points (clusters) that `needed` marks, scheduling the fewest widths that
   /// the bounds allow; the plans of other points are those the scheduled widths give.
   ModelPlans plan_model(const std::vector<model::LayerGraph>& graphs, ModelBounds& bounds,
-                        const std::vector<placement::Cluster>& clusters, const std::vector<char>& needed);
+                        const std::vector<placement::Cluster>& clusters, const std::function<bool(size_t)>& needed);
   /// plan_model under the stagewise planner: every usable width scheduled, one plan per point over them all.
   ModelPlans plan_model_stagewise(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
                                   const std::vector<placement::Cluster>& clusters);

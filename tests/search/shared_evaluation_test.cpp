@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,6 +65,41 @@ TEST(SharedEvaluation, PointsAreThoseOfOneThread) {
   for (std::thread& t : helpers) t.join();
   EXPECT_GT(points, 10);
   EXPECT_EQ(alone.unproven_passes(), shared.unproven_passes());
+}
+
+// A point dropped while its design is under way (the search's combination stopped meanwhile) is not returned,
+// and the points kept are those of an evaluation that never asked for it.
+TEST(SharedEvaluation, PointsDroppedMidwayLeaveTheOthersAsAskedAlone) {
+  const search::SearchQuestion q = question();
+  const search::Workload workload = search::prepare_workload(q);
+  // Kept: micro-batch 2 and every point with 1 GiB of HBM.
+  const auto kept = [](const std::string& key) {
+    return key.find(" mbs2 ") != std::string::npos || key.find(" hbm1073741824 ") != std::string::npos;
+  };
+  int asked_again = 0;
+  std::set<std::string> listed;
+  const auto changing = [&](const std::string& key) {
+    if (listed.insert(key).second) return true;  // every point is asked for at first
+    ++asked_again;
+    return kept(key);
+  };
+  search::ScheduleCache changing_cache, alone_cache;
+  search::Evaluator dropping(workload, changing_cache), alone(workload, alone_cache);
+  size_t returned = 0;
+  for (const hw::Design& d : {search::testing::small_design(4, 32), search::testing::small_design(2, 64)}) {
+    listed.clear();
+    const std::vector<search::PointOutcome> got = dropping.evaluate(d, changing), want = alone.evaluate(d, kept);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t k = 0; k < got.size(); ++k) {
+      SCOPED_TRACE(want[k].key);
+      EXPECT_TRUE(kept(got[k].key));
+      EXPECT_EQ(search::to_record(got[k]).dump(), search::to_record(want[k]).dump());
+    }
+    returned += got.size();
+    EXPECT_LT(got.size(), listed.size());
+  }
+  EXPECT_GT(returned, 4u);
+  EXPECT_GT(asked_again, 0);
 }
 
 }  // namespace

@@ -536,10 +536,9 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
           if (t < std::numeric_limits<double>::infinity()) most[mi] = static_cast<double>(q.global_batch) / t;
           feasible = feasible && most[mi].has_value();
         }
-        const std::string key = empty_point(design, mb.todo[j].first, b, mb.todo[j].second).key;
-        if (!leave_out(key, most)) continue;
+        if (!leave_out(mb.keys[j], most)) continue;
         mb.out_of_it[j] = 1;
-        if (left_out) left_out->push_back({key, feasible});
+        if (left_out) left_out->push_back({mb.keys[j], feasible});
       }
     }
     work.push_back(std::move(mb));
@@ -557,8 +556,10 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
           // width is scheduled for it.
           auto needed = [&](size_t k) {
             const size_t j = mb.fitting[mi][k];
-            if (!mb.out_of_it[j] && !mb.dropped[j] && !wanted(mb.keys[j])) mb.dropped[j] = 1;
-            return !mb.out_of_it[j] && !mb.dropped[j];
+            if (mb.out_of_it[j] || mb.dropped[j]) return false;
+            if (wanted(mb.keys[j])) return true;
+            mb.dropped[j] = 1;
+            return false;
           };
           mb.plans[mi] = plan_model(workload_.graphs[mi][mb.index], mb.bounds[mi], mb.clusters[mi], needed);
         }

@@ -20,6 +20,8 @@ struct CostParams {
   double glb_words_per_cycle = 2048;  ///< all per-core SRAMs ↔ GLB, shared, reads and writes each
   double double_buffering = 1;        ///< β: tiles at SRAM and GLB take β times their size
   SystolicFill systolic_fill = SystolicFill::Once;
+
+  bool operator==(const CostParams&) const = default;
 };
 
 /// Version of the cost model, part of every cache key: bump it when a formula changes.

@@ -16,11 +16,16 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "util/divisors.h"
+#include "util/hash_mix.h"
 
 namespace phaze::cost {
 
@@ -107,6 +112,49 @@ double fastest(const std::vector<Option>& options) {
   return best;
 }
 
+/// A level's options reduced to what map_gemm asks of them: the fastest time, and for a time limit the cheapest
+/// option within it (least energy, then fewest words, then the first enumerated, as cheapest_within picks).
+/// `stairs` holds, in order of time, each option cheaper than all those before it in that order: the answer
+/// for a limit is the last stair within it.
+struct Level {
+  std::vector<Option> stairs;
+  double fastest() const { return stairs.empty() ? kInf : stairs.front().cycles; }
+  const Option* cheapest_within(double limit) const {
+    const auto after =
+        std::upper_bound(stairs.begin(), stairs.end(), limit, [](double t, const Option& o) { return t < o.cycles; });
+    return after == stairs.begin() ? nullptr : &*(after - 1);
+  }
+};
+
+/// The stairs of `options` (in enumeration order, which breaks ties).
+void make_stairs(const std::vector<Option>& options, Level& level) {
+  std::vector<uint32_t> order(options.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return options[a].cycles < options[b].cycles; });
+  level.stairs.clear();
+  uint32_t cheapest = 0;
+  for (const uint32_t i : order) {
+    const Option& o = options[i];
+    const bool cheaper =
+        level.stairs.empty() ||
+        std::tie(o.energy, o.words, i) < std::tie(options[cheapest].energy, options[cheapest].words, cheapest);
+    if (!cheaper) continue;
+    cheapest = i;
+    level.stairs.push_back(o);
+  }
+}
+
+/// A level's identity: its kind (0: GLB, 1: SRAM) and what its options depend on (doubles by their bits).
+using LevelKey = std::array<int64_t, 9>;
+struct LevelKeyHash {
+  size_t operator()(const LevelKey& key) const {
+    uint64_t h = 0;
+    for (const int64_t v : key) h = hash_mix(h, static_cast<uint64_t>(v));
+    return static_cast<size_t>(h);
+  }
+};
+
 struct PerCore {
   int64_t m, n, k, g;
   int64_t size(Dim d) const { return d == Dim::M ? m : d == Dim::N ? n : k; }
@@ -168,6 +216,37 @@ Option array_option(const PerCore& p, const Dataflow& df, const hw::TensorCoreCo
 
 }  // namespace
 
+struct GemmMappingMemo::Impl {
+  CostParams params;
+  mutable std::mutex mutex;
+  std::unordered_map<LevelKey, std::shared_ptr<const Level>, LevelKeyHash> levels;
+};
+
+namespace {
+
+/// The level `key` from the memo, or made in `here` from the options `enumerate` lists and kept in the memo;
+/// without a memo nothing is returned (the level is in `here`).
+template <class Enumerate>
+std::shared_ptr<const Level> level_of(GemmMappingMemo::Impl* memo, const LevelKey& key, Level& here,
+                                      Enumerate&& enumerate) {
+  if (memo) {
+    std::lock_guard lock(memo->mutex);
+    if (const auto it = memo->levels.find(key); it != memo->levels.end()) return it->second;
+  }
+  thread_local std::vector<Option> options;
+  options.clear();
+  enumerate(options);
+  make_stairs(options, here);
+  if (!memo) return nullptr;
+  auto made = std::make_shared<Level>();
+  made->stairs.assign(here.stairs.begin(), here.stairs.end());  // no room to spare: many levels are kept
+  std::lock_guard lock(memo->mutex);
+  if (memo->levels.size() >= GemmMappingMemo::kMostLevels) memo->levels.clear();
+  return memo->levels.emplace(key, std::move(made)).first->second;
+}
+
+}  // namespace
+
 double GemmMapping::latency_s() const {
   return cycles / clock_hz;
 }
@@ -202,23 +281,51 @@ void evaluate_mapping(const model::Gemm& gemm, const hw::TensorCoreConfig& c, co
   mp.clock_hz = c.clock_hz;
 }
 
-GemmMapping map_gemm(const model::Gemm& gemm, const hw::TensorCoreConfig& c, const CostParams& params) {
+GemmMappingMemo::GemmMappingMemo(const CostParams& params) : impl_(std::make_unique<Impl>()) {
+  impl_->params = params;
+}
+
+GemmMappingMemo::~GemmMappingMemo() = default;
+
+const CostParams& GemmMappingMemo::params() const {
+  return impl_->params;
+}
+
+size_t GemmMappingMemo::levels() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->levels.size();
+}
+
+GemmMapping map_gemm(const model::Gemm& gemm, const hw::TensorCoreConfig& c, const CostParams& params,
+                     GemmMappingMemo* memo) {
   GemmMapping best;
   best.clock_hz = c.clock_hz;
   if (gemm.m <= 0 || gemm.n <= 0 || gemm.k <= 0 || gemm.batch <= 0) return best;
+  GemmMappingMemo::Impl* const kept = memo && memo->params() == params ? memo->impl_.get() : nullptr;
   const double macs = static_cast<double>(gemm.macs());
   const double word_bytes = 2.0 * params.double_buffering;
 
   // GLB level: independent of the core split.
-  std::vector<Option> glb_options;
   const double hbm_words_per_cycle = c.hbm_bandwidth / c.clock_hz / 2.0;
-  for_each_tiling(gemm.m, gemm.n, gemm.k, static_cast<double>(c.glb_bytes) / word_bytes, [&](const Tiling& t) {
-    const Traffic h = level_traffic(gemm.m, gemm.n, gemm.k, t);
-    const double words = static_cast<double>(gemm.batch) * (h.a + h.b + h.c_readback + h.c_write);
-    glb_options.push_back(
-        Option{words / hbm_words_per_cycle, words * (params.hbm_energy + params.glb_energy), words, t, {}});
+  Level glb_here;
+  const LevelKey glb_key{0,
+                         gemm.m,
+                         gemm.n,
+                         gemm.k,
+                         gemm.batch,
+                         c.glb_bytes,
+                         std::bit_cast<int64_t>(c.hbm_bandwidth),
+                         std::bit_cast<int64_t>(c.clock_hz),
+                         0};
+  const std::shared_ptr<const Level> glb_kept = level_of(kept, glb_key, glb_here, [&](std::vector<Option>& out) {
+    for_each_tiling(gemm.m, gemm.n, gemm.k, static_cast<double>(c.glb_bytes) / word_bytes, [&](const Tiling& t) {
+      const Traffic h = level_traffic(gemm.m, gemm.n, gemm.k, t);
+      const double words = static_cast<double>(gemm.batch) * (h.a + h.b + h.c_readback + h.c_write);
+      out.push_back(Option{words / hbm_words_per_cycle, words * (params.hbm_energy + params.glb_energy), words, t, {}});
+    });
   });
-  const double hbm_floor = fastest(glb_options);
+  const Level& glb_level = glb_kept ? *glb_kept : glb_here;
+  const double hbm_floor = glb_level.fastest();
 
   // The core splits: batch, M and N split into divisors of the core count whose product divides it.
   struct Split {
@@ -253,10 +360,12 @@ GemmMapping map_gemm(const model::Gemm& gemm, const hw::TensorCoreConfig& c, con
   });
   const double array_size = static_cast<double>(c.width) * static_cast<double>(c.depth);
   double best_cycles = kInf;
-  std::vector<Option> array_options, sram_options;
+  std::vector<Option> array_options;
+  Level sram_here;
   for (size_t i : by_cores) {
     Split& s = splits[i];
-    const double used = static_cast<double>(s.g * s.m * s.n);
+    const int64_t cores_used = s.g * s.m * s.n;
+    const double used = static_cast<double>(cores_used);
     if (std::max(macs / (used * array_size), hbm_floor) > best_cycles) continue;
     const PerCore p{ceil_div(gemm.m, s.m), ceil_div(gemm.n, s.n), gemm.k, ceil_div(gemm.batch, s.g)};
     array_options.clear();
@@ -267,24 +376,28 @@ GemmMapping map_gemm(const model::Gemm& gemm, const hw::TensorCoreConfig& c, con
     const double array_floor = fastest(array_options);
     if (std::max(array_floor, hbm_floor) > best_cycles) continue;
 
+    // The SRAM level depends on the per-core share, the split and the SRAM size only.
     const double g = static_cast<double>(p.g), sm = static_cast<double>(s.m), sn = static_cast<double>(s.n);
-    sram_options.clear();
-    for_each_tiling(p.m, p.n, p.k, static_cast<double>(c.sram_bytes) / word_bytes, [&](const Tiling& t) {
-      const Traffic tr = level_traffic(p.m, p.n, p.k, t);
-      const double reads = used * g * (tr.a / sn + tr.b / sm + tr.c_readback), writes = used * g * tr.c_write;
-      const double fills = used * g * (tr.a + tr.b + tr.c_readback + tr.c_write);
-      sram_options.push_back(Option{std::max(reads, writes) / params.glb_words_per_cycle,
-                                    (reads + writes) * params.glb_energy + fills * params.sram_energy,
-                                    reads + writes,
-                                    t,
-                                    {}});
+    const LevelKey sram_key{1, p.m, p.n, p.k, p.g, s.m, s.n, cores_used, c.sram_bytes};
+    const std::shared_ptr<const Level> sram_kept = level_of(kept, sram_key, sram_here, [&](std::vector<Option>& out) {
+      for_each_tiling(p.m, p.n, p.k, static_cast<double>(c.sram_bytes) / word_bytes, [&](const Tiling& t) {
+        const Traffic tr = level_traffic(p.m, p.n, p.k, t);
+        const double reads = used * g * (tr.a / sn + tr.b / sm + tr.c_readback), writes = used * g * tr.c_write;
+        const double fills = used * g * (tr.a + tr.b + tr.c_readback + tr.c_write);
+        out.push_back(Option{std::max(reads, writes) / params.glb_words_per_cycle,
+                             (reads + writes) * params.glb_energy + fills * params.sram_energy,
+                             reads + writes,
+                             t,
+                             {}});
+      });
     });
-    s.cycles = std::max({array_floor, fastest(sram_options), hbm_floor});
+    const Level& sram_level = sram_kept ? *sram_kept : sram_here;
+    s.cycles = std::max({array_floor, sram_level.fastest(), hbm_floor});
     if (s.cycles > best_cycles) continue;
     best_cycles = s.cycles;
     const Option* a = cheapest_within(array_options, s.cycles);
-    const Option* sr = cheapest_within(sram_options, s.cycles);
-    const Option* h = cheapest_within(glb_options, s.cycles);
+    const Option* sr = sram_level.cheapest_within(s.cycles);
+    const Option* h = glb_level.cheapest_within(s.cycles);
     s.energy = macs * (params.mac_energy + params.register_read_energy) + a->energy + sr->energy + h->energy;
     s.words = a->words + sr->words + h->words;
     s.dataflow = a->dataflow;

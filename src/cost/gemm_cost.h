@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "cost/cost_params.h"
 #include "hw/architecture.h"
@@ -43,9 +44,38 @@ struct GemmMapping {
   double clock_hz = 1;
 };
 
+/// What map_gemm's search finds of the levels that recur across core configurations: the GLB tilings of a GEMM
+/// (per GLB size, HBM bandwidth and clock; designs that differ in their cores share them) and the SRAM
+/// tilings of a per-core share (per SRAM size and core split; designs that differ in their GLB, HBM or array
+/// share them). Each level is kept as its fastest option and the options that are cheaper than every faster
+/// one, which is all map_gemm asks of it. For one set of cost parameters; thread-safe. It holds at most
+/// kMostLevels levels (about 15 MB), and forgets them all when full: map_gemm gives the same mapping, bit
+/// for bit, with or without it.
+class GemmMappingMemo {
+ public:
+  static constexpr size_t kMostLevels = size_t{1} << 15;
+
+  explicit GemmMappingMemo(const CostParams& params);
+  ~GemmMappingMemo();
+  GemmMappingMemo(const GemmMappingMemo&) = delete;
+  GemmMappingMemo& operator=(const GemmMappingMemo&) = delete;
+
+  const CostParams& params() const;
+  size_t levels() const;  ///< levels kept now
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+  friend GemmMapping map_gemm(const model::Gemm&, const hw::TensorCoreConfig&, const CostParams&, GemmMappingMemo*);
+};
+
 /// The mapping of minimum latency (ties: minimum energy, then fewest words moved) of `gemm` on
 /// `config.cores` tensor cores, which may use fewer cores than it has. Deterministic; never infinite.
-GemmMapping map_gemm(const model::Gemm& gemm, const hw::TensorCoreConfig& config, const CostParams& params);
+/// With a memo (made for the same parameters; another one is ignored) the levels it knows are not searched
+/// again.
+GemmMapping map_gemm(const model::Gemm& gemm, const hw::TensorCoreConfig& config, const CostParams& params,
+                     GemmMappingMemo* memo = nullptr);
 
 /// Evaluates one fully specified mapping (for tests and the brute-force mapper): fills in its cycles,
 /// energy and words.

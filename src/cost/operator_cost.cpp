@@ -95,7 +95,7 @@ std::vector<Estimate> Estimator::gemms(const std::vector<std::pair<model::Gemm, 
   auto work = [&] {
     for (size_t u = next++; u < unique.size(); u = next++) {
       const size_t i = unique[u];
-      const GemmMapping m = map_gemm(jobs[i].first, jobs[i].second, params_);
+      const GemmMapping m = map_gemm(jobs[i].first, jobs[i].second, params_, mapping_memo_.get());
       results[i] = Estimate{m.latency_s(), m.energy_j};
     }
   };

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -9,6 +10,7 @@
 
 #include "cost/cost_params.h"
 #include "cost/estimate_cache.h"
+#include "cost/gemm_cost.h"
 #include "hw/architecture.h"
 #include "hw/network.h"
 #include "hw/system.h"
@@ -39,7 +41,10 @@ class Estimator {
  public:
   explicit Estimator(CostParams params = {}, hw::Network network = hw::tpuv4_like_system().network,
                      EstimateCache* cache = nullptr)
-      : params_(params), network_(std::move(network)), cache_(cache) {}
+      : params_(params),
+        network_(std::move(network)),
+        cache_(cache),
+        mapping_memo_(std::make_shared<GemmMappingMemo>(params_)) {}
 
   OperatorEstimate estimate(const model::Operator& op, const hw::Architecture& arch);
 
@@ -48,6 +53,10 @@ class Estimator {
 
   const CostParams& params() const { return params_; }
   const hw::Network& network() const { return network_; }
+
+  /// Forgets the GEMM estimates in memory, which grow with every core configuration met; keeps the mapping
+  /// search's levels, which are bounded and recur across configurations.
+  void forget_estimates() { memory_.clear(); }
 
  private:
   Estimate gemm(const model::Gemm& gemm, const hw::TensorCoreConfig& config);
@@ -69,6 +78,7 @@ class Estimator {
   hw::Network network_;
   EstimateCache* cache_;
   std::unordered_map<GemmKey, Estimate, GemmKeyHash> memory_;
+  std::shared_ptr<GemmMappingMemo> mapping_memo_;  // shared by copies, which map on the same parameters
 };
 
 }  // namespace phaze::cost

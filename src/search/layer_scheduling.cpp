@@ -21,7 +21,7 @@ PassSummary& pass_of(LayerSchedules& s, size_t k) {
 }  // namespace
 
 void Scheduling::renew_estimator() {
-  estimator = cost::Estimator(estimator.params(), estimator.network());
+  estimator.forget_estimates();
 }
 
 Scheduling make_scheduling(const SearchQuestion& q, ScheduleCache& cache) {

@@ -25,8 +25,8 @@ struct Scheduling {
   /// Where the passes of one layer graph are offered to idle threads (nothing: all solved on this thread).
   WorkSharing* sharing = nullptr;
 
-  /// Replaces the estimator by a fresh one with the same parameters and network: its memory of GEMM
-  /// estimates grows with every core configuration it meets, and only neighbouring designs share them.
+  /// Clears the estimator's memory of GEMM estimates: it grows with every core configuration it meets, and
+  /// only neighbouring designs share them (the mapping levels behind them stay, see cost::GemmMappingMemo).
   void renew_estimator();
 };
 /// The exact solver with the question's node budget, a fresh estimator on the question's network, and `cache`.

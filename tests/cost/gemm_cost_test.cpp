@@ -129,6 +129,87 @@ TEST(GemmCost, NeverBelowTheRooflineBounds) {
   }
 }
 
+void expect_same_mapping(const GemmMapping& a, const GemmMapping& b) {
+  EXPECT_EQ(a.split_g, b.split_g);
+  EXPECT_EQ(a.split_m, b.split_m);
+  EXPECT_EQ(a.split_n, b.split_n);
+  EXPECT_EQ(a.dataflow.rows, b.dataflow.rows);
+  EXPECT_EQ(a.dataflow.cols, b.dataflow.cols);
+  for (const auto& [x, y] : {std::pair(a.sram, b.sram), std::pair(a.glb, b.glb)}) {
+    EXPECT_EQ(x.m, y.m);
+    EXPECT_EQ(x.n, y.n);
+    EXPECT_EQ(x.k, y.k);
+    EXPECT_EQ(x.order, y.order);
+  }
+  EXPECT_EQ(a.cycles, b.cycles);
+  EXPECT_EQ(a.energy_j, b.energy_j);
+  EXPECT_EQ(a.words_moved, b.words_moved);
+}
+
+TEST(GemmCost, MemoizedLevelsGiveTheMappingOfAFreshSearch) {
+  // One memo over GEMMs and core configurations that share levels (the same GLB with other cores, the same
+  // SRAM and split with another GLB, array or core count): every mapping equals brute force on small GEMMs
+  // and, field for field, the search without a memo on large ones.
+  cost::CostParams params;
+  cost::GemmMappingMemo memo(params);
+  std::mt19937 rng(17);
+  for (int trial = 0; trial < 300; ++trial) {
+    const bool small = trial % 3 == 0;
+    const int64_t extent = small ? 6 : 6000;
+    const model::Gemm g{1 + static_cast<int64_t>(rng() % extent), 1 + static_cast<int64_t>(rng() % extent),
+                        1 + static_cast<int64_t>(rng() % extent), 1 + static_cast<int64_t>(rng() % 3)};
+    for (int config = 0; config < 4; ++config) {
+      hw::TensorCoreConfig c;
+      c.cores = int64_t{1} << (rng() % (small ? 3 : 9));
+      c.width = small ? 1 + static_cast<int64_t>(rng() % 3) : int64_t{4} << (rng() % 6);
+      c.depth = small ? 1 + static_cast<int64_t>(rng() % 3) : int64_t{4} << (rng() % 6);
+      c.sram_bytes = small ? 2 * (2 + static_cast<int64_t>(rng() % 4)) : int64_t{16} << (10 + rng() % 3);
+      c.glb_bytes = small ? 2 * (3 + static_cast<int64_t>(rng() % 6)) : int64_t{1} << (20 + rng() % 4);
+      c.hbm_bandwidth = small ? 2.1e9 * (1 + static_cast<double>(rng() % 2)) : 1.2e12;
+      c.clock_hz = 1.05e9;
+      SCOPED_TRACE(::testing::Message() << "trial " << trial << "." << config << ": GEMM " << g.m << "x" << g.n << "x"
+                                        << g.k << "x" << g.batch << " on " << c.cores << " cores " << c.width << "x"
+                                        << c.depth << " sram " << c.sram_bytes << " glb " << c.glb_bytes);
+      const GemmMapping kept = cost::map_gemm(g, c, params, &memo);
+      expect_same_mapping(kept, cost::map_gemm(g, c, params));
+      if (small) {
+        const GemmMapping slow = brute_force(g, c, params);
+        EXPECT_EQ(kept.cycles, slow.cycles);
+        EXPECT_NEAR(kept.energy_j, slow.energy_j, 1e-9 * slow.energy_j);
+      }
+    }
+  }
+  EXPECT_GT(memo.levels(), 0u);
+}
+
+TEST(GemmCost, DesignsThatDifferInTheGlobalBufferShareTheSramLevels) {
+  // With HBM fast enough never to bind, the same splits reach their SRAM tilings whatever the GLB: after the
+  // first GLB size, each other one adds its own GLB level and nothing else.
+  cost::GemmMappingMemo memo(cost::CostParams{});
+  const model::Gemm g{2048, 4096, 4096, 1};
+  hw::TensorCoreConfig c = tpuv4_cores(8);
+  c.hbm_bandwidth = 1e18;
+  c.glb_bytes = 8 << 20;
+  const GemmMapping first = cost::map_gemm(g, c, {}, &memo);
+  const size_t after_first = memo.levels();
+  EXPECT_GT(after_first, 2u);  // a GLB level and SRAM levels of several splits
+  for (const int64_t mib : {16, 32, 64}) {
+    c.glb_bytes = mib << 20;
+    expect_same_mapping(cost::map_gemm(g, c, {}, &memo), cost::map_gemm(g, c, {}));
+  }
+  EXPECT_EQ(memo.levels(), after_first + 3);
+  EXPECT_GT(first.cycles, 0);
+}
+
+TEST(GemmCost, AMemoForOtherParametersIsNotUsed) {
+  cost::CostParams other;
+  other.glb_words_per_cycle = 64;
+  cost::GemmMappingMemo memo(cost::CostParams{});
+  const model::Gemm g{1024, 4096, 1024, 1};
+  expect_same_mapping(cost::map_gemm(g, tpuv4_cores(4), other, &memo), cost::map_gemm(g, tpuv4_cores(4), other));
+  EXPECT_EQ(memo.levels(), 0u);
+}
+
 TEST(GemmCost, LargeSquareGemmRunsNearPeakOnTheTpuV4LikeDesign) {
   // 8192³ MACs over 8 cores × 128·128 PEs: the compute bound is 8192³ / 131072 = 4,194,304 cycles.
   const model::Gemm g{8192, 8192, 8192, 1};

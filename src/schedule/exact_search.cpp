@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <iterator>
+#include <span>
 #include <tuple>
 #include <vector>
 
@@ -31,7 +32,7 @@ namespace {
 
 // The groups as seen from `at` on (into `out`): free times raised to it, empty groups dropped, sorted, and
 // groups in the same state merged. Normalising at a and then at b ≥ a gives the same as at b directly.
-void normalize(const std::vector<Group>& groups, double at, std::vector<Group>& out) {
+void normalize(std::span<const Group> groups, double at, std::vector<Group>& out) {
   out.clear();
   for (Group g : groups) {
     if (g.count == 0) continue;
@@ -53,7 +54,7 @@ void normalize(const std::vector<Group>& groups, double at, std::vector<Group>& 
   out.resize(kept);
 }
 
-bool same_groups(const std::vector<Group>& a, const std::vector<Group>& b) {
+bool same_groups(std::span<const Group> a, const std::vector<Group>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
     if (a[i].kind != b[i].kind || a[i].tc_free != b[i].tc_free || a[i].vc_free != b[i].vc_free ||
@@ -209,23 +210,33 @@ void ExactSearch::state_times(uint64_t done, std::vector<double>& t) const {
 bool ExactSearch::dominated(uint64_t done, double last_start) {
   if (greedy_) return false;
   state_times(done, times_);
-  auto& entries = memo_[done];
+  MemoList& list = memo_[done];
   normalize(groups_, last_start, mine_);
-  for (const Memo& e : entries) {
+  for (size_t i = list.first; i != kNoMemo; i = memos_[i].next) {
+    const Memo& e = memos_[i];
     if (e.last_start > last_start || e.makespan > makespan_) continue;
+    const double* times = memo_times_.data() + e.times_at;
     bool no_later = true;
-    for (size_t i = 0; i < times_.size() && no_later; ++i)
-      no_later = std::max(e.times[i], last_start) <= std::max(times_[i], last_start);
+    for (size_t t = 0; t < times_.size() && no_later; ++t)
+      no_later = std::max(times[t], last_start) <= std::max(times_[t], last_start);
     if (!no_later) continue;
     // Groups kept at the same last start are normalised already.
-    const std::vector<Group>* theirs = &e.groups;
+    std::span<const Group> theirs(memo_groups_.data() + e.groups_at, e.groups);
     if (e.last_start != last_start) {
-      normalize(e.groups, last_start, theirs_);
-      theirs = &theirs_;
+      normalize(theirs, last_start, theirs_);
+      theirs = theirs_;
     }
-    if (same_groups(*theirs, mine_)) return true;
+    if (same_groups(theirs, mine_)) return true;
   }
-  if (entries.size() < 32) entries.push_back(Memo{last_start, makespan_, times_, mine_});
+  if (list.count < 32) {
+    memos_.push_back(Memo{last_start, makespan_, memo_times_.size(), memo_groups_.size(), mine_.size(), kNoMemo});
+    memo_times_.insert(memo_times_.end(), times_.begin(), times_.end());
+    memo_groups_.insert(memo_groups_.end(), mine_.begin(), mine_.end());
+    const size_t kept = memos_.size() - 1;
+    (list.count == 0 ? list.first : memos_[list.last].next) = kept;
+    list.last = kept;
+    ++list.count;
+  }
   return false;
 }
 

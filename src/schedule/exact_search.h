@@ -104,10 +104,18 @@ class ExactSearch {
   // finishes still awaited by unscheduled tasks, the link, the ends that exclusivity refers to, and the
   // cores. With starts raised to the last start the rule is monotone, so a state that is no later in
   // every respect than one already explored (same scheduled set) cannot lead to a better schedule.
+  // The states kept lie in three arenas, so that keeping one seldom allocates: each state's times (as many as
+  // state_times gives for its set) and groups are slices of memo_times_ and memo_groups_, and the states of a
+  // set are linked in the order they were kept.
   struct Memo {
     double last_start, makespan;
-    std::vector<double> times;
-    std::vector<Group> groups;  // normalised at last_start
+    size_t times_at, groups_at, groups;  // groups normalised at last_start
+    size_t next;                         // the set's next state; kNoMemo after its last
+  };
+  static constexpr size_t kNoMemo = ~size_t{0};
+  struct MemoList {
+    size_t first = kNoMemo, last = kNoMemo;
+    int count = 0;
   };
 
   struct Saved {
@@ -158,7 +166,10 @@ class ExactSearch {
     bool operator==(const Key&) const = default;
   };
   std::vector<Key> seen_;
-  std::unordered_map<uint64_t, std::vector<Memo>> memo_;
+  std::unordered_map<uint64_t, MemoList> memo_;
+  std::vector<Memo> memos_;
+  std::vector<double> memo_times_;
+  std::vector<Group> memo_groups_;
   std::vector<double> times_;                      // work space of dominated()
   std::vector<Group> mine_, theirs_;               // work space of dominated()
   std::vector<std::vector<Choice>> choice_lists_;  // per depth of the dive

@@ -65,9 +65,14 @@ bool all_finite(const std::vector<schedule::Problem>& problems) {
 LayerSchedules solve_layers(const std::vector<schedule::Problem>& problems, Scheduling& scheduling) {
   LayerSchedules s;
   s.layers.resize(problems.size() / 2);
-  // Each pass is solved once, by whichever thread takes it: the schedules do not depend on which.
+  // Each pass is solved once, by whichever thread takes it: the schedules do not depend on which. The passes
+  // with the most operators, the costliest to schedule as a rule, are listed last: this thread takes those.
+  std::vector<size_t> order(2 * s.layers.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return problems[a].tasks.size() < problems[b].tasks.size(); });
   std::vector<std::function<void()>> tasks;
-  for (size_t k = 0; k < 2 * s.layers.size(); ++k)
+  for (const size_t k : order)
     tasks.emplace_back([&, k] { pass_of(s, k) = scheduling.cache->solve(problems[k], *scheduling.solver); });
   run_tasks(scheduling.sharing, std::move(tasks));
   return s;

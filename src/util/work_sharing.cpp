@@ -5,10 +5,10 @@
 
 namespace phaze {
 
-std::function<void()>* WorkSharing::take_next(const std::shared_ptr<Batch>& batch) {
-  std::function<void()>* task = &batch->tasks[batch->next++];
+std::function<void()>* WorkSharing::take_next(const std::shared_ptr<Batch>& batch, bool last) {
+  std::function<void()>* task = last ? &batch->tasks[--batch->end] : &batch->tasks[batch->next++];
   --waiting_;
-  if (batch->next == batch->tasks.size()) open_.erase(std::find(open_.begin(), open_.end(), batch));
+  if (batch->next == batch->end) open_.erase(std::find(open_.begin(), open_.end(), batch));
   return task;
 }
 
@@ -27,7 +27,7 @@ void WorkSharing::execute(Batch& batch, std::function<void()>& task) {
   }
   std::lock_guard lock(mutex_);
   if (failure && !batch.failure) batch.failure = failure;
-  if (++batch.done == batch.tasks.size()) batch.all_done.notify_all();
+  if (++batch.done == batch.tasks.size()) posted_.notify_all();
 }
 
 void WorkSharing::run(std::vector<std::function<void()>> tasks) {
@@ -37,6 +37,7 @@ void WorkSharing::run(std::vector<std::function<void()>> tasks) {
   }
   const auto batch = std::make_shared<Batch>();
   batch->tasks = std::move(tasks);
+  batch->end = batch->tasks.size();
   std::function<void()> hook;
   {
     std::lock_guard lock(mutex_);
@@ -46,18 +47,19 @@ void WorkSharing::run(std::vector<std::function<void()>> tasks) {
   }
   posted_.notify_all();
   if (hook) hook();
-  // This thread takes its own tasks in order; helpers may have taken some meanwhile.
+  // This thread takes its own tasks from the last back; helpers may have taken some meanwhile.
   while (true) {
     std::function<void()>* task = nullptr;
     {
       std::lock_guard lock(mutex_);
-      if (batch->next == batch->tasks.size()) break;
-      task = take_next(batch);
+      if (batch->next == batch->end) break;
+      task = take_next(batch, /*last=*/true);
     }
     execute(*batch, *task);
   }
+  // Helpers still run some of them: this thread takes what others posted meanwhile.
   std::unique_lock lock(mutex_);
-  batch->all_done.wait(lock, [&] { return batch->done == batch->tasks.size(); });
+  help_while(lock, [&] { return batch->done == batch->tasks.size(); });
   if (batch->failure) std::rethrow_exception(batch->failure);
 }
 
@@ -73,9 +75,8 @@ bool WorkSharing::help() {
   return true;
 }
 
-void WorkSharing::help_until(const std::function<bool()>& finished) {
-  std::unique_lock lock(mutex_);
-  while (true) {
+void WorkSharing::help_while(std::unique_lock<std::mutex>& lock, const std::function<bool()>& finished) {
+  while (!finished()) {
     std::shared_ptr<Batch> batch;
     if (std::function<void()>* task = take(batch)) {
       lock.unlock();
@@ -83,9 +84,13 @@ void WorkSharing::help_until(const std::function<bool()>& finished) {
       lock.lock();
       continue;
     }
-    if (finished()) return;
     posted_.wait(lock);
   }
+}
+
+void WorkSharing::help_until(const std::function<bool()>& finished) {
+  std::unique_lock lock(mutex_);
+  help_while(lock, finished);
 }
 
 void WorkSharing::wake() {

@@ -120,6 +120,47 @@ TEST(WorkSharing, TasksMayShareTheirOwnTasks) {
   EXPECT_EQ(inner.load(), 30);
 }
 
+TEST(WorkSharing, ThePosterTakesTheLastTaskAndHelpersTheFirst) {
+  // The costliest task, listed last, runs on the posting thread: a helper would reach it only after the
+  // two before it, which take 20 ms each.
+  WorkSharing sharing;
+  Helpers helpers(sharing, 1);
+  std::vector<std::thread::id> ran(3);
+  std::vector<std::function<void()>> tasks;
+  for (size_t k = 0; k < ran.size(); ++k)
+    tasks.emplace_back([&, k] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      ran[k] = std::this_thread::get_id();
+    });
+  sharing.run(std::move(tasks));
+  EXPECT_EQ(ran[2], std::this_thread::get_id());
+  EXPECT_NE(ran[0], std::this_thread::get_id());
+}
+
+TEST(WorkSharing, AWaitingPosterHelpsWithTheTasksItsHelpersPost) {
+  // The helper takes the first task, which posts four of its own; the poster, its own task done, takes
+  // some of them rather than wait for the helper to run all four.
+  WorkSharing sharing;
+  Helpers helpers(sharing, 1);
+  std::mutex mutex;
+  std::set<std::thread::id> inner_threads;
+  std::vector<std::function<void()>> tasks;
+  tasks.emplace_back([&] {
+    std::vector<std::function<void()>> inner;
+    for (int k = 0; k < 4; ++k)
+      inner.emplace_back([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::lock_guard lock(mutex);
+        inner_threads.insert(std::this_thread::get_id());
+      });
+    sharing.run(std::move(inner));
+  });
+  tasks.emplace_back([] {});
+  sharing.run(std::move(tasks));
+  EXPECT_TRUE(inner_threads.contains(std::this_thread::get_id()));
+  EXPECT_EQ(inner_threads.size(), 2u);
+}
+
 TEST(WorkSharing, AFailureIsRethrownAfterEveryTaskRan) {
   WorkSharing sharing;
   Helpers helpers(sharing, 2);

@@ -358,7 +358,7 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
     const hw::Architecture& arch = designs[visit.design].arch;
     if (visit.level == 0) {
       if (++since_reset > kDesignsPerEstimator) {
-        scheduling.renew_estimator();
+        scheduling.estimator.forget_estimates();
         since_reset = 1;
       }
       ++choice.designs_estimated;

@@ -453,10 +453,11 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
                                               const std::function<bool(const std::string&)>& wanted,
                                               const LeaveOutTest& leave_out, std::vector<LeftOutPoint>* left_out) {
   const SearchQuestion& q = *workload_.question;
-  // Designs with the same tensor cores keep their estimator: they share their GEMM estimates.
+  // The estimator's GEMM estimates grow with every core configuration met: they are forgotten every so many
+  // designs, but only where the tensor cores change, since designs with the same ones share their estimates.
   const auto array = std::tuple(design.arch.tc_width, design.arch.tc_depth, design.arch.num_tc);
   if (designs_since_reset_ >= kDesignsPerEstimator && array != last_array_) {
-    scheduling_.renew_estimator();
+    scheduling_.estimator.forget_estimates();
     designs_since_reset_ = 0;
   }
   ++designs_since_reset_;

@@ -28,8 +28,8 @@
 
 namespace phaze::search {
 
-/// Designs an estimator serves before it is replaced (at the next change of tensor cores): its memory
-/// of GEMM estimates grows with every core configuration, and neighbouring designs share most of theirs.
+/// Designs an estimator serves before its GEMM estimates are forgotten (at the next change of tensor cores):
+/// they grow with every core configuration, and neighbouring designs share most of theirs.
 inline constexpr int64_t kDesignsPerEstimator = 64;
 
 /// The layer graphs of the workload, built once: per model, per micro-batch size (the question's order) and

@@ -20,10 +20,6 @@ PassSummary& pass_of(LayerSchedules& s, size_t k) {
 
 }  // namespace
 
-void Scheduling::renew_estimator() {
-  estimator.forget_estimates();
-}
-
 Scheduling make_scheduling(const SearchQuestion& q, ScheduleCache& cache) {
   Scheduling s;
   s.estimator = cost::Estimator(cost::CostParams{}, q.network);

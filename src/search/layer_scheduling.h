@@ -24,10 +24,6 @@ struct Scheduling {
   ScheduleCache* cache = nullptr;
   /// Where the passes of one layer graph are offered to idle threads (nothing: all solved on this thread).
   WorkSharing* sharing = nullptr;
-
-  /// Clears the estimator's memory of GEMM estimates: it grows with every core configuration it meets, and
-  /// only neighbouring designs share them (the mapping levels behind them stay, see cost::GemmMappingMemo).
-  void renew_estimator();
 };
 /// The exact solver with the question's node budget, a fresh estimator on the question's network, and `cache`.
 Scheduling make_scheduling(const SearchQuestion& question, ScheduleCache& cache);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,6 +102,34 @@ pid_t rank_pid(int rank, const std::string& tag) {
   return -1;
 }
 
+/// How many points the results file at `path` holds now: 0 while it does not exist or has no table yet.
+int64_t stored_points(const std::string& path) {
+  sqlite3* db = nullptr;
+  int64_t count = 0;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(db, 1000);
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM points", -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW)
+      count = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return count;
+}
+
+/// Waits until the results file at `path` holds more than `points` points or the process `launcher` has
+/// ended (then reaped, and false is returned); gives up after a minute.
+bool wait_for_progress(const std::string& path, int64_t points, pid_t launcher) {
+  for (int waited_ms = 0; waited_ms < 60000; waited_ms += 20) {
+    int status = 0;
+    if (::waitpid(launcher, &status, WNOHANG) == launcher) return false;
+    if (stored_points(path) > points) return true;
+    ::usleep(20 * 1000);
+  }
+  return true;
+}
+
 TEST(SearchMpi, ResultsFileCompletedAfterARankWasKilledGivesTheFreshAnswer) {
   TempDir dir;
   const std::string db = dir.file("results.sqlite");
@@ -112,14 +141,20 @@ TEST(SearchMpi, ResultsFileCompletedAfterARankWasKilledGivesTheFreshAnswer) {
   question.push_back("--exhaustive");
   std::vector<std::string> killed = question;
   killed.insert(killed.end(), {"--threads", "1", "--db", db});
-  std::mt19937 random(2026);  // fixed seed: the same kill moments on every run of the test
-  std::uniform_int_distribution<int> delay_ms(300, 900);
+  // Each run is killed a moment after it stored more points than the runs before it: the moments follow the
+  // run's progress, not the clock, so that a slow build (sanitizers, a loaded machine) is killed as late in
+  // its run as a fast one.
+  std::mt19937 random(2026);  // fixed seed: the same delays on every run of the test
+  std::uniform_int_distribution<int> delay_ms(0, 200);
   int kills = 0;
-  // Rank 1 of three, then rank 0 of three, then rank 1 of two.
-  for (const auto& [ranks, victim] : std::vector<std::pair<int, int>>{{3, 1}, {3, 0}, {2, 1}}) {
-    const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(kills);
+  int run = 0;
+  // Rank 0 of three (the one that stores the points), then rank 1 of three, then rank 1 of two.
+  for (const auto& [ranks, victim] : std::vector<std::pair<int, int>>{{3, 0}, {3, 1}, {2, 1}}) {
+    const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(run++);
+    const int64_t points_before = stored_points(db);
     const pid_t launcher = spawn_ranks(ranks, killed, tag);
     ASSERT_GT(launcher, 0);
+    if (!wait_for_progress(db, points_before, launcher)) continue;  // the run ended first
     ::usleep(static_cast<useconds_t>(delay_ms(random)) * 1000);
     const pid_t pid = rank_pid(victim, tag);
     if (pid > 0 && ::kill(pid, SIGKILL) == 0) ++kills;

@@ -92,23 +92,32 @@ Plan CorrectedPlanner::solve_frontiers(const Chain& chain, const Cluster& cluste
   Plan plan;
   plan.width = t;
   if (n == 0) return plan;
-  // Uniform: every stage has `a` devices, so the stage count gives the devices. Mixed: also index c, the
-  // stages on t devices (a plan of s stages needs s + c·(t − 1) devices), as ReferencePlanner::solve_mixed does.
+  // Uniform: every stage has `a` devices, so the stage count gives the devices. Mixed: also index e, the
+  // stages on one device (a plan of s stages needs s + (s − e)·(t − 1) devices), as ReferencePlanner::solve_mixed
+  // does with the stages on t devices. Such a stage holds only layers that are not split, so e is at most
+  // their number u: a chain whose few unsplit layers are the embedding and the head has two or three
+  // values of e, where the t-device count would take every value up to s.
   const bool mixed = !costs_.uniform_devices();
   const int64_t a = costs_.devices(0, n);
   const int64_t cap = mixed ? std::min<int64_t>(K, n) : std::min<int64_t>(K / a, n);
   if (cap == 0) return plan;
-  const size_t sdim = static_cast<size_t>(cap) + 1, cdim = mixed ? sdim : 1;
-  auto cell = [sdim, cdim](int i, int64_t s, int64_t c) {
-    return (static_cast<size_t>(i) * sdim + static_cast<size_t>(s)) * cdim + static_cast<size_t>(c);
+  int64_t unsplit = 0;
+  if (mixed)
+    for (const ChainNode& node : chain.nodes) unsplit += node.tensor_parallel ? 0 : 1;
+  const int64_t e_top = std::min(cap, unsplit);  // the most one-device stages of a plan
+  const size_t sdim = static_cast<size_t>(cap) + 1, edim = static_cast<size_t>(e_top) + 1;
+  auto cell = [sdim, edim](int i, int64_t s, int64_t e) {
+    return (static_cast<size_t>(i) * sdim + static_cast<size_t>(s)) * edim + static_cast<size_t>(e);
   };
-  front_begin_.assign(static_cast<size_t>(n + 1) * sdim * cdim, 0);
+  // Devices of one replica of a plan of s stages, e of them on one device.
+  auto devices_of = [t](int64_t s, int64_t e) { return s + (s - e) * (t - 1); };
+  front_begin_.assign(static_cast<size_t>(n + 1) * sdim * edim, 0);
   front_size_.assign(front_begin_.size(), 0);
   pool_.clear();
   pool_.push_back(FrontPoint{0.0, 0.0, -1, -1});  // the empty suffix in 0 stages
   front_size_[cell(n, 0, 0)] = 1;
-  if (row_.size() < cdim) row_.resize(cdim);
-  closed_.resize(cdim);
+  if (row_.size() < edim) row_.resize(edim);
+  closed_.resize(edim);
 
   // Frontiers of the suffixes [i, n), i = n − 1 down to 0, in s stages, the first one [i, j). For one
   // (i, s) the first stage grows from the shortest whose rest can have s − 1 stages at all (lowest_), and
@@ -137,48 +146,49 @@ Plan CorrectedPlanner::solve_frontiers(const Chain& chain, const Cluster& cluste
       floor_[2 * static_cast<size_t>(j) + 1] = later_floor;
     }
     for (int64_t s = 1; s <= std::min<int64_t>(cap, n - i); ++s) {
-      // Targets: wide-stage counts c ≤ s whose s + c·(t − 1) devices fit (uniform: the one target c = 0).
+      // Targets: one-device stage counts e ≤ s whose devices fit (uniform: the one target e = 0).
+      const int64_t e_most = std::min(s, e_top);
       size_t open = 0;  // targets not closed yet
-      for (size_t c = 0; c < cdim; ++c) {
-        row_[c].clear();
-        const int64_t wide = static_cast<int64_t>(c);
-        closed_[c] = wide > s || (mixed && s + wide * (t - 1) > K);
-        open += closed_[c] ? 0 : 1;
+      for (int64_t e = 0; e <= e_most; ++e) {
+        row_[static_cast<size_t>(e)].clear();
+        closed_[static_cast<size_t>(e)] = mixed && devices_of(s, e) > K;
+        open += closed_[static_cast<size_t>(e)] ? 0 : 1;
       }
       for (int j = std::max(i + 1, lowest_[static_cast<size_t>(s - 1)]); j <= n - s + 1 && open > 0; ++j) {
         if (costs_.max_in_flight(i, j) < s) break;
         const double params = costs_.parameter_bytes(i, j);
         const double floor = floor_[2 * static_cast<size_t>(j) + (s > 1 ? 1 : 0)];
         const double load = costs_.load(i, j, s);
-        const int64_t wide = mixed && costs_.devices(i, j) == t ? 1 : 0;
-        for (int64_t c_rest = 0; c_rest < (mixed ? s : 1); ++c_rest) {
-          const int64_t c = c_rest + wide;
-          if (mixed && s + c * (t - 1) > K) break;  // more wide stages only need more devices
-          if (closed_[static_cast<size_t>(c)]) continue;
-          std::vector<FrontPoint>& target = row_[static_cast<size_t>(c)];
+        const int64_t narrow = mixed && costs_.devices(i, j) == 1 ? 1 : 0;
+        for (int64_t e_rest = 0; e_rest + narrow <= e_most && e_rest < s; ++e_rest) {
+          const auto e = static_cast<size_t>(e_rest + narrow);
+          if (closed_[e]) continue;
+          std::vector<FrontPoint>& target = row_[e];
           if (dominated(target, params, floor)) {
-            closed_[static_cast<size_t>(c)] = 1;
+            closed_[e] = 1;
             --open;
             continue;
           }
-          const size_t child = cell(j, s - 1, c_rest);
+          const size_t child = cell(j, s - 1, e_rest);
           if (front_size_[child] == 0) continue;
           extend_frontier(target, &pool_[front_begin_[child]], front_size_[child], load, params, j);
         }
       }
-      for (size_t c = 0; c < cdim; ++c) {
-        if (row_[c].empty()) continue;
-        front_begin_[cell(i, s, static_cast<int64_t>(c))] = static_cast<int>(pool_.size());
-        front_size_[cell(i, s, static_cast<int64_t>(c))] = static_cast<int>(row_[c].size());
-        pool_.insert(pool_.end(), row_[c].begin(), row_[c].end());
+      for (int64_t e = 0; e <= e_most; ++e) {
+        const std::vector<FrontPoint>& row = row_[static_cast<size_t>(e)];
+        if (row.empty()) continue;
+        front_begin_[cell(i, s, e)] = static_cast<int>(pool_.size());
+        front_size_[cell(i, s, e)] = static_cast<int>(row.size());
+        pool_.insert(pool_.end(), row.begin(), row.end());
         lowest_[static_cast<size_t>(s)] = i;
       }
     }
   }
 
-  // Every plan of the whole chain in s stages (c of them wide) on every frontier point, for every d.
+  // Every plan of the whole chain in s stages (e of them on one device) on every frontier point, for every d.
+  // The stages on t devices go from fewest to most (e from most to fewest), the order of the ties' rule.
   double best_time = kInfinity;
-  int64_t best_d = 0, best_s = 0, best_c = 0;
+  int64_t best_d = 0, best_s = 0, best_e = 0;
   int best_k = -1;
   const int64_t replicas = std::min(K, cluster.micro_batches);
   for (int64_t d = 1; d <= replicas; d = last_equivalent_degree(d, cluster.micro_batches, K) + 1) {
@@ -187,9 +197,9 @@ Plan CorrectedPlanner::solve_frontiers(const Chain& chain, const Cluster& cluste
     if (s_top < 1) break;  // K/d only shrinks
     const BatchTimeModel time(cluster, d);
     for (int64_t s = 1; s <= s_top; ++s)
-      for (int64_t c = 0; c < (mixed ? s + 1 : 1); ++c) {
-        if (mixed && s + c * (t - 1) > kd) break;
-        const size_t id = cell(0, s, c);
+      for (int64_t e = std::min(s, e_top); e >= 0; --e) {
+        if (mixed && devices_of(s, e) > kd) break;  // fewer one-device stages only need more devices
+        const size_t id = cell(0, s, e);
         const int size = front_size_[id];
         if (size == 0) continue;
         const FrontPoint* front = &pool_[front_begin_[id]];
@@ -201,7 +211,7 @@ Plan CorrectedPlanner::solve_frontiers(const Chain& chain, const Cluster& cluste
             best_time = plan_time;
             best_d = d;
             best_s = s;
-            best_c = c;
+            best_e = e;
             best_k = k;
           }
         }
@@ -213,11 +223,11 @@ Plan CorrectedPlanner::solve_frontiers(const Chain& chain, const Cluster& cluste
   plan.data_parallel = best_d;
   plan.time_per_batch = best_time;
   int i = 0, k = best_k;
-  for (int64_t s = best_s, c = best_c; s > 0; --s) {
-    const FrontPoint& point = pool_[static_cast<size_t>(front_begin_[cell(i, s, c)] + k)];
+  for (int64_t s = best_s, e = best_e; s > 0; --s) {
+    const FrontPoint& point = pool_[static_cast<size_t>(front_begin_[cell(i, s, e)] + k)];
     const int64_t devices = costs_.devices(i, point.next);
     plan.stages.push_back(Stage{i, point.next, devices});
-    if (mixed && devices == t) --c;
+    if (mixed && devices == 1) --e;
     k = point.pick;
     i = point.next;
   }

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "placement/batch_time.h"
+#include "placement/stage_memory.h"
 
 namespace phaze::placement {
 
@@ -82,6 +83,32 @@ PlanCheck evaluate_hand_set(const std::vector<Chain>& chains, const Cluster& clu
   StageCosts costs;
   costs.compute(*it, cluster);
   return evaluate_plan(costs, stages, hand.data_parallel, cluster);
+}
+
+bool stages_fit_memory(const Chain& chain, const std::vector<Stage>& stages, const Cluster& cluster) {
+  const auto p = static_cast<int64_t>(stages.size());
+  for (int64_t q = 0; q < p; ++q) {
+    const Stage& stage = stages[static_cast<size_t>(q)];
+    // Summed in StageCosts' order (positions in turn, each one's entering edges in the chain's order), so that
+    // the figures are the same to the bit.
+    StageFootprint footprint;
+    for (int v = stage.first; v < stage.last; ++v) {
+      const ChainNode& node = chain.nodes[static_cast<size_t>(v)];
+      for (const ChainEdge& e : chain.edges)
+        if (e.to == v && e.from < stage.first) footprint.boundary_bytes += e.bytes;
+      footprint.parameter_bytes += node.parameter_bytes;
+      footprint.activation_bytes += node.activation_bytes;
+    }
+    if (max_in_flight(footprint, cluster) < p - q) return false;  // 1F1B: p − q micro-batches in flight
+  }
+  return true;
+}
+
+bool differ_only_in_memory(const Cluster& a, const Cluster& b) {
+  return a.devices == b.devices && a.pipeline_link == b.pipeline_link && a.data_parallel_link == b.data_parallel_link &&
+         a.micro_batches == b.micro_batches && a.recompute == b.recompute && a.optimizer == b.optimizer &&
+         a.corrected.enabled == b.corrected.enabled &&
+         a.corrected.optimizer_seconds_per_byte == b.corrected.optimizer_seconds_per_byte;
 }
 
 PlanCheck recheck_plan(const StageCosts& costs, const Plan& plan, const Cluster& cluster) {

@@ -31,6 +31,15 @@ struct HandSetPlan {
 };
 PlanCheck evaluate_hand_set(const std::vector<Chain>& chains, const Cluster& cluster, const HandSetPlan& plan);
 
+/// Whether every stage of `stages` (a plan of `chain`) fits in `cluster`'s memory with the micro-batches 1F1B
+/// keeps in flight on it (as evaluate_plan checks it), in O(stages · edges) without the stage tables.
+bool stages_fit_memory(const Chain& chain, const std::vector<Stage>& stages, const Cluster& cluster);
+
+/// Whether the clusters differ at most in their memory per device: a plan then takes the same time on both
+/// (memory decides only which plans fit), so the best time on the roomier one bounds the other's from below,
+/// and is the other's when its plan fits there too.
+bool differ_only_in_memory(const Cluster& a, const Cluster& b);
+
 /// Re-evaluates a plan a planner reconstructed from its tables with evaluate_plan, and throws
 /// std::logic_error when the two disagree: both use the one BatchTimeModel, so a disagreement is a planner bug.
 /// Returns the re-evaluation (for its parts).

@@ -9,6 +9,7 @@
 #include <optional>
 #include <tuple>
 
+#include "placement/plan_check.h"
 #include "placement/time_floor.h"
 #include "schedule/layer_problem.h"
 #include "search/megatron_execution.h"
@@ -57,6 +58,22 @@ void score_point(PointOutcome& p) {
     sum += m.samples_per_s;
   }
   p.score = p.feasible ? sum / static_cast<double>(p.models.size()) : 0;
+}
+
+/// The indices of `clusters`, those with more memory per device first (in their order among equals): a
+/// placement at a roomier point bounds, and sometimes settles, those at the others (Evaluator::refine).
+std::vector<size_t> roomiest_first(const std::vector<placement::Cluster>& clusters) {
+  std::vector<size_t> order(clusters.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return clusters[a].memory_bytes > clusters[b].memory_bytes; });
+  return order;
+}
+
+/// Whether point `roomier` differs from point `k` only in having more memory per device.
+bool is_roomier(const std::vector<placement::Cluster>& clusters, size_t roomier, size_t k) {
+  return clusters[roomier].memory_bytes > clusters[k].memory_bytes &&
+         placement::differ_only_in_memory(clusters[roomier], clusters[k]);
 }
 
 }  // namespace
@@ -276,7 +293,7 @@ double Evaluator::ModelBounds::least_time_s(size_t k) const {
 // Every width is placed on the root bounds of its layers, which bound its time per batch from below. A
 // placement costs a fraction of a millisecond, a width's layer schedules up to seconds. Unless every point
 // is asked for, a point's placement waits until the floor that needs none (placement::time_floor_s) could
-// decide something.
+// decide something. Points with more memory come first: their placements serve the others (refine).
 Evaluator::ModelBounds Evaluator::bound_model(const std::vector<model::LayerGraph>& graphs,
                                               const hw::Architecture& design,
                                               const std::vector<placement::Cluster>& clusters, bool every_point) {
@@ -285,22 +302,25 @@ Evaluator::ModelBounds Evaluator::bound_model(const std::vector<model::LayerGrap
   out.problems.resize(widths);
   out.usable.assign(widths, 0);
   out.time_s.assign(widths, std::vector<double>(points, std::numeric_limits<double>::infinity()));
-  out.weak.assign(widths, std::vector<char>(points, 0));
+  out.level.assign(widths, std::vector<BoundLevel>(points, BoundLevel::kPlaced));
+  out.stages.assign(widths, std::vector<std::vector<placement::Stage>>(points));
   out.stand_ins.resize(widths);
   out.chains.resize(widths);
+  const std::vector<size_t> order = roomiest_first(clusters);
   for (size_t wi = 0; wi < widths; ++wi) {
     out.problems[wi] = layer_problems(graphs[wi], design, scheduling_.estimator);
     if (!all_finite(out.problems[wi])) continue;
     out.usable[wi] = 1;
     out.stand_ins[wi] = bound_layers(out.problems[wi], *scheduling_.cache);
     out.chains[wi] = make_chain(graphs[wi], out.stand_ins[wi]);
-    for (size_t k = 0; k < points; ++k) {
-      if (every_point) {
-        refine(out, graphs, clusters, wi, k);
+    for (const size_t k : order) {
+      out.level[wi][k] = BoundLevel::kFloor;
+      if (!every_point) {
+        out.time_s[wi][k] = placement::time_floor_s(out.chains[wi], clusters[k]);
         continue;
       }
-      out.time_s[wi][k] = placement::time_floor_s(out.chains[wi], clusters[k]);
-      out.weak[wi][k] = 1;
+      out.time_s[wi][k] = 0;  // no floor needed: the point is placed (or settled by a roomier one) at once
+      while (out.level[wi][k] != BoundLevel::kPlaced) refine(out, graphs, clusters, wi, k);
     }
   }
   return out;
@@ -314,9 +334,35 @@ placement::Plan Evaluator::place(const model::LayerGraph& graph, const LayerSche
 
 void Evaluator::refine(ModelBounds& bounds, const std::vector<model::LayerGraph>& graphs,
                        const std::vector<placement::Cluster>& clusters, size_t wi, size_t k) {
-  const placement::Plan plan = place(graphs[wi], bounds.stand_ins[wi], bounds.chains[wi], clusters[k]);
-  bounds.time_s[wi][k] = plan.feasible ? plan.time_per_batch : std::numeric_limits<double>::infinity();
-  bounds.weak[wi][k] = 0;
+  constexpr double kNoPlan = std::numeric_limits<double>::infinity();
+  double& time = bounds.time_s[wi][k];
+  BoundLevel& level = bounds.level[wi][k];
+  if (level == BoundLevel::kFloor) {
+    // Every plan that fits here fits at a roomier point and takes as long there: the slowest best plan of the
+    // placed roomier points is the tightest bound they give, and the best time here when its plan fits here.
+    std::optional<size_t> roomier;
+    for (size_t r = 0; r < clusters.size(); ++r)
+      if (bounds.level[wi][r] == BoundLevel::kPlaced && is_roomier(clusters, r, k) &&
+          (!roomier || bounds.time_s[wi][r] > bounds.time_s[wi][*roomier]))
+        roomier = r;
+    if (roomier) {
+      const double roomier_s = bounds.time_s[wi][*roomier];
+      const std::vector<placement::Stage>& stages = bounds.stages[wi][*roomier];
+      if (roomier_s == kNoPlan || placement::stages_fit_memory(bounds.chains[wi], stages, clusters[k])) {
+        time = roomier_s;
+        level = BoundLevel::kPlaced;
+        bounds.stages[wi][k] = stages;
+        return;
+      }
+      time = std::max(time, roomier_s);
+      level = BoundLevel::kRoomier;
+      return;
+    }
+  }
+  placement::Plan plan = place(graphs[wi], bounds.stand_ins[wi], bounds.chains[wi], clusters[k]);
+  time = plan.feasible ? plan.time_per_batch : kNoPlan;
+  level = BoundLevel::kPlaced;
+  bounds.stages[wi][k] = std::move(plan.stages);
 }
 
 Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>& graphs, ModelBounds& bounds,
@@ -328,15 +374,29 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
   out.schedules.resize(widths);
   out.plans.resize(points);
   out.width_of.assign(points, widths);
-  // Schedules one width exactly and lets its plans compete for every point where its bound does not
-  // already lose to the best plan there.
+  const std::vector<size_t> order = roomiest_first(clusters);
+  // Schedules one width exactly and lets its plans compete for every point where neither its bound nor its
+  // plan at a roomier point (no faster than its plan here) already loses to the best plan there.
+  std::vector<double> placed_s(points);  // this width's best time at each point placed (infinity: no plan)
   auto solve = [&](size_t wi) {
     const LayerSchedules& s = out.schedules[wi].emplace(solve_layers(bounds.problems[wi], scheduling_));
     unproven_ += s.unproven_passes();
     const placement::Chain chain = make_chain(graphs[wi], s);
-    for (size_t k = 0; k < points; ++k) {
+    std::fill(placed_s.begin(), placed_s.end(), -1.0);  // -1: not placed
+    auto loses_at = [&](double time_s, size_t k) {
+      const placement::Plan& best = out.plans[k];
+      return time_s == std::numeric_limits<double>::infinity() ||
+             (best.feasible &&
+              (time_s > best.time_per_batch || (time_s == best.time_per_batch && wi > out.width_of[k])));
+    };
+    for (const size_t k : order) {
       if (out.plans[k].feasible && bounds.time_s[wi][k] > out.plans[k].time_per_batch) continue;
+      bool settled = false;
+      for (size_t r = 0; r < points && !settled; ++r)
+        settled = placed_s[r] >= 0 && is_roomier(clusters, r, k) && loses_at(placed_s[r], k);
+      if (settled) continue;
       placement::Plan plan = place(graphs[wi], s, chain, clusters[k]);
+      placed_s[k] = plan.feasible ? plan.time_per_batch : std::numeric_limits<double>::infinity();
       if (beats(plan, wi, out.plans[k], out.width_of[k])) {
         out.plans[k] = std::move(plan);
         out.width_of[k] = wi;
@@ -346,7 +406,8 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
 
   // A width is scheduled only while it could still beat (or tie with a smaller width) the best plan of some
   // needed point: the plans are those of scheduling every width. Most points need one or two widths.
-  // A weak bound that could win is refined first.
+  // A weak bound that could win is refined first, a level at a time. Points are taken roomiest first, so that
+  // their placements serve the others.
   auto could_win = [&](size_t wi, size_t k) {
     if (!bounds.usable[wi] || out.schedules[wi] || !needed(k)) return false;
     auto below_best = [&] {
@@ -356,15 +417,17 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
              (!best.feasible || b < best.time_per_batch || (b == best.time_per_batch && wi < out.width_of[k]));
     };
     if (!below_best()) return false;
-    if (!bounds.weak[wi][k]) return true;
-    refine(bounds, graphs, clusters, wi, k);
-    return below_best();
+    while (bounds.level[wi][k] != BoundLevel::kPlaced) {
+      refine(bounds, graphs, clusters, wi, k);
+      if (!below_best()) return false;
+    }
+    return true;
   };
   while (true) {
     // The first point that an unscheduled width could still improve, and its most promising such width.
     std::optional<size_t> next;
-    for (size_t k = 0; k < points && !next; ++k)
-      for (size_t wi = 0; wi < widths; ++wi)
+    for (size_t i = 0; i < points && !next; ++i)
+      for (size_t wi = 0, k = order[i]; wi < widths; ++wi)
         if (could_win(wi, k) && (!next || bounds.time_s[wi][k] < bounds.time_s[*next][k])) next = wi;
     if (!next) break;
     solve(*next);

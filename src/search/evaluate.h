@@ -122,17 +122,23 @@ class Evaluator {
     /// Whether point k has a plan (of either planner); only asked when some width is usable.
     bool feasible(size_t k) const { return stagewise.empty() ? plans[k].feasible : stagewise[k].feasible; }
   };
+  /// How far a bound in ModelBounds has got: the floor that needs no placement, the placement at a roomier
+  /// point (memory decides only which plans fit, so a plan there is no slower than the best here), or the
+  /// placement of this point (or one at a roomier point whose plan fits here, which is as good).
+  enum class BoundLevel : char { kPlaced, kFloor, kRoomier };
   /// One model's layer problems per width on a design, and per width and point (cluster) the time per batch
   /// of the plan placed on the layers' root bounds: a lower bound of the time of any plan of that width
   /// there (infinity: none fits). A point's bound may at first be a weaker one that needs no placement
-  /// (`weak`, bound_model); refine() places the point.
+  /// (`level`, bound_model); refine() raises it a level.
   struct ModelBounds {
     std::vector<std::vector<schedule::Problem>> problems;  ///< per width
     std::vector<char> usable;                              ///< per width: every operator has a finite estimate
     std::vector<std::vector<double>> time_s;               ///< [width][point]
-    std::vector<std::vector<char>> weak;                   ///< [width][point]: not placed yet
-    std::vector<LayerSchedules> stand_ins;                 ///< per usable width: its layers at their root bounds
-    std::vector<placement::Chain> chains;                  ///< per usable width: the chain of those
+    std::vector<std::vector<BoundLevel>> level;            ///< [width][point]
+    /// [width][point]: the stages of the plan placed, once the level is kPlaced (none when no plan fits)
+    std::vector<std::vector<std::vector<placement::Stage>>> stages;
+    std::vector<LayerSchedules> stand_ins;  ///< per usable width: its layers at their root bounds
+    std::vector<placement::Chain> chains;   ///< per usable width: the chain of those
     bool any_width() const;
     /// The least bound over the widths at point k; infinity when no width has a plan there. Needs every
     /// bound of the point refined.
@@ -144,7 +150,8 @@ class Evaluator {
   /// The planner's plan of `chain` on `cluster`, through the plan cache (one thread at a time).
   placement::Plan place(const model::LayerGraph& graph, const LayerSchedules& schedules, const placement::Chain& chain,
                         const placement::Cluster& cluster);
-  /// Places width `wi` at point `k` on its own bounds.
+  /// Raises the bound of width `wi` at point `k` a level: a weak bound takes that of a placed roomier point
+  /// when there is one, else the point is placed on the width's root bounds.
   void refine(ModelBounds& bounds, const std::vector<model::LayerGraph>& graphs,
               const std::vector<placement::Cluster>& clusters, size_t wi, size_t k);
   /// One model's best plans at the points (clusters) that `needed` marks, scheduling the fewest widths that

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "placement/chain.h"
+#include "placement/corrected_planner.h"
 #include "placement/plan_check.h"
 #include "placement/planner.h"
 #include "placement/reference_planner.h"
@@ -840,6 +841,79 @@ TEST(PlacementPlannerProperty, HandSetWithCorrectedTermsMatchesReference) {
   Options opt;
   opt.corrected = true;
   check_hand_sets(556u, opt);
+}
+
+// stages_fit_memory against the reference's memory rule, stage by stage, on every partition of random chains
+// (their skip edges in random order) at tight to loose memory.
+TEST(PlacementPlannerProperty, StagesFitMemoryAgreesWithTheReference) {
+  std::mt19937 rng(4242u);
+  int fitting = 0, not_fitting = 0;
+  for (int k = 0; k < 200; ++k) {
+    const Instance inst = random_instance(rng);
+    for (const Chain& chain : inst.chains) {
+      const int n = static_cast<int>(chain.nodes.size());
+      for (uint32_t mask = 0; mask < (1u << (n - 1)); ++mask) {  // bit j: a cut after position j
+        std::vector<Stage> stages;
+        int first = 0;
+        for (int j = 0; j < n; ++j)
+          if (j == n - 1 || (mask >> j) & 1u) {
+            stages.push_back(Stage{first, j + 1, 1});
+            first = j + 1;
+          }
+        const auto p = static_cast<int64_t>(stages.size());
+        if (p > inst.cluster.devices) continue;  // more stages than devices: no plan, and not a memory question
+        bool fit = true;
+        for (int64_t q = 0; q < p; ++q)
+          fit = fit && fits(reference_stage(chain, inst.cluster, stages[q].first, stages[q].last), p - q, inst.cluster);
+        ASSERT_EQ(phaze::placement::stages_fit_memory(chain, stages, inst.cluster), fit) << inst.describe();
+        (fit ? fitting : not_fitting) += 1;
+      }
+    }
+  }
+  EXPECT_GT(fitting, 1000);
+  EXPECT_GT(not_fitting, 1000);
+}
+
+// What the search's bounds rest on (Evaluator::refine): with more memory per device the best time is never
+// longer, and when the best plan of the roomier cluster fits the other one, the other's best time is the
+// same to the bit. Both by brute force, and by the planner.
+TEST(PlacementPlannerProperty, MoreMemoryNeverSlowsTheBestPlan) {
+  std::mt19937 rng(777u);
+  Options opt;
+  opt.corrected = true;
+  phaze::placement::CorrectedPlanner planner;
+  int settled = 0, compared = 0;
+  for (int k = 0; k < 400; ++k) {
+    const Instance inst = random_instance(rng, opt);
+    Cluster tight = inst.cluster, roomy = inst.cluster;
+    tight.memory_bytes = std::floor(inst.cluster.memory_bytes * std::uniform_real_distribution<double>(0.3, 1.0)(rng));
+    ASSERT_TRUE(phaze::placement::differ_only_in_memory(tight, roomy));
+    for (const Chain& chain : inst.chains) {
+      const RefBest ref_tight = reference_best({chain}, tight), ref_roomy = reference_best({chain}, roomy);
+      if (ref_tight.feasible) {
+        ASSERT_TRUE(ref_roomy.feasible) << inst.describe();
+        EXPECT_LE(ref_roomy.time, ref_tight.time) << inst.describe();
+      }
+      const Plan at_roomy = planner.solve(chain, roomy);
+      const Plan at_tight = planner.solve(chain, tight);
+      ASSERT_EQ(at_roomy.feasible, ref_roomy.feasible) << inst.describe();
+      if (!at_roomy.feasible) {
+        EXPECT_FALSE(at_tight.feasible) << inst.describe();
+        continue;
+      }
+      ++compared;
+      if (!phaze::placement::stages_fit_memory(chain, at_roomy.stages, tight)) continue;
+      ASSERT_TRUE(at_tight.feasible) << inst.describe();
+      EXPECT_EQ(at_tight.time_per_batch, at_roomy.time_per_batch) << inst.describe();
+      ++settled;
+    }
+  }
+  EXPECT_GT(compared, 300);
+  EXPECT_GT(settled, 100);
+  EXPECT_LT(settled, compared);  // some roomier plans do not fit: the rule is not vacuous
+  Cluster other = Cluster{};
+  other.recompute = true;
+  EXPECT_FALSE(phaze::placement::differ_only_in_memory(Cluster{}, other));
 }
 
 // The reference itself, on the worked example of planner_examples_test.cpp (3 nodes fw 1 bw 2, 10-byte

@@ -32,7 +32,7 @@ struct HandSetPlan {
 PlanCheck evaluate_hand_set(const std::vector<Chain>& chains, const Cluster& cluster, const HandSetPlan& plan);
 
 /// Whether every stage of `stages` (a plan of `chain`) fits in `cluster`'s memory with the micro-batches 1F1B
-/// keeps in flight on it (as evaluate_plan checks it), in O(stages · edges) without the stage tables.
+/// keeps in flight on it (as evaluate_plan checks it), in O(positions · edges) without the stage tables.
 bool stages_fit_memory(const Chain& chain, const std::vector<Stage>& stages, const Cluster& cluster);
 
 /// Whether the clusters differ at most in their memory per device: a plan then takes the same time on both

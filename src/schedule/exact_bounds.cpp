@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
-#include <unordered_map>
 #include <vector>
 
 #include "schedule/exact_search.h"
@@ -48,12 +47,11 @@ constexpr Mix kMixes[] = {{0.5, 0.0, 0}, {0.5, 0.0, 1}, {1.0, 1.0, 0}, {0.0, 1.0
 
 // The value kept for `set`, computed and kept on first use (the memo is emptied when full: bounded memory).
 template <typename Compute>
-double remember(std::unordered_map<uint64_t, double>& memo, uint64_t set, Compute compute) {
-  const auto known = memo.find(set);
-  if (known != memo.end()) return known->second;
+double remember(SetTable<double>& memo, uint64_t set, Compute compute) {
+  if (const double* known = memo.find(set)) return *known;
   const double value = compute();
   if (memo.size() >= kExclusiveMemoLimit) memo.clear();
-  memo.emplace(set, value);
+  memo.insert(set, value);
   return value;
 }
 

@@ -9,11 +9,11 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
-#include <unordered_map>
 #include <vector>
 
 #include "schedule/prepared.h"
 #include "schedule/problem.h"
+#include "schedule/set_table.h"
 
 namespace phaze::schedule::detail {
 
@@ -60,7 +60,7 @@ class ExactSearch {
     exact_part_nodes_ = nodes;
   }
   /// Keeps the parts' optima in `memo` (by task set), shared by the searches of one problem.
-  void share_exact_parts(std::unordered_map<uint64_t, double>& memo) { exact_memo_ = &memo; }
+  void share_exact_parts(SetTable<double>& memo) { exact_memo_ = &memo; }
   /// The bound of the empty schedule: no schedule is shorter (call before run).
   double root_bound() const { return lower_bound(0, 0.0); }
   /// A dive that runs every task that can be intra-operator parallel that way.
@@ -146,10 +146,10 @@ class ExactSearch {
     uint8_t use;
     int task;
   };
-  mutable std::unordered_map<uint64_t, double> exclusive_memo_;  // by task set
-  mutable std::unordered_map<uint64_t, double> base_memo_;       // the same without splitting
-  mutable std::unordered_map<uint64_t, double> own_exact_memo_;  // exact_part by task set
-  std::unordered_map<uint64_t, double>* exact_memo_ = &own_exact_memo_;
+  mutable SetTable<double> exclusive_memo_;  // by task set
+  mutable SetTable<double> base_memo_;       // the same without splitting
+  mutable SetTable<double> own_exact_memo_;  // exact_part by task set
+  SetTable<double>* exact_memo_ = &own_exact_memo_;
   int exact_part_tasks_ = 0;
   int64_t exact_part_nodes_ = 0;
   mutable std::vector<double> flow_[2];
@@ -166,7 +166,7 @@ class ExactSearch {
     bool operator==(const Key&) const = default;
   };
   std::vector<Key> seen_;
-  std::unordered_map<uint64_t, MemoList> memo_;
+  SetTable<MemoList> memo_;
   std::vector<Memo> memos_;
   std::vector<double> memo_times_;
   std::vector<Group> memo_groups_;

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "schedule/exact_search.h"
@@ -93,7 +92,7 @@ bool detail::probe_search(const Problem& problem, const Prepared& q, int64_t nod
   // target reaches the incumbent (a search as the first one). A target well below the optimum prunes most
   // of the tree, so probes prove their "none" fast; and the probe that finds a schedule finds it early, as
   // subtrees bounded above its target are never entered.
-  std::unordered_map<uint64_t, double> parts;  // the parts' optima, the same for every probe
+  detail::SetTable<double> parts;  // the parts' optima, the same for every probe
   int64_t left = node_budget;
   double floor = -1, least_step = 0;
   while (left > 0) {

@@ -89,7 +89,9 @@ TEST(CliSearchQuestion, FlagsBesideTheFileReplaceItsValues) {
     const RunResult from_file = ok("search --question " + quoted(q) + " " + extra + " --write-question -");
     const RunResult from_flags = ok(base + " " + extra + " --write-question -");
     EXPECT_EQ(from_file.out, from_flags.out) << extra;
-    if (extra != "--budget tpuv4-like") EXPECT_NE(from_file.out, read(q)) << extra;  // the default budget
+    if (extra != "--budget tpuv4-like") {
+      EXPECT_NE(from_file.out, read(q)) << extra;  // the default budget
+    }
   }
   // --model replaces the file's models.
   const json other =

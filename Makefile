@@ -3,7 +3,12 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 SANITIZE_DIR ?= build-sanitize
-FUZZ_DIR ?= build-fuzz
+# The fuzz targets are built in the sanitized tree: one clang build serves the sanitized suite and the fuzzers.
+FUZZ_DIR ?= $(SANITIZE_DIR)
+# -O1 with line tables only: about 30 % less compile time than -O2 -g, and sanitizer reports still name
+# files and lines.
+SANITIZE_CMAKE ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
+  -DCMAKE_CXX_COMPILER=clang++ -DPHAZE_SANITIZE=ON -DPHAZE_FUZZ=ON
 # Tests left out of the sanitized run, each seconds in the release build and many minutes sanitized: the
 # exact scheduler on whole backward layers, and the thousands of random questions that guard CBC (an
 # uninstrumented library) against aborts. The small solver tests run the same code sanitized.
@@ -36,8 +41,7 @@ test: build
 # (the tests' phaze child processes are sanitized builds too and inherit these options). clang, because it
 # compiles the sanitized build in about half the time g++ takes.
 test-sanitize: deps
-	@cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DPHAZE_SANITIZE=ON \
-	  > /dev/null
+	@cmake -S . -B $(SANITIZE_DIR) $(SANITIZE_CMAKE) > /dev/null
 	@cmake --build $(SANITIZE_DIR) -j $(JOBS)
 	cd $(SANITIZE_DIR) && \
 	  ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0 \
@@ -46,8 +50,8 @@ test-sanitize: deps
 
 # libFuzzer targets (clang), one per reader of user input.
 fuzz-build: deps
-	@cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DPHAZE_FUZZ=ON > /dev/null
-	@cmake --build $(FUZZ_DIR) -j $(JOBS)
+	@cmake -S . -B $(FUZZ_DIR) $(SANITIZE_CMAKE) > /dev/null
+	@cmake --build $(FUZZ_DIR) --target phaze_fuzz_targets -j $(JOBS)
 
 # A short run of every fuzz target from its checked-in seeds: any crash, sanitizer error or abort fails.
 fuzz-smoke: fuzz-build
@@ -60,4 +64,4 @@ format:
 	@find src tests bench -name '*.cpp' -o -name '*.h' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR) build-fuzz

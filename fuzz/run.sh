@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:?usage: fuzz/run.sh SECONDS [BUILD_DIR] [TARGET...]}
-build=${2:-build-fuzz}
+build=${2:-build-sanitize}
 case $build in /*) ;; *) build="$(pwd)/$build" ;; esac
 shift $(( $# < 2 ? $# : 2 ))
 targets=("$@")

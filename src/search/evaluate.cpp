@@ -18,11 +18,16 @@ namespace phaze::search {
 
 namespace {
 
-/// Whether `plan` of width index `width` beats `best` of width index `best_width`: faster, or as fast with a
-/// smaller width (the planner's rule over widths).
+/// Whether a plan of `time_s` per batch (infinity: none) at width index `width` beats `best` of width index
+/// `best_width`: faster, or as fast with a smaller width (the planner's rule over widths). Applied to a bound
+/// of the width's time, whether the width could still beat `best`.
+bool could_beat(double time_s, size_t width, const placement::Plan& best, size_t best_width) {
+  return time_s < std::numeric_limits<double>::infinity() &&
+         (!best.feasible || time_s < best.time_per_batch || (time_s == best.time_per_batch && width < best_width));
+}
+
 bool beats(const placement::Plan& plan, size_t width, const placement::Plan& best, size_t best_width) {
-  return plan.feasible && (!best.feasible || plan.time_per_batch < best.time_per_batch ||
-                           (plan.time_per_batch == best.time_per_batch && width < best_width));
+  return plan.feasible && could_beat(plan.time_per_batch, width, best, best_width);
 }
 
 /// A point of `design` with HBM size `hbm_bytes`, micro-batch b and recomputation setting rc, no model yet.
@@ -60,8 +65,7 @@ void score_point(PointOutcome& p) {
   p.score = p.feasible ? sum / static_cast<double>(p.models.size()) : 0;
 }
 
-/// The indices of `clusters`, those with more memory per device first (in their order among equals): a
-/// placement at a roomier point bounds, and sometimes settles, those at the others (Evaluator::refine).
+/// The indices of `clusters`, those with more memory per device first (in their order among equals).
 std::vector<size_t> roomiest_first(const std::vector<placement::Cluster>& clusters) {
   std::vector<size_t> order(clusters.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
@@ -70,10 +74,16 @@ std::vector<size_t> roomiest_first(const std::vector<placement::Cluster>& cluste
   return order;
 }
 
-/// Whether point `roomier` differs from point `k` only in having more memory per device.
-bool is_roomier(const std::vector<placement::Cluster>& clusters, size_t roomier, size_t k) {
-  return clusters[roomier].memory_bytes > clusters[k].memory_bytes &&
-         placement::differ_only_in_memory(clusters[roomier], clusters[k]);
+/// Per point of `clusters`: the points that differ from it only in having more memory per device, in index
+/// order.
+std::vector<std::vector<size_t>> roomier_points(const std::vector<placement::Cluster>& clusters) {
+  std::vector<std::vector<size_t>> roomier(clusters.size());
+  for (size_t k = 0; k < clusters.size(); ++k)
+    for (size_t r = 0; r < clusters.size(); ++r)
+      if (clusters[r].memory_bytes > clusters[k].memory_bytes &&
+          placement::differ_only_in_memory(clusters[r], clusters[k]))
+        roomier[k].push_back(r);
+  return roomier;
 }
 
 }  // namespace
@@ -306,14 +316,15 @@ Evaluator::ModelBounds Evaluator::bound_model(const std::vector<model::LayerGrap
   out.stages.assign(widths, std::vector<std::vector<placement::Stage>>(points));
   out.stand_ins.resize(widths);
   out.chains.resize(widths);
-  const std::vector<size_t> order = roomiest_first(clusters);
+  out.roomiest_first = roomiest_first(clusters);
+  out.roomier = roomier_points(clusters);
   for (size_t wi = 0; wi < widths; ++wi) {
     out.problems[wi] = layer_problems(graphs[wi], design, scheduling_.estimator);
     if (!all_finite(out.problems[wi])) continue;
     out.usable[wi] = 1;
     out.stand_ins[wi] = bound_layers(out.problems[wi], *scheduling_.cache);
     out.chains[wi] = make_chain(graphs[wi], out.stand_ins[wi]);
-    for (const size_t k : order) {
+    for (const size_t k : out.roomiest_first) {
       out.level[wi][k] = BoundLevel::kFloor;
       if (!every_point) {
         out.time_s[wi][k] = placement::time_floor_s(out.chains[wi], clusters[k]);
@@ -341,8 +352,8 @@ void Evaluator::refine(ModelBounds& bounds, const std::vector<model::LayerGraph>
     // Every plan that fits here fits at a roomier point and takes as long there: the slowest best plan of the
     // placed roomier points is the tightest bound they give, and the best time here when its plan fits here.
     std::optional<size_t> roomier;
-    for (size_t r = 0; r < clusters.size(); ++r)
-      if (bounds.level[wi][r] == BoundLevel::kPlaced && is_roomier(clusters, r, k) &&
+    for (const size_t r : bounds.roomier[k])
+      if (bounds.level[wi][r] == BoundLevel::kPlaced &&
           (!roomier || bounds.time_s[wi][r] > bounds.time_s[wi][*roomier]))
         roomier = r;
     if (roomier) {
@@ -374,7 +385,7 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
   out.schedules.resize(widths);
   out.plans.resize(points);
   out.width_of.assign(points, widths);
-  const std::vector<size_t> order = roomiest_first(clusters);
+  const std::vector<size_t>& order = bounds.roomiest_first;
   // Schedules one width exactly and lets its plans compete for every point where neither its bound nor its
   // plan at a roomier point (no faster than its plan here) already loses to the best plan there.
   std::vector<double> placed_s(points);  // this width's best time at each point placed (infinity: no plan)
@@ -383,17 +394,12 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
     unproven_ += s.unproven_passes();
     const placement::Chain chain = make_chain(graphs[wi], s);
     std::fill(placed_s.begin(), placed_s.end(), -1.0);  // -1: not placed
-    auto loses_at = [&](double time_s, size_t k) {
-      const placement::Plan& best = out.plans[k];
-      return time_s == std::numeric_limits<double>::infinity() ||
-             (best.feasible &&
-              (time_s > best.time_per_batch || (time_s == best.time_per_batch && wi > out.width_of[k])));
-    };
     for (const size_t k : order) {
       if (out.plans[k].feasible && bounds.time_s[wi][k] > out.plans[k].time_per_batch) continue;
+      // The width's plan at a roomier point is no slower than its plan here (none there: none here).
       bool settled = false;
-      for (size_t r = 0; r < points && !settled; ++r)
-        settled = placed_s[r] >= 0 && is_roomier(clusters, r, k) && loses_at(placed_s[r], k);
+      for (const size_t r : bounds.roomier[k])
+        settled = settled || (placed_s[r] >= 0 && !could_beat(placed_s[r], wi, out.plans[k], out.width_of[k]));
       if (settled) continue;
       placement::Plan plan = place(graphs[wi], s, chain, clusters[k]);
       placed_s[k] = plan.feasible ? plan.time_per_batch : std::numeric_limits<double>::infinity();
@@ -410,12 +416,7 @@ Evaluator::ModelPlans Evaluator::plan_model(const std::vector<model::LayerGraph>
   // their placements serve the others.
   auto could_win = [&](size_t wi, size_t k) {
     if (!bounds.usable[wi] || out.schedules[wi] || !needed(k)) return false;
-    auto below_best = [&] {
-      const placement::Plan& best = out.plans[k];
-      const double b = bounds.time_s[wi][k];
-      return b < std::numeric_limits<double>::infinity() &&
-             (!best.feasible || b < best.time_per_batch || (b == best.time_per_batch && wi < out.width_of[k]));
-    };
+    auto below_best = [&] { return could_beat(bounds.time_s[wi][k], wi, out.plans[k], out.width_of[k]); };
     if (!below_best()) return false;
     while (bounds.level[wi][k] != BoundLevel::kPlaced) {
       refine(bounds, graphs, clusters, wi, k);

@@ -139,6 +139,11 @@ class Evaluator {
     std::vector<std::vector<std::vector<placement::Stage>>> stages;
     std::vector<LayerSchedules> stand_ins;  ///< per usable width: its layers at their root bounds
     std::vector<placement::Chain> chains;   ///< per usable width: the chain of those
+    /// The points, those with more memory per device first: a placement at a roomier point bounds, and
+    /// sometimes settles, those at the others (refine, plan_model).
+    std::vector<size_t> roomiest_first;
+    /// [point]: the points that differ from it only in having more memory per device.
+    std::vector<std::vector<size_t>> roomier;
     bool any_width() const;
     /// The least bound over the widths at point k; infinity when no width has a plan there. Needs every
     /// bound of the point refined.

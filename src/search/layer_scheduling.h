@@ -25,7 +25,8 @@ struct Scheduling {
   /// Where the passes of one layer graph are offered to idle threads (nothing: all solved on this thread).
   WorkSharing* sharing = nullptr;
 };
-/// The exact solver with the question's node budget, a fresh estimator on the question's network, and `cache`.
+/// The exact solver with the question's node budget (kSearchScheduleNodes when it names none), a fresh estimator on the
+/// question's network, and `cache`.
 Scheduling make_scheduling(const SearchQuestion& question, ScheduleCache& cache);
 
 /// Forward and backward schedules of the distinct layers of one layer graph (model, width, micro-batch) on one

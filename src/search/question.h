@@ -54,6 +54,13 @@ enum class PlannerChoice {
 
 inline constexpr double kGiB = 1073741824.0;
 
+/// Search nodes per layer schedule in a search that names no budget: a quarter of the exact solver's own
+/// default (which `phaze schedule` keeps). A search schedules thousands of layer passes; of the few that
+/// need more, most stay unproven at the solver's default too (then its extra nodes seldom change the
+/// schedule found), while the Llama-2-7B default search takes 1.6 times as long with it (docs/method.md,
+/// stage 4).
+inline constexpr int64_t kSearchScheduleNodes = 1'000'000;
+
 /// Largest accepted values of the search's settings (docs/limits.md); validate() checks them.
 namespace limits {
 inline constexpr int64_t kDevices = int64_t{1} << 20;        ///< accelerators in the cluster
@@ -96,8 +103,8 @@ struct SearchQuestion {
   bool exhaustive = false;
   int64_t stop_window = 5;     ///< buckets with a feasible design in the stop rule's window (D23: a parameter)
   double bucket_um2 = 10'000;  ///< width of an area bucket, µm² (0.01 mm²)
-  /// Search nodes each layer schedule may use before the best schedule found is taken unproven (the
-  /// exact solver's own default when 0). Part of the run identity: it can change answers.
+  /// Search nodes each layer schedule may use before the best schedule found is taken unproven
+  /// (kSearchScheduleNodes when 0). Part of the run identity: it can change answers.
   int64_t schedule_node_budget = 0;
 };
 

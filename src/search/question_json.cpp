@@ -25,7 +25,8 @@ using nlohmann::ordered_json;
 constexpr int64_t kQuestionVersion = 1;
 /// Version of the search's point records and evaluation rules: part of the run identity, so a results file
 /// written by an older evaluation is never mixed with newer points.
-constexpr int kSearchVersion = 1;
+/// 2: a search that names no node budget gives each layer schedule kSearchScheduleNodes, not the solver's default.
+constexpr int kSearchVersion = 2;
 
 // ---- Names of the enumerations, both ways ----
 

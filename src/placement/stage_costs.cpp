@@ -6,10 +6,42 @@
 
 namespace phaze::placement {
 
+namespace {
+
+bool same_chain(const Chain& a, const Chain& b) {
+  if (a.width != b.width || a.nodes.size() != b.nodes.size() || a.edges.size() != b.edges.size()) return false;
+  for (size_t k = 0; k < a.nodes.size(); ++k) {
+    const ChainNode &x = a.nodes[k], &y = b.nodes[k];
+    if (x.forward_time != y.forward_time || x.backward_time != y.backward_time ||
+        x.parameter_bytes != y.parameter_bytes || x.activation_bytes != y.activation_bytes ||
+        x.tensor_parallel != y.tensor_parallel)
+      return false;
+  }
+  for (size_t k = 0; k < a.edges.size(); ++k)
+    if (a.edges[k].from != b.edges[k].from || a.edges[k].to != b.edges[k].to || a.edges[k].bytes != b.edges[k].bytes)
+      return false;
+  return true;
+}
+
+}  // namespace
+
 void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
+  const double bandwidth = cluster.pipeline_link.effective_bandwidth();
+  recompute_ = cluster.recompute;
+  const MemoryKey memory_key{cluster.memory_bytes, cluster.devices, cluster.recompute, cluster.optimizer};
+  if (bandwidth == bandwidth_ && same_chain(chain, chain_)) {
+    if (memory_key == memory_key_) return;
+    memory_key_ = memory_key;
+    for (int i = 0; i < n_; ++i)
+      for (int j = i + 1; j <= n_; ++j)
+        max_in_flight_[at(i, j)] = placement::max_in_flight(footprints_[at(i, j)], cluster);
+    return;
+  }
+  chain_ = chain;
+  bandwidth_ = bandwidth;
+  memory_key_ = memory_key;
   n_ = static_cast<int>(chain.nodes.size());
   width_ = chain.width;
-  recompute_ = cluster.recompute;
   const size_t cells = static_cast<size_t>(n_) * (n_ + 1);
   load_plain_.assign(cells, 0.0);
   load_recompute_.assign(cells, 0.0);
@@ -19,6 +51,7 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
   backward_sum_.assign(cells, 0.0);
   max_in_flight_.assign(cells, 0);
   any_tp_.assign(cells, 0);
+  footprints_.assign(cells, StageFootprint{});
 
   in_edges_.resize(n_);
   out_edges_.resize(n_);
@@ -32,8 +65,6 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
   size_t tp_nodes = 0;
   for (const ChainNode& node : chain.nodes) tp_nodes += node.tensor_parallel ? 1 : 0;
   uniform_ = width_ == 1 || tp_nodes == 0 || tp_nodes == chain.nodes.size();
-
-  const double bandwidth = cluster.pipeline_link.effective_bandwidth();
 
   // Forward passes, one per stage start i: F (in load_plain_), F0 (in load_recompute_), memory.
   for (int i = 0; i < n_; ++i) {
@@ -59,7 +90,8 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
       load_recompute_[cell] = f0;
       params_[cell] = params;
       any_tp_[cell] = tp && width_ > 1;
-      max_in_flight_[cell] = placement::max_in_flight(StageFootprint{params, acts, entering}, cluster);
+      footprints_[cell] = StageFootprint{params, acts, entering};
+      max_in_flight_[cell] = placement::max_in_flight(footprints_[cell], cluster);
     }
   }
 

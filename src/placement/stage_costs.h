@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "placement/chain.h"
+#include "placement/stage_memory.h"
 
 namespace phaze::placement {
 
@@ -13,7 +14,9 @@ namespace phaze::placement {
 /// F0 = Σ forward times; in max-plus form that is R = max(F0 + Σ backward times, B).
 class StageCosts {
  public:
-  /// Recomputes every table for `chain` under `cluster`; reuses the buffers of earlier calls.
+  /// Computes every table for `chain` under `cluster`; reuses the buffers of earlier calls. When the chain
+  /// and the pipeline link are those of the last call, only the memory figure (max_in_flight) is computed
+  /// again: the points of a design differ in HBM size and recomputation, which change nothing else.
   void compute(const Chain& chain, const Cluster& cluster);
 
   int size() const { return n_; }
@@ -47,6 +50,18 @@ class StageCosts {
   std::vector<double> forward_finish_, backward_finish_, backward_sum_;
   std::vector<int64_t> max_in_flight_;
   std::vector<char> any_tp_;
+  std::vector<StageFootprint> footprints_;  // per stage, for max_in_flight_
+  // What the tables were computed for: the chain, the pipeline link's bandwidth (bytes/s), and the cluster
+  // figures that max_in_flight_ reads.
+  Chain chain_;
+  double bandwidth_ = -1;
+  struct MemoryKey {
+    double memory_bytes = -1;
+    int64_t devices = -1;
+    bool recompute = false;
+    Optimizer optimizer = Optimizer::Sgd;
+    bool operator==(const MemoryKey&) const = default;
+  } memory_key_;
   // scratch
   std::vector<double> finish_, incoming_, outgoing_;
   std::vector<std::vector<std::pair<int, double>>> in_edges_, out_edges_;

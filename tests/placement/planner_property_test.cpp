@@ -738,6 +738,54 @@ TEST(PlacementPlannerProperty, LongerStagesNeverFitMoreStagesAfterThem) {
   EXPECT_GT(checked, 1000);
 }
 
+// StageCosts reused from call to call computes only the memory figures again when the chain and the link
+// are those of the last call: every table must equal a fresh object's, whatever changed in between (the
+// memory, recomputation, optimizer or devices of the cluster, the chain, or only the link).
+TEST(PlacementPlannerProperty, ReusedStageCostsMatchFreshOnes) {
+  std::mt19937 rng(2718u);
+  phaze::placement::StageCosts reused;
+  auto uniform_int = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int compared = 0, partial = 0;
+  for (int k = 0; k < 200; ++k) {
+    const Instance inst = random_instance(rng);
+    for (const Chain& chain : inst.chains) {
+      Cluster cluster = inst.cluster;
+      for (int change = 0; change < 6; ++change) {
+        switch (uniform_int(0, 5)) {
+          case 0: cluster.memory_bytes *= std::vector<double>{0.5, 0.8, 1.3, 2.0}[uniform_int(0, 3)]; break;
+          case 1: cluster.recompute = !cluster.recompute; break;
+          case 2: cluster.optimizer = cluster.optimizer == Optimizer::Adam ? Optimizer::Sgd : Optimizer::Adam; break;
+          case 3: cluster.devices = uniform_int(1, 13); break;
+          case 4: cluster.pipeline_link.bandwidth *= 2; break;
+          default: break;  // the same call again
+        }
+        const bool same_chain_and_link =
+            change > 0 && cluster.pipeline_link.bandwidth == inst.cluster.pipeline_link.bandwidth;
+        partial += same_chain_and_link;
+        reused.compute(chain, cluster);
+        phaze::placement::StageCosts fresh;
+        fresh.compute(chain, cluster);
+        ASSERT_EQ(reused.size(), fresh.size());
+        ASSERT_EQ(reused.uniform_devices(), fresh.uniform_devices());
+        for (int i = 0; i < fresh.size(); ++i)
+          for (int j = i + 1; j <= fresh.size(); ++j) {
+            ASSERT_EQ(reused.max_in_flight(i, j), fresh.max_in_flight(i, j)) << i << ", " << j << "\n"
+                                                                             << inst.describe();
+            for (int64_t after : {1, 2}) ASSERT_EQ(reused.load(i, j, after), fresh.load(i, j, after)) << i << ", " << j;
+            ASSERT_EQ(reused.parameter_bytes(i, j), fresh.parameter_bytes(i, j));
+            ASSERT_EQ(reused.devices(i, j), fresh.devices(i, j));
+            ASSERT_EQ(reused.forward_finish(i, j), fresh.forward_finish(i, j));
+            ASSERT_EQ(reused.backward_finish(i, j), fresh.backward_finish(i, j));
+            ASSERT_EQ(reused.backward_sum(i, j), fresh.backward_sum(i, j));
+            ++compared;
+          }
+      }
+    }
+  }
+  EXPECT_GT(compared, 10000);
+  EXPECT_GT(partial, 500);  // calls that take the shortcut, when the link did not change since the chain's first
+}
+
 TEST(PlacementPlannerProperty, ReusedPlannersAcrossModesMatchFreshPlanners) {
   // Both planners reused across instances of both time models, sizes and device mixes: buffers of a larger
   // or different call must not leak into the next.

@@ -5,8 +5,9 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 SANITIZE_DIR ?= build-sanitize
 # The fuzz targets are built in the sanitized tree: one clang build serves the sanitized suite and the fuzzers.
 FUZZ_DIR ?= $(SANITIZE_DIR)
-# -O1 with line tables only: about 30 % less compile time than -O2 -g, and sanitizer reports still name
-# files and lines.
+# -O1 with line tables only compiles about 30 % faster than -O2 -g, which pays for the fuzzer's coverage
+# instrumentation (the tree takes as long as the sanitized tree alone did at -O2 -g); sanitizer reports
+# still name files and lines.
 SANITIZE_CMAKE ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
   -DCMAKE_CXX_COMPILER=clang++ -DPHAZE_SANITIZE=ON -DPHAZE_FUZZ=ON
 # Tests left out of the sanitized run, each seconds in the release build and minutes sanitized: the exact

@@ -55,10 +55,9 @@ enum class PlannerChoice {
 inline constexpr double kGiB = 1073741824.0;
 
 /// Search nodes per layer schedule in a search that names no budget: a quarter of the exact solver's own
-/// default (which `phaze schedule` keeps). A search schedules thousands of layer passes; of the few that
-/// need more, most stay unproven at the solver's default too (then its extra nodes seldom change the
-/// schedule found), while the Llama-2-7B default search takes 1.6 times as long with it (docs/method.md,
-/// stage 4).
+/// default (which `phaze schedule` keeps). A search schedules thousands of layer passes and few need more:
+/// 18 of about 4,500 in the Llama-2-7B default search, 8 of which stay unproven at the solver's default
+/// too, which makes that search take 1.6 times as long (docs/method.md, stage 4).
 inline constexpr int64_t kSearchScheduleNodes = 1'000'000;
 
 /// Largest accepted values of the search's settings (docs/limits.md); validate() checks them.

@@ -34,6 +34,27 @@ Plan CorrectedPlanner::solve(const Chain& chain, const Cluster& cluster) {
   return plan;
 }
 
+void CorrectedPlanner::add_point(std::vector<FrontPoint>& acc, const FrontPoint& point) {
+  // The merge of extend_frontier for one point, without its set-up: acc dominates the point (a point with
+  // at most its parameters and load), or the point replaces acc's points from its parameters on until one
+  // has a lower load. Ties keep the incumbent.
+  size_t first = 0;  // acc's first point with at least the point's parameters
+  while (first < acc.size() && acc[first].params < point.params) ++first;
+  if (first < acc.size() && acc[first].params == point.params ? acc[first].load <= point.load
+                                                              : first > 0 && acc[first - 1].load <= point.load)
+    return;
+  size_t last = first;  // acc's first point past it that stays: more parameters and a lower load
+  while (last < acc.size() && (acc[last].params == point.params || acc[last].load >= point.load)) ++last;
+  if (first == acc.size()) {
+    acc.push_back(point);
+  } else if (last == first) {
+    acc.insert(acc.begin() + static_cast<std::ptrdiff_t>(first), point);
+  } else {
+    acc[first] = point;
+    acc.erase(acc.begin() + static_cast<std::ptrdiff_t>(first) + 1, acc.begin() + static_cast<std::ptrdiff_t>(last));
+  }
+}
+
 void CorrectedPlanner::extend_frontier(std::vector<FrontPoint>& acc, const FrontPoint* rest, int rest_size, double load,
                                        double params, int next) {
   // The extension of rest point k is the plan "stage [i, next), then rest plan k": its largest parameters
@@ -42,8 +63,13 @@ void CorrectedPlanner::extend_frontier(std::vector<FrontPoint>& acc, const Front
   auto ext_params = [&](int k) { return std::max(params, rest[k].params); };
   auto ext_load = [&](int k) { return std::max(load, rest[k].load); };
 
-  // Cheap exits, the usual cases. Nothing yet: the extension is the frontier. Otherwise acc may already be
-  // at least as good at the extension's smallest cap, while the extension never goes below its last load.
+  if (rest_size == 1) {
+    add_point(acc, FrontPoint{ext_params(0), ext_load(0), next, 0});
+    return;
+  }
+
+  // Cheap exits. Nothing yet: the extension is the frontier. Otherwise acc may already be at least as good
+  // at the extension's smallest cap, while the extension never goes below its last load.
   if (acc.empty()) {
     for (int k = 0; k < rest_size; ++k) {
       const FrontPoint point{ext_params(k), ext_load(k), next, k};
@@ -111,10 +137,15 @@ Plan CorrectedPlanner::solve_frontiers(const Chain& chain, const Cluster& cluste
   };
   // Devices of one replica of a plan of s stages, e of them on one device.
   auto devices_of = [t](int64_t s, int64_t e) { return s + (s - e) * (t - 1); };
-  front_begin_.assign(static_cast<size_t>(n + 1) * sdim * edim, 0);
-  front_size_.assign(front_begin_.size(), 0);
+  // Not cleared: every cell read is written first, those of 0 stages here and the others as their suffix
+  // is done (an empty frontier too). At 98 positions clearing was a twentieth of a call.
+  front_begin_.resize(static_cast<size_t>(n + 1) * sdim * edim);
+  front_size_.resize(front_begin_.size());
+  for (int j = 0; j <= n; ++j)
+    for (size_t e = 0; e < edim; ++e) front_size_[cell(j, 0, static_cast<int64_t>(e))] = 0;
   pool_.clear();
   pool_.push_back(FrontPoint{0.0, 0.0, -1, -1});  // the empty suffix in 0 stages
+  front_begin_[cell(n, 0, 0)] = 0;
   front_size_[cell(n, 0, 0)] = 1;
   if (row_.size() < edim) row_.resize(edim);
   closed_.resize(edim);
@@ -170,15 +201,21 @@ Plan CorrectedPlanner::solve_frontiers(const Chain& chain, const Cluster& cluste
             continue;
           }
           const size_t child = cell(j, s - 1, e_rest);
-          if (front_size_[child] == 0) continue;
-          extend_frontier(target, &pool_[front_begin_[child]], front_size_[child], load, params, j);
+          const int rest_size = front_size_[child];
+          if (rest_size == 0) continue;
+          const FrontPoint* rest = &pool_[static_cast<size_t>(front_begin_[child])];
+          if (rest_size == 1) {
+            add_point(target, FrontPoint{std::max(params, rest->params), std::max(load, rest->load), j, 0});
+          } else {
+            extend_frontier(target, rest, rest_size, load, params, j);
+          }
         }
       }
       for (int64_t e = 0; e <= e_most; ++e) {
         const std::vector<FrontPoint>& row = row_[static_cast<size_t>(e)];
-        if (row.empty()) continue;
         front_begin_[cell(i, s, e)] = static_cast<int>(pool_.size());
         front_size_[cell(i, s, e)] = static_cast<int>(row.size());
+        if (row.empty()) continue;
         pool_.insert(pool_.end(), row.begin(), row.end());
         lowest_[static_cast<size_t>(s)] = i;
       }

@@ -42,6 +42,8 @@ class CorrectedPlanner final : public Planner {
   /// `load` and `params` that ends at `next`. A frontier lists points by strictly increasing params and
   /// strictly decreasing load: point k holds the smallest largest load of the partial plans whose stages
   /// all hold at most params_k bytes, and is that of the plan it reconstructs to.
+  /// Adds one point to the frontier `acc` (extend_frontier with one rest point, the usual case).
+  static void add_point(std::vector<FrontPoint>& acc, const FrontPoint& point);
   void extend_frontier(std::vector<FrontPoint>& acc, const FrontPoint* rest, int rest_size, double load, double params,
                        int next);
 

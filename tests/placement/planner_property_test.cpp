@@ -655,6 +655,18 @@ TEST(PlacementPlannerProperty, TimeFloorIsBelowEveryOptimum) {
   const Cluster c = phaze::placement::testing::cluster(1, 4, 1e9, 1e9);
   EXPECT_NEAR(phaze::placement::time_floor_s(one, c), 4 * 5.0, 1e-6);
   EXPECT_NEAR(reference_best({one}, c).time, 4 * 5.0, 1e-9);
+
+  // Two such layers without activations, whose weights and gradients (2 × 10 bytes each) fit one per device
+  // in 30 bytes: every plan has two stages, so the pipeline's fill and drain count too. On 2 devices with 4
+  // micro-batches the optimum is the two-stage pipeline, 5 s per stage over 4 + 1 slots (plus 1e-8 s per
+  // boundary transfer); the floor without the stage count would be 4 · 10 / 2 = 20 s.
+  Chain two;
+  two.width = 1;
+  two.nodes.assign(2, ChainNode{2.0, 3.0, 10.0, 0.0, false});
+  two.edges.push_back(phaze::placement::ChainEdge{0, 1, 10.0});
+  const Cluster tight = phaze::placement::testing::cluster(2, 4, 30.0, 1e9);
+  EXPECT_NEAR(phaze::placement::time_floor_s(two, tight), 25.0, 1e-6);
+  EXPECT_NEAR(reference_best({two}, tight).time, 25.0, 1e-6);
 }
 
 // More seeds, including chains of up to 12 nodes. PHAZE_PLACEMENT_STRESS=<instances per configuration> runs a

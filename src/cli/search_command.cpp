@@ -274,9 +274,10 @@ void run(const SearchOptions& o, const GivenFn& given) {
             : "");
     if (stats.points_left_out > 0)
       std::cout << fmt::format(
-          "{} points left out unevaluated: their bounds show they cannot enter the answer (--evaluate-all "
+          "{} points left out unevaluated{}: their bounds show they cannot enter the answer (--evaluate-all "
           "evaluates them)\n",
-          stats.points_left_out);
+          stats.points_left_out,
+          job.size() > 1 ? fmt::format(" ({} by other ranks)", stats.points_left_out_remote) : "");
     const search::BaselineTimes& b = stats.baseline_times;
     std::cout << fmt::format(
         "baselines took {:.3g} s: TPUv4-like 32 GiB {:.3g} s, hand-set plans {:.3g} s, Spotlight-style {:.3g} s "

@@ -105,6 +105,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
                            q.planner == PlannerChoice::Phaze;
   AnswerThresholdTracker reached(combos.size(), q.models.size(), settings.top);
   int64_t left_out = 0, left_out_feasible = 0;
+  std::atomic<int64_t> left_out_remote{0};  // of them, by other ranks
   // The other ranks of an MPI job take designs like threads of this process: one slot per thread of theirs.
   std::optional<RemoteRanks> remote;
   if (settings.job && settings.job->size() > 1) remote.emplace(*settings.job);
@@ -136,7 +137,6 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
         evaluator->share_work(sharing);
       }
       int64_t remote_unproven = 0;
-      // Other ranks evaluate every point they are given: the thresholds live in this process.
       auto evaluate = [&](size_t position, const DesignPoints& split,
                           const std::optional<AnswerThresholds>& reached_then, std::vector<LeftOutPoint>& out) {
         if (evaluator) {
@@ -155,9 +155,18 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
           };
           return evaluator->evaluate(designs[order.designs[position]], wanted, test, &out);
         }
+        // Another rank leaves points out on the thresholds reached when this thread took the design, as this
+        // process's threads do.
         std::vector<std::string> keys;
-        for (const auto& wanted : split.wanted) keys.push_back(wanted.first);
-        return remote->evaluate(slot - threads, position, keys, remote_unproven);
+        std::vector<size_t> combinations;
+        for (const auto& wanted : split.wanted) {
+          keys.push_back(wanted.first);
+          combinations.push_back(*split.combination_of(wanted.first));
+        }
+        std::vector<PointOutcome> points =
+            remote->evaluate(slot - threads, position, keys, combinations, reached_then, out, remote_unproven);
+        left_out_remote += static_cast<int64_t>(out.size());
+        return points;
       };
       std::unique_lock lock(walk.mutex);
       // Evaluates the design at `position`, called and returning with the lock held.
@@ -263,6 +272,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
     count_walk_points(walk, answer, *stats);
     stats->points_evaluated = evaluated;
     stats->points_left_out = left_out;
+    stats->points_left_out_remote = left_out_remote;
     stats->schedule_hits = cache.hits();
     stats->schedule_misses = cache.misses();
     stats->unproven_passes = unproven;

@@ -38,6 +38,7 @@ struct RunStats {
   /// Left out on their bounds (RunSettings::leave_out_by_bound) instead of being evaluated. How many depends
   /// on the order the threads finish designs in (the thresholds rise sooner or later), never the answer.
   int64_t points_left_out = 0;
+  int64_t points_left_out_remote = 0;  ///< of those, by the other ranks of an MPI job
   /// Of those, points of designs their combination did not visit in the end: handed out while the
   /// combination was running, finished after its stop rule fired. Stored, not part of the answer.
   int64_t points_past_stop = 0;

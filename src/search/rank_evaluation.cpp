@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <bit>
 #include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <stdexcept>
 
 #include "search/buckets.h"
@@ -53,6 +54,32 @@ std::exception_ptr failure_of(int rank, const std::string& text) {
   return std::make_exception_ptr(std::runtime_error(message));
 }
 
+/// Thresholds as sent: every double by its bits, so that a rank holds points against the very figures rank 0
+/// reached (null: nothing reached yet).
+nlohmann::json bits_of(const std::optional<double>& x) {
+  return x ? nlohmann::json(std::bit_cast<uint64_t>(*x)) : nlohmann::json(nullptr);
+}
+std::optional<double> from_bits(const nlohmann::json& j) {
+  return j.is_null() ? std::nullopt : std::optional<double>(std::bit_cast<double>(j.get<uint64_t>()));
+}
+nlohmann::json thresholds_json(const AnswerThresholds& t) {
+  nlohmann::json j = {{"combination_best", nlohmann::json::array()},
+                      {"model_best", nlohmann::json::array()},
+                      {"top", t.top},
+                      {"top_last", bits_of(t.top_last)}};
+  for (const std::optional<double>& x : t.combination_best) j["combination_best"].push_back(bits_of(x));
+  for (const std::optional<double>& x : t.model_best) j["model_best"].push_back(bits_of(x));
+  return j;
+}
+AnswerThresholds thresholds_from_json(const nlohmann::json& j) {
+  AnswerThresholds t;
+  for (const nlohmann::json& x : j.at("combination_best")) t.combination_best.push_back(from_bits(x));
+  for (const nlohmann::json& x : j.at("model_best")) t.model_best.push_back(from_bits(x));
+  t.top = j.at("top").get<int64_t>();
+  t.top_last = from_bits(j.at("top_last"));
+  return t;
+}
+
 }  // namespace
 
 // ---- Rank 0 ----
@@ -88,8 +115,11 @@ RemoteRanks::~RemoteRanks() {
 }
 
 std::vector<PointOutcome> RemoteRanks::evaluate(int slot, size_t position, const std::vector<std::string>& keys,
-                                                int64_t& unproven) {
-  const nlohmann::json work = {{"slot", slot}, {"position", position}, {"keys", keys}};
+                                                const std::vector<size_t>& combinations,
+                                                const std::optional<AnswerThresholds>& reached,
+                                                std::vector<LeftOutPoint>& left_out, int64_t& unproven) {
+  nlohmann::json work = {{"slot", slot}, {"position", position}, {"keys", keys}, {"combinations", combinations}};
+  if (reached) work["thresholds"] = thresholds_json(*reached);
   std::future<std::string> answer;
   {
     std::lock_guard lock(mutex_);
@@ -101,6 +131,8 @@ std::vector<PointOutcome> RemoteRanks::evaluate(int slot, size_t position, const
   unproven += done.at("unproven").get<int64_t>();
   std::vector<PointOutcome> points;
   for (const nlohmann::json& p : done.at("points")) points.push_back(from_record(p.at(0).get<std::string>(), p.at(1)));
+  for (const nlohmann::json& p : done.at("left_out"))
+    left_out.push_back({p.at(0).get<std::string>(), p.at(1).get<bool>()});
   return points;
 }
 
@@ -147,7 +179,8 @@ void serve_designs(MpiJob& job, const SearchQuestion& q, int threads) {
   struct Work {
     int slot = 0;
     size_t position = 0;
-    std::set<std::string> keys;
+    std::map<std::string, size_t> combination;  ///< per key wanted, its combination
+    std::optional<AnswerThresholds> reached;    ///< when points may be left out on their bounds
   };
   std::mutex mutex;
   std::condition_variable arrived;
@@ -177,11 +210,21 @@ void serve_designs(MpiJob& job, const SearchQuestion& q, int threads) {
           if (w.position >= order.designs.size())
             throw std::runtime_error(fmt::format("MPI: no design at position {}", w.position));
           const int64_t unproven_before = evaluator.unproven_passes();
+          // The test rank 0's own threads apply (driver.cpp), on the thresholds it sent.
+          LeaveOutTest test;
+          if (w.reached)
+            test = [&](const std::string& key, const std::vector<std::optional<double>>& bounds) {
+              return cannot_enter(*w.reached, w.combination.at(key), bounds);
+            };
+          std::vector<LeftOutPoint> out;
           const std::vector<PointOutcome> points = evaluator.evaluate(
-              designs[order.designs[w.position]], [&](const std::string& key) { return w.keys.contains(key); });
+              designs[order.designs[w.position]], [&](const std::string& key) { return w.combination.contains(key); },
+              test, &out);
           nlohmann::json done = {{"unproven", evaluator.unproven_passes() - unproven_before},
-                                 {"points", nlohmann::json::array()}};
+                                 {"points", nlohmann::json::array()},
+                                 {"left_out", nlohmann::json::array()}};
           for (const PointOutcome& p : points) done["points"].push_back({p.key, to_record(p)});
+          for (const LeftOutPoint& p : out) done["left_out"].push_back({p.key, p.feasible});
           answer = {kDone, with_slot(w.slot, done.dump())};
         } catch (...) {
           answer = {kFail, with_slot(w.slot, failure_text(std::current_exception()))};
@@ -230,7 +273,13 @@ void serve_designs(MpiJob& job, const SearchQuestion& q, int threads) {
           Work w;
           w.slot = request.at("slot").get<int>();
           w.position = request.at("position").get<size_t>();
-          for (const nlohmann::json& k : request.at("keys")) w.keys.insert(k.get<std::string>());
+          const nlohmann::json& keys = request.at("keys");
+          const nlohmann::json& combinations = request.at("combinations");
+          if (keys.size() != combinations.size())
+            throw std::runtime_error("MPI: a work message's keys and combinations differ in number");
+          for (size_t k = 0; k < keys.size(); ++k)
+            w.combination.emplace(keys[k].get<std::string>(), combinations[k].get<size_t>());
+          if (request.contains("thresholds")) w.reached = thresholds_from_json(request.at("thresholds"));
           work.push_back(std::move(w));
         }
       }

@@ -5,8 +5,10 @@
 // hands it, one per thread, sending the points back. Points travel as the records of the results file, whose
 // text keeps every double bit for bit, so the answer is the one a single process gives, byte for byte.
 //
-// Messages (tag: text): hello (threads of the rank), work (a design's visiting position and the keys of its
-// points to evaluate), done (those points), fail (why a rank could not go on), stop. Rank 0 makes every MPI
+// Messages (tag: text): hello (threads of the rank), work (a design's visiting position, the keys of its
+// points to evaluate with their combinations and, when points may be left out, the thresholds the answer had
+// reached when rank 0 handed the design out), done (those points, and those left out on their bounds), fail
+// (why a rank could not go on), stop. Rank 0 makes every MPI
 // call from one messenger thread while its walk runs; the threads waiting for a remote design only wait.
 
 #include <condition_variable>
@@ -16,12 +18,15 @@
 #include <exception>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "search/answer_thresholds.h"
+#include "search/evaluate.h"
 #include "search/point.h"
 #include "search/question.h"
 #include "util/mpi_job.h"
@@ -40,11 +45,15 @@ class RemoteRanks {
   RemoteRanks& operator=(const RemoteRanks&) = delete;
 
   int slots() const { return static_cast<int>(slot_rank_.size()); }
-  /// The points with these keys of the design at visiting position `position`, evaluated by remote slot
-  /// `slot` (one caller per slot at a time), in canonical order; adds the passes its rank left unproven to
-  /// `unproven`. Throws the error of the rank when it failed.
+  /// The points with these keys (of these combinations) of the design at visiting position `position`,
+  /// evaluated by remote slot `slot` (one caller per slot at a time), in canonical order; adds the passes its
+  /// rank left unproven to `unproven`. With `reached`, the points that cannot enter an answer that reached it
+  /// (cannot_enter, on their bounds) are left out as Evaluator::evaluate leaves them out, and added to
+  /// `left_out`. Throws the error of the rank when it failed.
   std::vector<PointOutcome> evaluate(int slot, size_t position, const std::vector<std::string>& keys,
-                                     int64_t& unproven);
+                                     const std::vector<size_t>& combinations,
+                                     const std::optional<AnswerThresholds>& reached,
+                                     std::vector<LeftOutPoint>& left_out, int64_t& unproven);
 
  private:
   void relay();  ///< the messenger thread: sends the work queued, hands out the answers that arrive

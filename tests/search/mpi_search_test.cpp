@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,32 @@ TEST(SearchMpi, TwoAndThreeRanksGiveTheOneProcessOutputs) {
 
 TEST(SearchMpi, BucketSearchOnTwoAndThreeRanksGivesTheOneProcessOutputs) {
   expect_same_outputs(joined(twelve_argv()) + kBucketArgs + " --stop-window 2 --top 10", {{2, 2}, {3, 1}});
+}
+
+/// The number in "(N by other ranks)" of the line that counts the points left out, or -1 without one.
+int64_t left_out_by_other_ranks(const std::string& out) {
+  std::smatch m;
+  static const std::regex said("points left out unevaluated \\((\\d+) by other ranks\\)");
+  return std::regex_search(out, m, said) ? std::stoll(m[1].str()) : -1;
+}
+
+// A question for the best points only (no CSV, no results file): the other ranks leave points out on their
+// bounds too, on the thresholds rank 0 had reached when it handed each design out, and the answer is still
+// the one process's, byte for byte.
+TEST(SearchMpi, OtherRanksLeaveOutPointsAndGiveTheOneProcessAnswer) {
+  TempDir dir;
+  const std::string args = joined(twelve_argv()) + " --exhaustive --top 5";
+  const auto alone = run_phaze(args + " --threads 1 -o " + dir.file("1.json"));
+  ASSERT_EQ(alone.status, 0) << alone.err;
+  for (const auto& [ranks, threads] : std::vector<std::pair<int, int>>{{2, 1}, {3, 1}}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    const std::string name = std::to_string(ranks) + ".json";
+    const auto spread = run_ranks(ranks, args + " --threads " + std::to_string(threads) + " -o " + dir.file(name));
+    ASSERT_EQ(spread.status, 0) << spread.err;
+    EXPECT_EQ(read(dir.file(name)), read(dir.file("1.json")));
+    EXPECT_EQ(answer_lines(spread.out), answer_lines(alone.out));
+    EXPECT_GT(left_out_by_other_ranks(spread.out), 0) << spread.out;
+  }
 }
 
 /// Starts `mpirun -np ranks phaze args...` (output discarded) with TAG=value in its ranks' environment; returns

@@ -29,18 +29,41 @@ seeds() {
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/phaze-fuzz-run.XXXXXX")
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-for t in "${targets[@]}"; do
+# One target's run: seeds copied to its scratch corpus, then the fuzzer; its log stays in the scratch.
+fuzz_one() {
+  local t=$1 max_len
   mkdir -p "$scratch/$t/corpus"
   for f in $(seeds "$t"); do cp "$f" "$scratch/$t/corpus/$(echo "$f" | tr / _)"; done
   # SQLite files need pages of 4 KiB and more; JSON questions stay small.
   case $t in results_db|estimate_cache) max_len=65536 ;; *) max_len=16384 ;; esac
-  echo "fuzz: $t for ${seconds} s" >&2
-  if ! (cd "$scratch/$t" && "$build/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
-        -rss_limit_mb=2048 -max_len=$max_len -print_final_stats=1 corpus > log.txt 2>&1); then
+  (cd "$scratch/$t" && "$build/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=2048 -max_len=$max_len -print_final_stats=1 corpus > log.txt 2>&1)
+}
+# The fuzzers run one per core at once (FUZZ_JOBS, default: the cores), each for SECONDS: on two cores the
+# smoke run takes half as long as one after the other.
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+declare -A running=()  # pid -> target
+finish_one() {
+  local pid=$1 status=$2 t=${running[$1]}
+  unset "running[$pid]"
+  if [ "$status" -ne 0 ]; then
     tail -n 60 "$scratch/$t/log.txt" >&2
     echo "fuzz: $t failed; inputs and log in $scratch/$t" >&2
+    kill "${!running[@]}" 2>/dev/null || true
     exit 1
   fi
   grep -E "^stat::(number_of_executed_units|new_units_added|peak_rss_mb)" "$scratch/$t/log.txt" | sed "s/^/fuzz: $t /" >&2 || true
+}
+wait_one() {
+  local pid status=0
+  wait -n -p pid "${!running[@]}" || status=$?
+  finish_one "$pid" "$status"
+}
+for t in "${targets[@]}"; do
+  [ ${#running[@]} -lt "$jobs" ] || wait_one
+  echo "fuzz: $t for ${seconds} s" >&2
+  fuzz_one "$t" &
+  running[$!]=$t
 done
+while [ ${#running[@]} -gt 0 ]; do wait_one; done
 rm -rf "$scratch"

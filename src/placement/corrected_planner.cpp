@@ -201,14 +201,8 @@ Plan CorrectedPlanner::solve_frontiers(const Chain& chain, const Cluster& cluste
             continue;
           }
           const size_t child = cell(j, s - 1, e_rest);
-          const int rest_size = front_size_[child];
-          if (rest_size == 0) continue;
-          const FrontPoint* rest = &pool_[static_cast<size_t>(front_begin_[child])];
-          if (rest_size == 1) {
-            add_point(target, FrontPoint{std::max(params, rest->params), std::max(load, rest->load), j, 0});
-          } else {
-            extend_frontier(target, rest, rest_size, load, params, j);
-          }
+          if (front_size_[child] == 0) continue;
+          extend_frontier(target, &pool_[front_begin_[child]], front_size_[child], load, params, j);
         }
       }
       for (int64_t e = 0; e <= e_most; ++e) {

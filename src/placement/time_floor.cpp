@@ -26,12 +26,11 @@ double time_floor_s(const Chain& chain, const Cluster& cluster) {
   // absorbed by a relative 1e-9 in the memory's favour; the most stages bound it from above.
   const int64_t most_stages = std::max<int64_t>(1, std::min(n, cluster.devices / stage_devices));
   const double resident_per_byte = resident_bytes(StageFootprint{1.0, 0.0, 0.0}, cluster);
-  int64_t stages = 1;
+  double p = 1;  // stages
   if (cluster.memory_bytes > 0) {
     const double needed = resident_per_byte * parameter_bytes / (cluster.memory_bytes * (1 + 1e-9));
-    if (needed > 1) stages = std::min<double>(static_cast<double>(most_stages), std::ceil(needed));
+    if (needed > 1) p = std::min(static_cast<double>(most_stages), std::ceil(needed));
   }
-  const auto p = static_cast<double>(std::clamp<int64_t>(stages, 1, most_stages));
 
   // p stages of a devices, d times over, fit in K devices, so a replica runs ⌈N/d⌉ ≥ N·a·p/K micro-batches
   // through its slowest stage, plus p − 1 of pipeline fill and drain. That stage's load is at least the

@@ -86,6 +86,8 @@ void EstimateCache::open_and_check() {
       throw InputError(fmt::format("{}: estimate cache has unknown schema version {} (expected {})", path_,
                                    h.user_version, kSchemaVersion));
     }
+    sqlite::check_schema(db_, path_, kKind, kCreateSchema);
+    sqlite::check_integrity(db_, path_, kKind);
     return false;
   };
 

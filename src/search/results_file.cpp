@@ -134,23 +134,6 @@ std::optional<std::string> ResultsDb::stored_identity() {
   return std::string(column_text(identity_stmt_, 0));
 }
 
-void ResultsDb::check_integrity() {
-  // quick_check reads every page once and checks the b-trees (not index contents against tables): a damaged
-  // file is reported when it is opened, not hours later when a resumed run reads its records.
-  Statement q;
-  const int rc = retry_while_busy([&] {
-    sqlite3_finalize(q.stmt);
-    q.stmt = nullptr;
-    const int prepared = sqlite3_prepare_v2(db_, "PRAGMA quick_check(1)", -1, &q.stmt, nullptr);
-    return prepared == SQLITE_OK ? sqlite3_step(q.stmt) : prepared;
-  });
-  if (rc != SQLITE_ROW) fail("integrity check");
-  const std::string_view verdict = column_text(q.stmt, 0);
-  if (verdict != "ok") {
-    throw InputError(fmt::format("{}: corrupt results file (integrity check: {})", path_, excerpt(verdict, 0, 200)));
-  }
-}
-
 // Empties the points and stores this run's identity (inside the caller's write transaction).
 void ResultsDb::start_over() {
   exec("DELETE FROM points");
@@ -190,6 +173,7 @@ void ResultsDb::open_and_check(OpenMode mode) {
       throw InputError(fmt::format("{}: results file has unknown schema version {} (expected {})", path_,
                                    h.user_version, kSchemaVersion));
     }
+    sqlite::check_schema(db_, path_, kKind, kCreateSchema);
     return false;
   };
 
@@ -209,7 +193,7 @@ void ResultsDb::open_and_check(OpenMode mode) {
   const bool empty = inspect();
   if (!empty) {
     check_identity();
-    check_integrity();
+    sqlite::check_integrity(db_, path_, kKind);
   }
   exec("PRAGMA journal_mode=WAL");
   exec("PRAGMA synchronous=NORMAL");

@@ -86,7 +86,6 @@ class ResultsDb {
   [[noreturn]] void fail(const char* what) const;
   void exec(const char* sql);
   std::optional<std::string> stored_identity();
-  void check_integrity();
   void start_over();
   PointResult read_point(sqlite3_stmt* stmt) const;  ///< a row of kPointColumns
   void read_points(sqlite3_stmt* stmt, const std::function<void(PointResult&&)>& visit);

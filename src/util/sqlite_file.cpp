@@ -2,12 +2,58 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <stdexcept>
+#include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "util/input_error.h"
 
 namespace phaze::sqlite {
+
+namespace {
+
+/// One schema object as sqlite_master lists it; an automatic index has no SQL.
+struct SchemaObject {
+  std::string type, name, table, sql;
+  bool has_sql = false;
+  bool operator==(const SchemaObject&) const = default;
+};
+
+/// The schema objects of `db` in a fixed order, or the SQLite result code that stopped the reading.
+int read_schema(sqlite3* db, std::vector<SchemaObject>* objects) {
+  return retry_while_busy([&] {
+    objects->clear();
+    Statement q;
+    int rc = sqlite3_prepare_v2(db, "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name", -1,
+                                &q.stmt, nullptr);
+    if (rc != SQLITE_OK) return rc;
+    auto text = [&](int column) {
+      const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(q.stmt, column));
+      return p != nullptr ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(q.stmt, column))) : std::string();
+    };
+    while ((rc = sqlite3_step(q.stmt)) == SQLITE_ROW) {
+      const bool has_sql = sqlite3_column_type(q.stmt, 3) != SQLITE_NULL;  // before any conversion
+      objects->push_back(SchemaObject{text(0), text(1), text(2), text(3), has_sql});
+    }
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+  });
+}
+
+/// Text read from a file, cut to `limit` bytes and with control and non-ASCII bytes escaped, for a one-line
+/// message.
+std::string printable(std::string_view name, size_t limit = 60) {
+  std::string out;
+  for (size_t i = 0; i < name.size() && i < limit; ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    out += c < 0x20 || c >= 0x7f || c == '\\' ? fmt::format("\\x{:02x}", c) : std::string(1, static_cast<char>(c));
+  }
+  return name.size() > limit ? out + "..." : out;
+}
+
+}  // namespace
 
 void fail(sqlite3* db, const std::string& path, const char* kind, const char* what) {
   const int rc = db != nullptr ? sqlite3_extended_errcode(db) : SQLITE_ERROR;
@@ -70,6 +116,59 @@ Header read_header(sqlite3* db, const std::string& path, const char* kind) {
   });
   if (rc != SQLITE_ROW) fail(db, path, kind, "reading the database header");
   return Header{sqlite3_column_int(q.stmt, 0), sqlite3_column_int(q.stmt, 1), sqlite3_column_int64(q.stmt, 2)};
+}
+
+void check_schema(sqlite3* db, const std::string& path, const char* kind, const char* create_sql) {
+  std::vector<SchemaObject> expected;
+  {
+    sqlite3* reference = nullptr;
+    const bool made = sqlite3_open_v2(":memory:", &reference, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK &&
+                      sqlite3_exec(reference, create_sql, nullptr, nullptr, nullptr) == SQLITE_OK &&
+                      read_schema(reference, &expected) == SQLITE_OK;
+    sqlite3_close(reference);
+    // The schema is phaze's own text: failing to build it in memory is a defect, not bad input.
+    if (!made) throw std::logic_error(fmt::format("{}: cannot build the reference schema", kind));
+  }
+  std::vector<SchemaObject> found;
+  if (read_schema(db, &found) != SQLITE_OK) fail(db, path, kind, "reading the schema");
+  if (found == expected) return;
+  // Name one object that differs: one the file lacks, else one it has in addition, else one it changed.
+  auto named = [](const std::vector<SchemaObject>& objects, const SchemaObject& like) {
+    return std::find_if(objects.begin(), objects.end(),
+                        [&](const SchemaObject& o) { return o.type == like.type && o.name == like.name; });
+  };
+  const SchemaObject* odd = nullptr;
+  const char* how = "is listed twice";  // when every name matches but the counts differ: a damaged file
+  for (const SchemaObject& e : expected) {
+    if (odd == nullptr && named(found, e) == found.end()) odd = &e, how = "is missing";
+  }
+  for (const SchemaObject& f : found) {
+    if (odd == nullptr && named(expected, f) == expected.end()) odd = &f, how = "is not phaze's";
+  }
+  for (const SchemaObject& f : found) {
+    if (odd == nullptr && !(*named(expected, f) == f)) odd = &f, how = "differs from phaze's";
+  }
+  if (odd == nullptr) odd = &found.front();
+  throw InputError(
+      fmt::format("{}: {} with a schema phaze does not write (the {} '{}' {}); delete the file to "
+                  "rebuild it",
+                  path, kind, printable(odd->type), printable(odd->name), how));
+}
+
+void check_integrity(sqlite3* db, const std::string& path, const char* kind) {
+  Statement q;
+  const int rc = retry_while_busy([&] {
+    sqlite3_finalize(q.stmt);
+    q.stmt = nullptr;
+    const int prepared = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &q.stmt, nullptr);
+    return prepared == SQLITE_OK ? sqlite3_step(q.stmt) : prepared;
+  });
+  if (rc != SQLITE_ROW) fail(db, path, kind, "integrity check");
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(q.stmt, 0));
+  const std::string_view verdict = text != nullptr ? text : "";
+  if (verdict != "ok") {
+    throw InputError(fmt::format("{}: corrupt {} (integrity check: {})", path, kind, printable(verdict, 200)));
+  }
 }
 
 }  // namespace phaze::sqlite

@@ -75,4 +75,16 @@ struct Header {
 /// Reads the header without writing anything (retried while busy); fail() when it cannot be read.
 Header read_header(sqlite3* db, const std::string& path, const char* kind);
 
+/// Throws InputError naming the file when its schema objects (tables, indexes, triggers, views and their SQL)
+/// are not exactly those `create_sql` makes in an empty database. A file marked as ours whose tables were
+/// altered or damaged could otherwise drop rows without an error (an INSERT OR IGNORE on a changed key, a
+/// trigger). Reads without writing anything (retried while busy).
+void check_schema(sqlite3* db, const std::string& path, const char* kind, const char* create_sql);
+
+/// Throws InputError naming the file when PRAGMA quick_check finds it damaged. quick_check reads every page
+/// once and checks the b-trees (not index contents against tables): a damaged file is reported when it is
+/// opened, not later as a row that reads back wrong or a write that lands on another row. Reads without
+/// writing anything (retried while busy).
+void check_integrity(sqlite3* db, const std::string& path, const char* kind);
+
 }  // namespace phaze::sqlite

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <random>
@@ -263,6 +264,63 @@ TEST(EstimateCache, NewerSchemaVersionIsRejected) {
   { EstimateCache cache(path); }
   sql(path, "PRAGMA user_version=2;");
   expect_open_error(path, "schema version 2");
+}
+
+// A file marked as a phaze cache whose table was altered would drop stores without an error: INSERT OR
+// IGNORE skips a row that breaks a constraint, and a trigger can skip any row. Each is refused at open.
+TEST(EstimateCache, AlteredSchemaIsRejected) {
+  TempDir dir;
+  const std::string marks = "PRAGMA application_id=1346918981; PRAGMA user_version=1;";  // 'PHZE' = 0x50485a45
+  // One changed byte of a real cache (a comma after `key`, found by the fuzzer): `key` is an ordinary column
+  // and the primary key is a NOT NULL column named TEXT that no insert fills.
+  const std::string comma = dir.file("comma.sqlite");
+  sql(comma, marks +
+                 "CREATE TABLE estimates (key,TEXT PRIMARY KEY NOT NULL, latency_s REAL NOT NULL, energy_j REAL "
+                 "NOT NULL) WITHOUT ROWID;");
+  expect_open_error(comma, "the table 'estimates' differs from phaze's");
+
+  const std::string trigger = dir.file("trigger.sqlite");
+  { EstimateCache(trigger).store("k", {1, 2}); }
+  sql(trigger, "CREATE TRIGGER skip BEFORE INSERT ON estimates BEGIN SELECT RAISE(IGNORE); END;");
+  expect_open_error(trigger, "the trigger 'skip' is not phaze's");
+
+  const std::string missing = dir.file("missing.sqlite");
+  { EstimateCache(missing).store("k", {1, 2}); }
+  sql(missing, "DROP TABLE estimates;");
+  expect_open_error(missing, "the table 'estimates' is missing");
+
+  // An untouched cache still opens and keeps its entry.
+  const std::string good = dir.file("good.sqlite");
+  { EstimateCache(good).store("k", {1, 2}); }
+  EXPECT_EQ(EstimateCache(good).find("k"), (CachedEstimate{1, 2}));
+}
+
+// A damaged page is found when the cache is opened: SQLite alone would read past it, and could write a new
+// entry over an old one.
+TEST(EstimateCache, DamagedPagesAreFoundAtOpen) {
+  TempDir dir;
+  const std::string good = dir.file("good.sqlite");
+  {
+    EstimateCache cache(good);
+    std::vector<std::pair<std::string, CachedEstimate>> entries;
+    for (int i = 0; i < 3000; ++i) entries.emplace_back(key(i), value(i));
+    cache.store_many(entries);
+  }
+  ASSERT_FALSE(fs::exists(good + "-wal"));  // checkpointed into the main file at close
+  std::string bytes;
+  {
+    std::ifstream in(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t page = 4096;
+  ASSERT_GT(bytes.size(), 40 * page);
+  // One page's cell pointers moved past its content (a stray write), the rest of the file intact.
+  const std::string damaged = dir.file("damaged.sqlite");
+  std::string copy = bytes;
+  for (size_t i = 20 * page + 8; i < 20 * page + 40; ++i) copy[i] = static_cast<char>(0xff);
+  std::ofstream(damaged, std::ios::binary) << copy;
+  expect_open_error(damaged, "corrupt estimate cache (integrity check:");
+  EXPECT_EQ(EstimateCache(good).size(), 3000);
 }
 
 // Entries no estimate can have (negative, text) are refused when read, not returned as wrong numbers.

@@ -390,6 +390,30 @@ TEST(ResultsDb, GarbageAndCorruptFilesAreRejectedAndLeftAsTheyWere) {
   EXPECT_EQ(db.count(), 2000);
 }
 
+// A file marked as a phaze results file whose tables were altered could drop points without an error
+// (INSERT OR IGNORE skips a row that breaks a changed constraint) or keep numbers the schema forbids.
+TEST(ResultsDb, AlteredSchemaIsRejectedAndLeftAsItWas) {
+  TempDir dir;
+  const std::string path = dir.file("results.sqlite");
+  { ResultsDb(path, kIdentity).put_batch({point("k", 1, true, 1)}); }
+  // The throughput check dropped: the table is rebuilt without it, under the same name.
+  sql(path,
+      "PRAGMA writable_schema=ON; UPDATE sqlite_master SET sql = replace(sql, "
+      "'CHECK (throughput_samples_per_s >= 0)', '') WHERE name = 'points'; PRAGMA writable_schema=OFF;");
+  expect_rejected(path, "the table 'points' differs from phaze's");
+  expect_rejected(path, "the table 'points' differs", kIdentity, ResultsDb::OpenMode::kStartOver);
+
+  const std::string trigger = dir.file("trigger.sqlite");
+  { ResultsDb(trigger, kIdentity).put_batch({point("k", 1, true, 1)}); }
+  sql(trigger, "CREATE TRIGGER skip BEFORE INSERT ON points BEGIN SELECT RAISE(IGNORE); END;");
+  expect_rejected(trigger, "the trigger 'skip' is not phaze's");
+
+  const std::string no_index = dir.file("no-index.sqlite");
+  { ResultsDb(no_index, kIdentity).put_batch({point("k", 1, true, 1)}); }
+  sql(no_index, "DROP INDEX points_by_throughput;");
+  expect_rejected(no_index, "the index 'points_by_throughput' is missing");
+}
+
 TEST(ResultsDb, RecordThatIsNotJsonIsAnInputError) {
   TempDir dir;
   const std::string path = dir.file("results.sqlite");

@@ -28,6 +28,13 @@ class StageCosts {
   /// 1F1B a stage holds one per stage from it to the end, so this is also the most stages from it on.
   int64_t max_in_flight(int i, int j) const { return max_in_flight_[at(i, j)]; }
   double parameter_bytes(int i, int j) const { return params_[at(i, j)]; }
+  /// The same tables' row of the stages that start at i, indexed by the stage end j (i < j ≤ size()): the
+  /// planners' inner loops read them without recomputing the index.
+  const double* load_row(int i, int64_t stages_from_here) const {
+    return &(recompute_ && stages_from_here > 1 ? load_recompute_ : load_plain_)[at(i, 0)];
+  }
+  const double* parameter_row(int i) const { return &params_[at(i, 0)]; }
+  const int64_t* max_in_flight_row(int i) const { return &max_in_flight_[at(i, 0)]; }
   /// Devices of the stage per pipeline replica: t if it holds a tensor-parallel layer, else 1.
   int64_t devices(int i, int j) const { return any_tp_[at(i, j)] ? width_ : 1; }
   /// True when every stage has the same number of devices (no layer is split, or all are).

@@ -60,7 +60,7 @@ TEST(RunOnThreadsLimit, TheCliNamesTheThreadCount) {
 #ifdef PHAZE_ASAN
   GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space; an address-space limit breaks it";
 #endif
-  const std::string model = std::string(PHAZE_TEST_DATA) + "/hf/tiny-gpt2/config.json";
+  const std::string model = PHAZE_TEST_DATA "/hf/tiny-gpt2/config.json";
   // 1 GiB of address space holds the search but not 1000 stacks of 8 MiB.
   const std::string command = fmt::format(
       "ulimit -v 1048576; exec {} search --model {} --tc 1 --vc 1 --width 8 --depth 8 --glb-mib 2 "

@@ -128,13 +128,16 @@ struct Level {
 
 /// The stairs of `options` (in enumeration order, which breaks ties).
 void make_stairs(const std::vector<Option>& options, Level& level) {
-  std::vector<uint32_t> order(options.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return options[a].cycles < options[b].cycles; });
+  // By time, then enumeration order: the order a stable sort by time gives, from a plain sort of (time,
+  // index) pairs that holds its keys side by side: a GPT-3 sweep takes 3 % less CPU time than with a stable
+  // sort of indices.
+  thread_local std::vector<std::pair<double, uint32_t>> order;
+  order.resize(options.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = {options[i].cycles, static_cast<uint32_t>(i)};
+  std::sort(order.begin(), order.end());
   level.stairs.clear();
   uint32_t cheapest = 0;
-  for (const uint32_t i : order) {
+  for (const auto& [cycles, i] : order) {
     const Option& o = options[i];
     const bool cheaper =
         level.stairs.empty() ||

@@ -45,33 +45,11 @@ constexpr const char* kCreateSchema =
 
 constexpr const char* kPointColumns = "key, feasible, throughput_samples_per_s, record";
 
+using sqlite::column_text;
+using sqlite::excerpt;
 using sqlite::ResetOnExit;
 using sqlite::retry_while_busy;
 using sqlite::Statement;
-
-/// Up to `radius` characters either side of `pos`, control and non-ASCII bytes escaped, so that any part of
-/// an identity fits in a one-line message.
-std::string excerpt(std::string_view text, size_t pos, size_t radius) {
-  const size_t begin = pos > radius ? pos - radius : 0;
-  const size_t end = std::min(text.size(), pos + radius);
-  std::string out = begin > 0 ? "..." : "";
-  for (size_t i = begin; i < end; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c >= 0x7f || c == '\'' || c == '\\') {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (end < text.size()) out += "...";
-  return out;
-}
-
-std::string_view column_text(sqlite3_stmt* stmt, int column) {
-  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, column));
-  return text != nullptr ? std::string_view(text, static_cast<size_t>(sqlite3_column_bytes(stmt, column)))
-                         : std::string_view();
-}
 
 }  // namespace
 

@@ -30,10 +30,7 @@ int read_schema(sqlite3* db, std::vector<SchemaObject>* objects) {
     int rc = sqlite3_prepare_v2(db, "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name", -1,
                                 &q.stmt, nullptr);
     if (rc != SQLITE_OK) return rc;
-    auto text = [&](int column) {
-      const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(q.stmt, column));
-      return p != nullptr ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(q.stmt, column))) : std::string();
-    };
+    auto text = [&](int column) { return std::string(column_text(q.stmt, column)); };
     while ((rc = sqlite3_step(q.stmt)) == SQLITE_ROW) {
       const bool has_sql = sqlite3_column_type(q.stmt, 3) != SQLITE_NULL;  // before any conversion
       objects->push_back(SchemaObject{text(0), text(1), text(2), text(3), has_sql});
@@ -42,18 +39,29 @@ int read_schema(sqlite3* db, std::vector<SchemaObject>* objects) {
   });
 }
 
-/// Text read from a file, cut to `limit` bytes and with control and non-ASCII bytes escaped, for a one-line
-/// message.
-std::string printable(std::string_view name, size_t limit = 60) {
-  std::string out;
-  for (size_t i = 0; i < name.size() && i < limit; ++i) {
-    const auto c = static_cast<unsigned char>(name[i]);
-    out += c < 0x20 || c >= 0x7f || c == '\\' ? fmt::format("\\x{:02x}", c) : std::string(1, static_cast<char>(c));
-  }
-  return name.size() > limit ? out + "..." : out;
+}  // namespace
+
+std::string_view column_text(sqlite3_stmt* stmt, int column) {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, column));
+  return text != nullptr ? std::string_view(text, static_cast<size_t>(sqlite3_column_bytes(stmt, column)))
+                         : std::string_view();
 }
 
-}  // namespace
+std::string excerpt(std::string_view text, size_t pos, size_t radius) {
+  const size_t begin = pos > radius ? pos - radius : 0;
+  const size_t end = std::min(text.size(), pos + radius);
+  std::string out = begin > 0 ? "..." : "";
+  for (size_t i = begin; i < end; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c >= 0x7f || c == '\'' || c == '\\') {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (end < text.size()) out += "...";
+  return out;
+}
 
 void fail(sqlite3* db, const std::string& path, const char* kind, const char* what) {
   const int rc = db != nullptr ? sqlite3_extended_errcode(db) : SQLITE_ERROR;
@@ -152,7 +160,7 @@ void check_schema(sqlite3* db, const std::string& path, const char* kind, const 
   throw InputError(
       fmt::format("{}: {} with a schema phaze does not write (the {} '{}' {}); delete the file to "
                   "rebuild it",
-                  path, kind, printable(odd->type), printable(odd->name), how));
+                  path, kind, excerpt(odd->type, 0, 60), excerpt(odd->name, 0, 60), how));
 }
 
 void check_integrity(sqlite3* db, const std::string& path, const char* kind) {
@@ -164,10 +172,9 @@ void check_integrity(sqlite3* db, const std::string& path, const char* kind) {
     return prepared == SQLITE_OK ? sqlite3_step(q.stmt) : prepared;
   });
   if (rc != SQLITE_ROW) fail(db, path, kind, "integrity check");
-  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(q.stmt, 0));
-  const std::string_view verdict = text != nullptr ? text : "";
+  const std::string_view verdict = column_text(q.stmt, 0);
   if (verdict != "ok") {
-    throw InputError(fmt::format("{}: corrupt {} (integrity check: {})", path, kind, printable(verdict, 200)));
+    throw InputError(fmt::format("{}: corrupt {} (integrity check: {})", path, kind, excerpt(verdict, 0, 200)));
   }
 }
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace phaze::sqlite {
@@ -50,6 +51,13 @@ int retry_while_busy(Attempt attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
+
+/// The text of a result column (empty for NULL), valid until the statement steps or is reset.
+std::string_view column_text(sqlite3_stmt* stmt, int column);
+
+/// Up to `radius` characters of `text` either side of `pos`, control and non-ASCII bytes, quotes and
+/// backslashes escaped, so that any text read from a file fits in a one-line message.
+std::string excerpt(std::string_view text, size_t pos, size_t radius);
 
 /// Throws InputError for the failed step `what` on the file `path` (`kind` names the file's role, e.g.
 /// "estimate cache"): a corrupt file or one that is not SQLite is said to be so.

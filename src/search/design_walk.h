@@ -97,9 +97,13 @@ struct Walk {
   void take_designs(std::unique_lock<std::mutex>& lock, Visit&& visit, WorkSharing* sharing = nullptr) {
     while (true) {
       changed.wait(lock, [&] {
+        // A failed thread left its unit without counting it finished: nothing is left to wait for (the
+        // tasks it posted had all run before its exception left them).
+        if (failure) return true;
         if (more()) return next_allowed() || (sharing && sharing->has_work());
         return !sharing || busy == 0 || sharing->has_work();
       });
+      if (failure) break;
       if (more() && next_allowed()) {
         ++busy;
         for (const size_t position : units[next++]) visit(position);

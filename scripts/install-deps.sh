@@ -4,7 +4,7 @@ set -euo pipefail
 
 # clang and its runtime libraries build the sanitized suite and the libFuzzer targets (docs/hardening.md).
 packages=(build-essential cmake pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev
-          libbenchmark-dev libsqlite3-dev
+          libbenchmark-dev libsqlite3-dev libmimalloc-dev
           coinor-libcbc-dev
           openmpi-bin libopenmpi-dev
           clang libclang-rt-14-dev)

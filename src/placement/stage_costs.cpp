@@ -28,18 +28,12 @@ bool same_chain(const Chain& a, const Chain& b) {
 void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
   const double bandwidth = cluster.pipeline_link.effective_bandwidth();
   recompute_ = cluster.recompute;
-  const MemoryKey memory_key{cluster.memory_bytes, cluster.devices, cluster.recompute, cluster.optimizer};
   if (bandwidth == bandwidth_ && same_chain(chain, chain_)) {
-    if (memory_key == memory_key_) return;
-    memory_key_ = memory_key;
-    for (int i = 0; i < n_; ++i)
-      for (int j = i + 1; j <= n_; ++j)
-        max_in_flight_[at(i, j)] = placement::max_in_flight(footprints_[at(i, j)], cluster);
+    use_in_flight_table(chain, cluster);
     return;
   }
   chain_ = chain;
   bandwidth_ = bandwidth;
-  memory_key_ = memory_key;
   n_ = static_cast<int>(chain.nodes.size());
   width_ = chain.width;
   // Every stage [i, j), i < j, is written below; the cells j ≤ i are never read. So the buffers only grow,
@@ -48,9 +42,7 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
   for (std::vector<double>* table :
        {&load_plain_, &load_recompute_, &params_, &forward_finish_, &backward_finish_, &backward_sum_})
     table->resize(cells);
-  max_in_flight_.resize(cells);
   any_tp_.resize(cells);
-  footprints_.resize(cells);
 
   in_edges_.resize(n_);
   out_edges_.resize(n_);
@@ -65,22 +57,18 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
   for (const ChainNode& node : chain.nodes) tp_nodes += node.tensor_parallel ? 1 : 0;
   uniform_ = width_ == 1 || tp_nodes == 0 || tp_nodes == chain.nodes.size();
 
-  // Forward passes, one per stage start i: F (in load_plain_), F0 (in load_recompute_), memory.
+  // Forward passes, one per stage start i: F (in load_plain_), F0 (in load_recompute_), parameters.
   for (int i = 0; i < n_; ++i) {
-    double finish = 0, f0 = 0, params = 0, acts = 0, entering = 0;
+    double finish = 0, f0 = 0, params = 0;
     bool tp = false;
     for (int v = i; v < n_; ++v) {
       double start = v > i ? finish : 0.0;
-      for (const auto& [u, bytes] : in_edges_[v]) {
-        if (u >= i) continue;
-        start = std::max(start, bytes / bandwidth);
-        entering += bytes;
-      }
+      for (const auto& [u, bytes] : in_edges_[v])
+        if (u < i) start = std::max(start, bytes / bandwidth);
       const ChainNode& node = chain.nodes[v];
       finish = start + node.forward_time;
       f0 += node.forward_time;
       params += node.parameter_bytes;
-      acts += node.activation_bytes;
       tp = tp || node.tensor_parallel;
 
       const size_t cell = at(i, v + 1);
@@ -89,8 +77,6 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
       load_recompute_[cell] = f0;
       params_[cell] = params;
       any_tp_[cell] = tp && width_ > 1;
-      footprints_[cell] = StageFootprint{params, acts, entering};
-      max_in_flight_[cell] = placement::max_in_flight(footprints_[cell], cluster);
     }
   }
 
@@ -112,6 +98,47 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
       load_recompute_[cell] = forward + std::max(f0 + backward_sum, finish);
     }
   }
+  use_in_flight_table(chain, cluster);
+}
+
+void StageCosts::use_in_flight_table(const Chain& chain, const Cluster& cluster) {
+  const MemoryKey key{cluster.memory_bytes, cluster.devices, cluster.recompute, cluster.optimizer};
+  footprint_.clear();
+  footprint_.push_back(static_cast<double>(chain.width));
+  for (const ChainNode& node : chain.nodes) {
+    footprint_.push_back(node.parameter_bytes);
+    footprint_.push_back(node.activation_bytes);
+    footprint_.push_back(node.tensor_parallel ? 1.0 : 0.0);
+  }
+  for (const ChainEdge& e : chain.edges) {
+    footprint_.push_back(static_cast<double>(e.from));
+    footprint_.push_back(static_cast<double>(e.to));
+    footprint_.push_back(e.bytes);
+  }
+  for (size_t k = 0; k < in_flight_.size(); ++k)
+    if (in_flight_[k].key == key && in_flight_[k].footprint == footprint_) {
+      in_flight_at_ = k;
+      return;
+    }
+  const size_t cells = static_cast<size_t>(n_) * (n_ + 1);
+  if (!in_flight_.empty() && (in_flight_.size() + 1) * cells * sizeof(int64_t) > kInFlightBytes) in_flight_.clear();
+  InFlightTable& t = in_flight_.emplace_back();
+  t.key = key;
+  t.footprint = footprint_;
+  t.table.resize(cells);
+  // The stage's bytes, as the forward passes gather them: its parameters and activations, and what enters
+  // it from earlier positions.
+  for (int i = 0; i < n_; ++i) {
+    double params = 0, acts = 0, entering = 0;
+    for (int v = i; v < n_; ++v) {
+      for (const auto& [u, bytes] : in_edges_[v])
+        if (u < i) entering += bytes;
+      params += chain.nodes[v].parameter_bytes;
+      acts += chain.nodes[v].activation_bytes;
+      t.table[at(i, v + 1)] = placement::max_in_flight(StageFootprint{params, acts, entering}, cluster);
+    }
+  }
+  in_flight_at_ = in_flight_.size() - 1;
 }
 
 void use_network(Cluster& cluster, const hw::Network& network) {

@@ -15,8 +15,10 @@ namespace phaze::placement {
 class StageCosts {
  public:
   /// Computes every table for `chain` under `cluster`; reuses the buffers of earlier calls. When the chain
-  /// and the pipeline link are those of the last call, only the memory figure (max_in_flight) is computed
-  /// again: the points of a design differ in HBM size and recomputation, which change nothing else.
+  /// and the pipeline link are those of the last call, only the memory figure (max_in_flight) is looked up
+  /// again: the points of a design differ in HBM size and recomputation, which change nothing else. The
+  /// memory figures are kept per memory footprint of the chain (its layers' bytes and edges) and memory
+  /// settings, which designs share: they differ in the layers' times only.
   void compute(const Chain& chain, const Cluster& cluster);
 
   int size() const { return n_; }
@@ -26,7 +28,7 @@ class StageCosts {
   }
   /// Most micro-batches in flight that the stage's memory allows (stage_memory.h; 0: it never fits). Under
   /// 1F1B a stage holds one per stage from it to the end, so this is also the most stages from it on.
-  int64_t max_in_flight(int i, int j) const { return max_in_flight_[at(i, j)]; }
+  int64_t max_in_flight(int i, int j) const { return in_flight_[in_flight_at_].table[at(i, j)]; }
   double parameter_bytes(int i, int j) const { return params_[at(i, j)]; }
   /// The same tables' row of the stages that start at i, indexed by the stage end j (i < j ≤ size()): the
   /// planners' inner loops read them without recomputing the index.
@@ -34,7 +36,7 @@ class StageCosts {
     return &(recompute_ && stages_from_here > 1 ? load_recompute_ : load_plain_)[at(i, 0)];
   }
   const double* parameter_row(int i) const { return &params_[at(i, 0)]; }
-  const int64_t* max_in_flight_row(int i) const { return &max_in_flight_[at(i, 0)]; }
+  const int64_t* max_in_flight_row(int i) const { return &in_flight_[in_flight_at_].table[at(i, 0)]; }
   /// Devices of the stage per pipeline replica: t if it holds a tensor-parallel layer, else 1.
   int64_t devices(int i, int j) const { return any_tp_[at(i, j)] ? width_ : 1; }
   /// True when every stage has the same number of devices (no layer is split, or all are).
@@ -55,20 +57,34 @@ class StageCosts {
   bool uniform_ = true;
   std::vector<double> load_plain_, load_recompute_, params_;
   std::vector<double> forward_finish_, backward_finish_, backward_sum_;
-  std::vector<int64_t> max_in_flight_;
   std::vector<char> any_tp_;
-  std::vector<StageFootprint> footprints_;  // per stage, for max_in_flight_
-  // What the tables were computed for: the chain, the pipeline link's bandwidth (bytes/s), and the cluster
-  // figures that max_in_flight_ reads.
+  // What the tables were computed for: the chain and the pipeline link's bandwidth (bytes/s).
   Chain chain_;
   double bandwidth_ = -1;
+  /// The cluster figures that max_in_flight reads.
   struct MemoryKey {
     double memory_bytes = -1;
     int64_t devices = -1;
     bool recompute = false;
     Optimizer optimizer = Optimizer::Sgd;
     bool operator==(const MemoryKey&) const = default;
-  } memory_key_;
+  };
+  /// max_in_flight of every stage of the chains with one footprint (width, the layers' parameter and
+  /// activation bytes and splits, the edges with their bytes, as `footprint`) under one MemoryKey.
+  struct InFlightTable {
+    MemoryKey key;
+    std::vector<double> footprint;
+    std::vector<int64_t> table;
+  };
+  /// The table of `chain` under `cluster`, computed when not kept; sets in_flight_at_.
+  void use_in_flight_table(const Chain& chain, const Cluster& cluster);
+  /// The tables kept take at most this many bytes (at least one table is kept; all are forgotten when full):
+  /// a search's thread meets one per micro-batch size, width and memory setting of a model, GPT-3's sweep 96
+  /// of 78 KB each.
+  static constexpr size_t kInFlightBytes = size_t{8} << 20;
+  std::vector<InFlightTable> in_flight_;
+  size_t in_flight_at_ = 0;
+  std::vector<double> footprint_;  // scratch: the footprint of the chain asked about
   // scratch
   std::vector<double> finish_, incoming_, outgoing_;
   std::vector<std::vector<std::pair<int, double>>> in_edges_, out_edges_;

@@ -753,6 +753,68 @@ TEST(PlacementPlannerProperty, LongerStagesNeverFitMoreStagesAfterThem) {
 // StageCosts reused from call to call computes only the memory figures again when the chain and the link
 // are those of the last call: every table must equal a fresh object's, whatever changed in between (the
 // memory, recomputation, optimizer or devices of the cluster, the chain, or only the link).
+// StageCosts keeps its memory figures per chain footprint (bytes, splits, edges) and memory settings, since
+// a search's chains differ mostly in their times. Calls that go back and forth between chains of equal
+// footprints and other times, chains that differ in one byte figure only, and memory settings, with long
+// chains whose tables fill the kept bytes, give what a fresh StageCosts gives.
+TEST(PlacementPlannerProperty, StageCostsKeepMemoryFiguresPerFootprint) {
+  std::mt19937 rng(5151u);
+  auto uniform_int = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto retimed = [&](Chain chain) {  // the same footprint, other times
+    for (ChainNode& node : chain.nodes) {
+      node.forward_time = uniform_int(0, 9);
+      node.backward_time = uniform_int(0, 9);
+    }
+    return chain;
+  };
+  phaze::placement::StageCosts reused;
+  int compared = 0;
+  for (int round = 0; round < 40; ++round) {
+    Options opt;
+    opt.max_nodes = round % 4 == 3 ? 12 : 9;
+    const Instance inst = random_instance(rng, opt);
+    std::vector<Chain> chains;
+    for (const Chain& chain : inst.chains) {
+      chains.push_back(chain);
+      chains.push_back(retimed(chain));
+      Chain other_bytes = chain;  // one figure of the footprint changed
+      ChainNode& node =
+          other_bytes.nodes[static_cast<size_t>(uniform_int(0, static_cast<int>(chain.nodes.size()) - 1))];
+      (uniform_int(0, 1) ? node.activation_bytes : node.parameter_bytes) += 7;
+      chains.push_back(other_bytes);
+    }
+    if (round % 10 == 9) {  // 200 positions: a table of 321 KB, so the kept bytes fill up within the round
+      Chain long_chain;
+      for (int v = 0; v < 200; ++v) {
+        long_chain.nodes.push_back({1.0 + v % 3, 2.0, 10.0 + v % 5, 20.0, false});
+        if (v > 0) long_chain.edges.push_back({v - 1, v, 5.0});
+      }
+      chains.push_back(long_chain);
+      chains.push_back(retimed(long_chain));
+    }
+    for (int call = 0; call < 60; ++call) {
+      const Chain& chain = chains[static_cast<size_t>(uniform_int(0, static_cast<int>(chains.size()) - 1))];
+      Cluster cluster = inst.cluster;
+      cluster.memory_bytes =
+          std::floor(cluster.memory_bytes * std::vector<double>{0.25, 0.5, 1.0, 4.0}[uniform_int(0, 3)]);
+      cluster.recompute = uniform_int(0, 1) == 1;
+      cluster.devices = uniform_int(1, 13);
+      reused.compute(chain, cluster);
+      phaze::placement::StageCosts fresh;
+      fresh.compute(chain, cluster);
+      ASSERT_EQ(reused.size(), fresh.size());
+      for (int i = 0; i < fresh.size(); ++i)
+        for (int j = i + 1; j <= fresh.size(); ++j) {
+          ASSERT_EQ(reused.max_in_flight(i, j), fresh.max_in_flight(i, j)) << i << ", " << j << "\n" << inst.describe();
+          ASSERT_EQ(reused.max_in_flight_row(i)[j], fresh.max_in_flight(i, j));
+          ASSERT_EQ(reused.load(i, j, 2), fresh.load(i, j, 2));
+          ++compared;
+        }
+    }
+  }
+  EXPECT_GT(compared, 100000);
+}
+
 TEST(PlacementPlannerProperty, ReusedStageCostsMatchFreshOnes) {
   std::mt19937 rng(2718u);
   phaze::placement::StageCosts reused;

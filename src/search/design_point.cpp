@@ -94,7 +94,10 @@ nlohmann::ordered_json design_object(const hw::Architecture& design, bool with_h
 
 std::string design_csv_header() {
   std::string out;
-  for (const DesignField& f : kDesignFields) out += (out.empty() ? "" : ",") + std::string(f.name);
+  for (const DesignField& f : kDesignFields) {
+    if (!out.empty()) out += ',';
+    out += f.name;
+  }
   return out;
 }
 

@@ -39,7 +39,7 @@ TEST(Validation, FitDoesNotMoveTheFittedFigures) {
 TEST(Validation, PublishedMegatronRunsOnSelene) {
   // Korthikanti et al. 2022, Table 5: full recomputation, and sequence parallelism with selective
   // recomputation, 8 to 512 A100s, interleaved pipelines. Validation only; reached: 4.02 % mean, 7.9 % largest.
-  const auto runs = phaze::io::read_measured_runs(std::string(PHAZE_TEST_DATA) + "/megatron/korthikanti_table5.csv");
+  const auto runs = phaze::io::read_measured_runs(PHAZE_TEST_DATA "/megatron/korthikanti_table5.csv");
   ASSERT_EQ(runs.size(), 8u);
   const auto v = phaze::placement::check_runs(runs, phaze::hw::dgx_a100_system(true));
   EXPECT_LE(v.mean_abs_error, 0.0403);

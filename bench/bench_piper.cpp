@@ -7,7 +7,7 @@
 #include <string>
 
 #include "io/piper_json.h"
-#include "placement/piper_planner.h"
+#include "piper/planner.h"
 #include "util/read_file.h"
 
 namespace {
@@ -16,10 +16,10 @@ using namespace phaze;
 
 void BM_PiperBert32(benchmark::State& state) {
   const std::string path = std::string(PHAZE_SOURCE_DIR) + "/tests/data/piper/bert32_like.json";
-  placement::piper::Problem problem = io::read_piper_problem(read_text_file(path), path);
+  piper::Problem problem = io::read_piper_problem(read_text_file(path), path);
   problem.devices = state.range(0);
-  placement::piper::PiperAnswer answer;
-  for (auto _ : state) answer = placement::piper::plan_piper(problem);
+  piper::PiperAnswer answer;
+  for (auto _ : state) answer = piper::plan_piper(problem);
   state.counters["time_per_sample_s"] = answer.time_per_sample_s;
   state.counters["stages"] = static_cast<double>(answer.stages.size());
   state.counters["checks"] = static_cast<double>(answer.checks);

@@ -41,7 +41,7 @@ search::SearchQuestion gpt3_question(Setup setup) {
   search::SearchQuestion q = preset_question("gpt3-175b");
   q.execution = execution;
   if (execution == search::Execution::Megatron) q.optimizer = placement::Optimizer::Adam;
-  if (setup == Setup::Stagewise) q.planner = search::PlannerChoice::Piper;
+  if (setup == Setup::Stagewise) q.planner = search::PlannerChoice::Stagewise;
   return q;
 }
 

@@ -44,7 +44,8 @@ inline io::PlacementInput gpt3_placement_input() {
     input.chains.push_back(
         chain_from_model(model::build_layer_graph(spec, model::Shape{2048, 1, t}, model::Precision{}, "gpt3")));
   for (int64_t i = 0; i < spec.num_layers + 2; ++i) input.node_ids.push_back(i);
-  input.hand_set = placement::HandSetPlan{32, 4, 8, 96};
+  input.hand_set = placement::HandSetPlan{32, 4, 8};
+  input.hand_set_layers = 96;
   return input;
 }
 

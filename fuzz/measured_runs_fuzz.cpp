@@ -5,7 +5,7 @@
 #include "fuzz_input.h"
 #include "hw/system.h"
 #include "io/measured_runs.h"
-#include "placement/training_step.h"
+#include "megatron/training_step.h"
 #include "util/input_error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t i = 0; i < runs.size() && i < 2; ++i) {
       if (!(runs[i].iteration_s > 0)) std::abort();
       try {
-        const placement::StepPrediction p = placement::predict_step(runs[i].spec, system, runs[i].plan);
+        const megatron::StepPrediction p = megatron::predict_step(runs[i].spec, system, runs[i].plan);
         if (!std::isfinite(p.time.iteration_s) || p.time.iteration_s <= 0) std::abort();
       } catch (const InputError&) {
       }

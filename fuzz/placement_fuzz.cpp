@@ -26,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const placement::Plan plan = placement::make_planner(input.cluster)->solve(input.chains, input.cluster);
     if (plan.feasible && (!std::isfinite(plan.time_per_batch) || plan.time_per_batch < 0)) std::abort();
     if (input.hand_set) {
-      const placement::PlanCheck hand = placement::evaluate_hand_set(input.chains, input.cluster, *input.hand_set);
+      const placement::PlanCheck hand =
+          placement::evaluate_hand_set(input.chains, input.cluster, *input.hand_set, input.hand_set_layers);
       if (hand.feasible && !plan.feasible) std::abort();
       if (hand.feasible && plan.time_per_batch > hand.time_per_batch * (1 + 1e-9)) std::abort();
     }

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "io/piper_json.h"
-#include "placement/piper_planner.h"
+#include "piper/planner.h"
 #include "util/output_file.h"
 #include "util/read_file.h"
 
@@ -20,19 +20,19 @@ struct PiperOptions {
   bool json = false;
 };
 
-std::string answer_text(const placement::piper::Problem& p, const placement::piper::PiperAnswer& a) {
+std::string answer_text(const piper::Problem& p, const piper::PiperAnswer& a) {
   std::string out = fmt::format(
       "{} nodes, {} edges; K = {} devices, N = {} micro-batches, M = {:g} bytes, B = {:g} bytes/s\n", p.nodes.size(),
       p.edges.size(), p.devices, p.micro_batches, p.memory_per_device_bytes, p.bandwidth_bytes_per_s);
   if (!a.feasible) return out + "no feasible plan\n";
-  const placement::piper::PlanEvaluation e = placement::piper::evaluate_plan(p, a.stages);
+  const piper::PlanEvaluation e = piper::evaluate_plan(p, a.stages);
   int64_t devices = 0;
   for (const auto& s : a.stages) devices += s.data_parallel * s.width;
   out += fmt::format("time per sample {:.9g} s; {} stage{} on {} devices\n", a.time_per_sample_s, a.stages.size(),
                      a.stages.size() == 1 ? "" : "s", devices);
   for (size_t i = 0; i < a.stages.size(); ++i) {
     const auto& s = a.stages[i];
-    const int w = placement::piper::width_index(p, s.width);
+    const int w = piper::width_index(p, s.width);
     std::string nodes;
     for (size_t k = 0; k < s.nodes.size(); ++k) {
       const auto& node = p.nodes[static_cast<size_t>(s.nodes[k])];
@@ -47,8 +47,8 @@ std::string answer_text(const placement::piper::Problem& p, const placement::pip
 
 void run(const PiperOptions& o) {
   if (!o.output.empty()) check_writable("-o", o.output);
-  const placement::piper::Problem problem = io::read_piper_problem(read_text_file(o.file), o.file);
-  const placement::piper::PiperAnswer answer = placement::piper::plan_piper(problem);
+  const piper::Problem problem = io::read_piper_problem(read_text_file(o.file), o.file);
+  const piper::PiperAnswer answer = piper::plan_piper(problem);
   const std::string json = io::piper_answer_json(problem, answer).dump(2) + "\n";
   if (!o.output.empty()) write_text_file(o.output, json);
   std::cout << (o.json ? json : answer_text(problem, answer));

@@ -29,7 +29,7 @@ void place(const PlaceOptions& o) {
   const placement::Plan plan = placement::make_planner(input.cluster)->solve(input.chains, input.cluster);
   placement::PlanCheck hand;
   if (input.hand_set) {
-    hand = placement::evaluate_hand_set(input.chains, input.cluster, *input.hand_set);
+    hand = placement::evaluate_hand_set(input.chains, input.cluster, *input.hand_set, input.hand_set_layers);
   } else {
     hand.reason = "no hand-set strategy in the input";
   }

@@ -11,8 +11,8 @@
 #include "cli/predict_command.h"
 #include "hw/system_json.h"
 #include "io/prediction_json.h"
+#include "megatron/plan_search.h"
 #include "model/hf_config.h"
-#include "search/gpu_plan_search.h"
 
 namespace phaze::cli {
 
@@ -34,7 +34,7 @@ void plan(const PlanOptions& o) {
   const model::ModelSpec spec = model::load_model(o.model);
   const hw::System system = hw::load_system(o.system);
   hw::gpu_of(system);  // refuses a system without a GPU, naming it
-  search::GpuPlanQuestion q;
+  megatron::GpuPlanQuestion q;
   q.gpus = o.gpus;
   q.global_batch = o.global_batch;
   q.seq = o.seq > 0 ? o.seq : spec.default_seq;
@@ -42,7 +42,7 @@ void plan(const PlanOptions& o) {
   q.flash_attention = o.flash_attention;
   q.top = static_cast<size_t>(o.top);
   const auto start = std::chrono::steady_clock::now();
-  const search::GpuPlanAnswer a = search::search_gpu_plans(spec, system, q);
+  const megatron::GpuPlanAnswer a = megatron::search_gpu_plans(spec, system, q);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (o.json) {
     nlohmann::json best = nlohmann::json::array();
@@ -78,8 +78,8 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--model", o->model, "Model preset or Hugging Face config.json")->required();
   cmd->add_option("--system", o->system, "GPU system preset or JSON file (see 'phaze system list')")
       ->capture_default_str();
-  add_integer_option(cmd, "--gpus", o->gpus, 1, placement::plan_limits::kGpus, "GPUs of the run");
-  add_integer_option(cmd, "--global-batch", o->global_batch, 1, placement::plan_limits::kGlobalBatch,
+  add_integer_option(cmd, "--gpus", o->gpus, 1, megatron::plan_limits::kGpus, "GPUs of the run");
+  add_integer_option(cmd, "--global-batch", o->global_batch, 1, megatron::plan_limits::kGlobalBatch,
                      "Sequences per iteration")
       ->required();
   add_integer_option(cmd, "--seq", o->seq, 0, model::limits::kSequence, "Tokens per sequence (0: the model's)");

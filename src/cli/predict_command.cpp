@@ -22,7 +22,7 @@ struct PredictOptions {
   int64_t gpus = 0;
   int64_t seq = 0;
   std::string recompute = "full";
-  placement::TrainingPlan plan;
+  megatron::TrainingPlan plan;
   bool json = false;
 };
 
@@ -38,11 +38,11 @@ void predict(PredictOptions o) {
   const model::ModelSpec spec = model::load_model(o.model);
   const hw::System system = hw::load_system(o.system);
   o.plan.seq = o.seq > 0 ? o.seq : spec.default_seq;
-  o.plan.recompute = placement::parse_recompute(o.recompute, "--recompute");
+  o.plan.recompute = megatron::parse_recompute(o.recompute, "--recompute");
   if (o.gpus > 0 && o.gpus != o.plan.gpus())
     throw InputError(fmt::format("--gpus = {} must equal --tp {} × --pp {} × --dp {} = {}", o.gpus, o.plan.tp,
                                  o.plan.pp, o.plan.dp, o.plan.gpus()));
-  const placement::StepPrediction p = placement::predict_step(spec, system, o.plan);
+  const megatron::StepPrediction p = megatron::predict_step(spec, system, o.plan);
   if (o.json) {
     nlohmann::json out = io::to_json(p);
     out["model"] = spec.name;
@@ -57,17 +57,17 @@ void predict(PredictOptions o) {
 
 }  // namespace
 
-std::string prediction_text(const placement::StepPrediction& p) {
-  const placement::TrainingPlan& pl = p.plan;
-  const placement::StepTime& t = p.time;
-  const placement::StepMemory& m = p.memory;
+std::string prediction_text(const megatron::StepPrediction& p) {
+  const megatron::TrainingPlan& pl = p.plan;
+  const megatron::StepTime& t = p.time;
+  const megatron::StepMemory& m = p.memory;
   std::string out;
   out += fmt::format(
       "  plan            t {} · p {} · d {}{}, micro-batch {} × {} per pipeline, global batch {}, "
       "seq {}\n",
       pl.tp, pl.pp, pl.dp, pl.vp > 1 ? fmt::format(" (v {})", pl.vp) : "", pl.micro_batch, p.micro_batches,
       pl.global_batch, pl.seq);
-  out += fmt::format("  features        recompute {}{}{}{}{}\n", placement::to_string(pl.recompute),
+  out += fmt::format("  features        recompute {}{}{}{}{}\n", megatron::to_string(pl.recompute),
                      pl.sequence_parallel ? ", sequence parallel" : "",
                      pl.distributed_optimizer ? ", distributed optimizer" : "",
                      pl.overlap_dp ? ", data-parallel overlap" : "", pl.flash_attention ? ", flash attention" : "");
@@ -95,13 +95,13 @@ void add_predict_command(CLI::App& app) {
       ->capture_default_str();
   add_integer_option(cmd, "--tp", o->plan.tp, 1, model::limits::kTensorParallel, "Tensor-parallel width");
   add_integer_option(cmd, "--pp", o->plan.pp, 1, model::limits::kLayers, "Pipeline stages");
-  add_integer_option(cmd, "--dp", o->plan.dp, 1, placement::plan_limits::kGpus, "Data-parallel replicas");
-  add_integer_option(cmd, "--vp", o->plan.vp, 1, placement::plan_limits::kChunks,
+  add_integer_option(cmd, "--dp", o->plan.dp, 1, megatron::plan_limits::kGpus, "Data-parallel replicas");
+  add_integer_option(cmd, "--vp", o->plan.vp, 1, megatron::plan_limits::kChunks,
                      "Model chunks per GPU (interleaved 1F1B when > 1)");
-  add_integer_option(cmd, "--gpus", o->gpus, 0, placement::plan_limits::kGpus,
+  add_integer_option(cmd, "--gpus", o->gpus, 0, megatron::plan_limits::kGpus,
                      "GPUs of the run (0: tp × pp × dp); must equal tp × pp × dp");
   add_integer_option(cmd, "--mbs", o->plan.micro_batch, 1, model::limits::kMicroBatch, "Sequences per micro-batch");
-  add_integer_option(cmd, "--global-batch", o->plan.global_batch, 1, placement::plan_limits::kGlobalBatch,
+  add_integer_option(cmd, "--global-batch", o->plan.global_batch, 1, megatron::plan_limits::kGlobalBatch,
                      "Sequences per iteration")
       ->required();
   add_integer_option(cmd, "--seq", o->seq, 0, model::limits::kSequence, "Tokens per sequence (0: the model's)");

@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "placement/training_step.h"
+#include "megatron/training_step.h"
 
 namespace phaze::cli {
 
@@ -11,6 +11,6 @@ namespace phaze::cli {
 void add_predict_command(CLI::App& app);
 
 /// The text report of one prediction (shared with `phaze plan`).
-std::string prediction_text(const placement::StepPrediction& prediction);
+std::string prediction_text(const megatron::StepPrediction& prediction);
 
 }  // namespace phaze::cli

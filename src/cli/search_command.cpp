@@ -115,7 +115,8 @@ search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, 
   q.execution = o.execution == "megatron" ? search::Execution::Megatron : search::Execution::Phaze;
   // Megatron-LM trains with mixed-precision Adam: its execution takes it unless --optimizer says otherwise.
   if (q.execution == search::Execution::Megatron && !optimizer_given) q.optimizer = placement::Optimizer::Adam;
-  q.planner = o.planner == "piper" ? search::PlannerChoice::Piper : search::PlannerChoice::Phaze;
+  q.planner = o.planner == "stagewise" || o.planner == "piper" ? search::PlannerChoice::Stagewise
+                                                               : search::PlannerChoice::Phaze;
   q.overlap_dp = o.overlap_dp;
   q.schedule_node_budget = o.schedule_nodes;
   q.network = o.system.empty() ? hw::one_tier_network(o.link_gib_s * kGiB) : hw::load_system(o.system).network;
@@ -357,9 +358,9 @@ void add_search_command(CLI::App& app) {
   cmd->add_option(
          "--planner", o->planner,
          "Placement of each point under --execution phaze: phaze (PHAZE's: one width and one data-parallel "
-         "degree, whole-stage recomputation) or piper (each stage its own width and degree, each layer its own "
-         "recomputation; never slower, costs search time)")
-      ->check(CLI::IsMember({"phaze", "piper"}))
+         "degree, whole-stage recomputation) or stagewise (each stage its own width and degree, each layer its "
+         "own recomputation; never slower, costs search time; `piper` is another name for it)")
+      ->check(CLI::IsMember({"phaze", "stagewise", "piper"}))
       ->capture_default_str();
   cmd->add_flag("--overlap-dp", o->overlap_dp,
                 "With --execution megatron: overlap the gradient reduction with the backward pass");

@@ -9,7 +9,7 @@
 #include "hw/gpu_json.h"
 #include "hw/system_json.h"
 #include "io/measured_runs.h"
-#include "placement/validation.h"
+#include "megatron/validation.h"
 
 namespace phaze::cli {
 
@@ -22,7 +22,7 @@ struct ValidateOptions {
   bool fit = false;
 };
 
-void print_text(const std::vector<placement::MeasuredRun>& runs, const placement::ValidationSummary& v) {
+void print_text(const std::vector<megatron::MeasuredRun>& runs, const megatron::ValidationSummary& v) {
   fmt::print("{:>5} {:>6} {:>5} {:>5} {:>4} {:>4} {:>4} {:>4} {:>7} {:>13} {:>13} {:>8}\n", "line", "model", "GPUs",
              "h", "L", "t", "d", "p", "mbs/B", "measured ms", "predicted ms", "error");
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -37,7 +37,7 @@ void print_text(const std::vector<placement::MeasuredRun>& runs, const placement
              v.max_abs_error * 100, runs[v.worst].line);
 }
 
-nlohmann::json to_json(const std::vector<placement::MeasuredRun>& runs, const placement::ValidationSummary& v) {
+nlohmann::json to_json(const std::vector<megatron::MeasuredRun>& runs, const megatron::ValidationSummary& v) {
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < runs.size(); ++i)
     rows.push_back({{"line", runs[i].line},
@@ -56,14 +56,14 @@ void validate_file(const ValidateOptions& o) {
   hw::gpu_of(system);  // refuses a system without a GPU, naming it
   const auto runs = io::read_measured_runs(o.file);
   if (o.fit) {
-    system = placement::fit_gpu_software(runs, system);
+    system = megatron::fit_gpu_software(runs, system);
     const hw::Gpu& gpu = hw::gpu_of(system);
     std::cerr << fmt::format(
         "fitted on {} runs: tensor_efficiency {:.2f}, memory_efficiency {:.2f}, "
         "kernel_launch_s {:.1f}e-6\n",
         runs.size(), gpu.tensor_efficiency, gpu.memory_efficiency, gpu.kernel_launch_s * 1e6);
   }
-  const placement::ValidationSummary v = placement::check_runs(runs, system);
+  const megatron::ValidationSummary v = megatron::check_runs(runs, system);
   if (o.json) {
     nlohmann::json out = to_json(runs, v);
     out["system"] = hw::to_json(system);

@@ -96,8 +96,8 @@ const std::vector<std::string> kOptional = {"Parameters (billion)", "vocabulary"
                                             "sequence parallel",    "recompute",      "distributed optimizer",
                                             "dp overlap",           "flash attention"};
 
-placement::MeasuredRun parse_row(const Row& r, int64_t line) {
-  placement::MeasuredRun run;
+megatron::MeasuredRun parse_row(const Row& r, int64_t line) {
+  megatron::MeasuredRun run;
   run.line = line;
   run.label = r.text("Parameters (billion)").value_or("");
   const int64_t layers = r.integer("# layers", 0, model::limits::kLayers);
@@ -109,26 +109,26 @@ placement::MeasuredRun parse_row(const Row& r, int64_t line) {
   run.spec =
       model::megatron_gpt(fmt::format("{} line {}", r.where(), line), "measured GPT", layers, hidden, heads, seq);
   run.spec.vocab = r.integer("vocabulary", run.spec.vocab, model::limits::kVocab);
-  placement::TrainingPlan& p = run.plan;
+  megatron::TrainingPlan& p = run.plan;
   p.tp = r.integer("tensor parallelism", 0, model::limits::kTensorParallel);
-  p.dp = r.integer("data parallelism", 0, placement::plan_limits::kGpus);
+  p.dp = r.integer("data parallelism", 0, megatron::plan_limits::kGpus);
   p.pp = r.integer("pipeline parallelism", 0, model::limits::kLayers);
-  p.vp = r.integer("virtual pipeline", 1, placement::plan_limits::kChunks);
+  p.vp = r.integer("virtual pipeline", 1, megatron::plan_limits::kChunks);
   p.micro_batch = r.integer("micro batch", 0, model::limits::kMicroBatch);
-  p.global_batch = r.integer("global batch", 0, placement::plan_limits::kGlobalBatch);
+  p.global_batch = r.integer("global batch", 0, megatron::plan_limits::kGlobalBatch);
   p.seq = seq;
   p.sequence_parallel = r.flag("sequence parallel");
   if (auto recompute = r.text("recompute"))
-    p.recompute = placement::parse_recompute(*recompute, fmt::format("{}: column 'recompute'", r.where()));
+    p.recompute = megatron::parse_recompute(*recompute, fmt::format("{}: column 'recompute'", r.where()));
   p.distributed_optimizer = r.flag("distributed optimizer");
   p.overlap_dp = r.flag("dp overlap");
   p.flash_attention = r.flag("flash attention");
-  const int64_t gpus = r.integer("# GPUs", 0, placement::plan_limits::kGpus);
+  const int64_t gpus = r.integer("# GPUs", 0, megatron::plan_limits::kGpus);
   if (gpus != p.tp * p.dp * p.pp)
     throw r.bad("# GPUs", std::to_string(gpus),
                 fmt::format("tensor × data × pipeline parallelism = {} × {} × {}", p.tp, p.dp, p.pp));
   try {
-    placement::validate(p, run.spec);
+    megatron::validate(p, run.spec);
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: {}", r.where(), e.what()));
   }
@@ -138,7 +138,7 @@ placement::MeasuredRun parse_row(const Row& r, int64_t line) {
 
 }  // namespace
 
-std::vector<placement::MeasuredRun> parse_measured_runs(const std::string& text, const std::string& source) {
+std::vector<megatron::MeasuredRun> parse_measured_runs(const std::string& text, const std::string& source) {
   std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line)) throw InputError(fmt::format("{}: empty file (a header line is needed)", source));
@@ -156,7 +156,7 @@ std::vector<placement::MeasuredRun> parse_measured_runs(const std::string& text,
   for (const std::string& name : kRequired)
     if (!columns.count(name)) throw InputError(fmt::format("{}: line 1: missing column '{}'", source, name));
 
-  std::vector<placement::MeasuredRun> runs;
+  std::vector<megatron::MeasuredRun> runs;
   int64_t number = 1;
   while (std::getline(in, line)) {
     ++number;
@@ -175,7 +175,7 @@ std::vector<placement::MeasuredRun> parse_measured_runs(const std::string& text,
   return runs;
 }
 
-std::vector<placement::MeasuredRun> read_measured_runs(const std::string& path) {
+std::vector<megatron::MeasuredRun> read_measured_runs(const std::string& path) {
   return parse_measured_runs(read_text_file(path), path);
 }
 

@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "placement/measured_run.h"
+#include "megatron/measured_run.h"
 
 namespace phaze::io {
 
 inline constexpr int64_t kMaxRuns = 1000000;
 
-std::vector<placement::MeasuredRun> read_measured_runs(const std::string& path);
+std::vector<megatron::MeasuredRun> read_measured_runs(const std::string& path);
 /// Same from the file's text; `source` names it in messages.
-std::vector<placement::MeasuredRun> parse_measured_runs(const std::string& text, const std::string& source);
+std::vector<megatron::MeasuredRun> parse_measured_runs(const std::string& text, const std::string& source);
 
 }  // namespace phaze::io

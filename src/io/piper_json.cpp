@@ -16,11 +16,11 @@ namespace phaze::io {
 namespace {
 
 using nlohmann::json;
-using placement::piper::Edge;
-using placement::piper::Node;
-using placement::piper::Problem;
-using placement::piper::Tmpc;
-namespace limits = placement::piper::piper_limits;
+using piper::Edge;
+using piper::Node;
+using piper::Problem;
+using piper::Tmpc;
+namespace limits = piper::piper_limits;
 
 /// Reads fields of one JSON object; every message names the file and the place.
 class Fields {
@@ -240,14 +240,13 @@ Problem read_piper_problem(const std::string& text, const std::string& source) {
   return p;
 }
 
-nlohmann::ordered_json piper_answer_json(const placement::piper::Problem& problem,
-                                         const placement::piper::PiperAnswer& answer) {
+nlohmann::ordered_json piper_answer_json(const piper::Problem& problem, const piper::PiperAnswer& answer) {
   nlohmann::ordered_json out;
   out["timePerSample"] = answer.feasible ? nlohmann::ordered_json(answer.time_per_sample_s) : nullptr;
   out["stages"] = nlohmann::ordered_json::array();
-  for (const placement::piper::StagePlan& s : answer.stages) {
+  for (const piper::StagePlan& s : answer.stages) {
     nlohmann::ordered_json stage, ids = nlohmann::ordered_json::array(), tmpcs = nlohmann::ordered_json::object();
-    const int w = placement::piper::width_index(problem, s.width);
+    const int w = piper::width_index(problem, s.width);
     for (size_t k = 0; k < s.nodes.size(); ++k) {
       const Node& node = problem.nodes[static_cast<size_t>(s.nodes[k])];
       ids.push_back(node.id);

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "placement/piper_planner.h"
-#include "placement/piper_problem.h"
+#include "piper/planner.h"
+#include "piper/problem.h"
 
 namespace phaze::io {
 
@@ -16,12 +16,11 @@ namespace phaze::io {
 /// successors (each exactly those), unknown keys ignored. InputError, one line naming the file, the item and
 /// the value, for anything else: a missing or mistyped field, a value out of range (docs: "Bounds"), unknown
 /// or duplicate node ids, duplicate edges, a cycle, a node with no TMPC at any width.
-placement::piper::Problem read_piper_problem(const std::string& text, const std::string& source);
+piper::Problem read_piper_problem(const std::string& text, const std::string& source);
 
 /// {"timePerSample": x or null, "stages": [{"nodes": [ids], "dataParallelDegree": d,
 /// "tensorParallelDegree": t, "tmpcs": {"<node id>": "<TMPC id>"}}, ...]}, stages first to last, node ids
 /// as in the input.
-nlohmann::ordered_json piper_answer_json(const placement::piper::Problem& problem,
-                                         const placement::piper::PiperAnswer& answer);
+nlohmann::ordered_json piper_answer_json(const piper::Problem& problem, const piper::PiperAnswer& answer);
 
 }  // namespace phaze::io

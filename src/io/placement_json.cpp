@@ -306,7 +306,7 @@ PlacementInput parse_placement_input(const std::string& text, const std::string&
     hand.pipeline = top.integer_in("fixedPP", 1, placement_limits::kDevices);
     hand.width = top.integer_in("fixedTMPC", 1, placement_limits::kDevices);
     hand.data_parallel = top.integer_in("fixedDP", 1, placement_limits::kDevices);
-    hand.transformer_layers = top.integer_in("numTransformerLayers", 0, placement_limits::kTransformerLayers);
+    input.hand_set_layers = top.integer_in("numTransformerLayers", 0, placement_limits::kTransformerLayers);
     input.hand_set = hand;
   }
   return input;
@@ -331,7 +331,7 @@ ordered_json placement_input_json(const PlacementInput& input) {
     out["fixedPP"] = input.hand_set->pipeline;
     out["fixedTMPC"] = input.hand_set->width;
     out["fixedDP"] = input.hand_set->data_parallel;
-    out["numTransformerLayers"] = input.hand_set->transformer_layers;
+    out["numTransformerLayers"] = input.hand_set_layers;
   }
   ordered_json nodes = ordered_json::object(), edges = ordered_json::object();
   for (const Chain& chain : input.chains) {

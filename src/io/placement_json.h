@@ -24,9 +24,10 @@ inline constexpr int64_t kTransformerLayers = 16384;        ///< numTransformerL
 /// A placement question in the PHAZE placement format (placement.md), validated.
 struct PlacementInput {
   placement::Cluster cluster;
-  std::vector<placement::Chain> chains;  ///< one per width, ascending, nodes in topological order
-  std::vector<int64_t> node_ids;         ///< the file's node ids in topological order
-  std::optional<placement::HandSetPlan> hand_set;
+  std::vector<placement::Chain> chains;            ///< one per width, ascending, nodes in topological order
+  std::vector<int64_t> node_ids;                   ///< the file's node ids in topological order
+  std::optional<placement::HandSetPlan> hand_set;  ///< fixedPP, fixedTMPC, fixedDP
+  int64_t hand_set_layers = 0;                     ///< numTransformerLayers: L of the hand-set stage rule
 };
 
 /// Parses and validates; throws InputError naming `source` and the offending item. Sizes beyond

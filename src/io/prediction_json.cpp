@@ -4,7 +4,7 @@ namespace phaze::io {
 
 using nlohmann::json;
 
-json to_json(const placement::TrainingPlan& p) {
+json to_json(const megatron::TrainingPlan& p) {
   return json{{"tp", p.tp},
               {"pp", p.pp},
               {"dp", p.dp},
@@ -14,15 +14,15 @@ json to_json(const placement::TrainingPlan& p) {
               {"global_batch", p.global_batch},
               {"seq", p.seq},
               {"sequence_parallel", p.sequence_parallel},
-              {"recompute", placement::to_string(p.recompute)},
+              {"recompute", megatron::to_string(p.recompute)},
               {"distributed_optimizer", p.distributed_optimizer},
               {"overlap_dp", p.overlap_dp},
               {"flash_attention", p.flash_attention}};
 }
 
-json to_json(const placement::StepPrediction& r) {
-  const placement::StepTime& t = r.time;
-  const placement::StepMemory& m = r.memory;
+json to_json(const megatron::StepPrediction& r) {
+  const megatron::StepTime& t = r.time;
+  const megatron::StepMemory& m = r.memory;
   return json{{"plan", to_json(r.plan)},
               {"micro_batches", r.micro_batches},
               {"iteration_time_s", t.iteration_s},

@@ -5,13 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "placement/training_step.h"
+#include "megatron/training_step.h"
 
 namespace phaze::io {
 
 /// {"plan": {...}, "iteration_time_s", "breakdown": {forward_s, ...}, "tokens_per_s", "flop_per_s_per_gpu",
 ///  "mfu", "memory": {weights_bytes, ..., "peak_bytes", "capacity_bytes", "stage"}, "fits"}.
-nlohmann::json to_json(const placement::StepPrediction& prediction);
-nlohmann::json to_json(const placement::TrainingPlan& plan);
+nlohmann::json to_json(const megatron::StepPrediction& prediction);
+nlohmann::json to_json(const megatron::TrainingPlan& plan);
 
 }  // namespace phaze::io

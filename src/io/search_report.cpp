@@ -90,7 +90,7 @@ ordered_json model_json(const ModelCase& mc, const ModelOutcome& m) {
   if (m.megatron)
     out["plan"]["megatron"] = {{"chunks_per_device", m.megatron->chunks},
                                {"sequence_parallel", m.megatron->sequence_parallel},
-                               {"recompute", placement::to_string(m.megatron->recompute)},
+                               {"recompute", megatron::to_string(m.megatron->recompute)},
                                {"distributed_optimizer", m.megatron->distributed_optimizer},
                                {"peak_memory_bytes", m.megatron->peak_memory_bytes}};
   out["samples_per_s"] = m.samples_per_s;
@@ -270,7 +270,7 @@ void model_text(std::string& out, const ModelCase& mc, const ModelOutcome& m) {
     out += fmt::format(
         "    Megatron-LM: v = {}, sequence parallelism {}, recomputation {}, distributed optimizer {}; "
         "peak memory {:.4g} GiB\n",
-        m.megatron->chunks, m.megatron->sequence_parallel ? "on" : "off", placement::to_string(m.megatron->recompute),
+        m.megatron->chunks, m.megatron->sequence_parallel ? "on" : "off", megatron::to_string(m.megatron->recompute),
         m.megatron->distributed_optimizer ? "on" : "off", m.megatron->peak_memory_bytes / kGiB);
   out += fmt::format("    throughput {:.6g} samples/s, {:.6g} tokens/s\n", m.samples_per_s, m.tokens_per_s);
   out += fmt::format(
@@ -447,7 +447,7 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
   out["settings"]["optimizer"] = q.optimizer == placement::Optimizer::Adam ? "adam" : "sgd";
   if (q.execution == Execution::Megatron)
     out["settings"]["execution"] = {{"kind", "megatron"}, {"overlap_dp", q.overlap_dp}};
-  if (q.planner == PlannerChoice::Piper) out["settings"]["planner"] = "piper";
+  if (q.planner == PlannerChoice::Stagewise) out["settings"]["planner"] = "stagewise";
   out["settings"]["area_budget_um2"] = space.budget_um2 ? *space.budget_um2 : hw::default_area_budget_um2();
   out["settings"]["lower_fraction"] = space.lower_fraction;
   out["settings"]["strategy"] = strategy_name(q);
@@ -518,7 +518,7 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
         "execution: Megatron-LM (equal stages, 1F1B or interleaved, sequence parallelism, recomputation on = "
         "selective or full, distributed optimizer; gradient reduction {} the backward pass)\n",
         q.overlap_dp ? "overlapped with" : "after");
-  if (q.planner == PlannerChoice::Piper)
+  if (q.planner == PlannerChoice::Stagewise)
     out += "placement: stagewise (each stage its own t and d, each layer its own recomputation when on)\n";
   out += fmt::format(
       "space: {} designs in {} area buckets × {} HBM sizes × {} micro-batch sizes × {} recomputation settings = {} "

@@ -20,6 +20,46 @@ struct PipelineShape {
   double max_stage_parameter_bytes = 0;
 };
 
+/// ⌈N/d⌉: the micro-batches one of d replicas runs in a batch of N.
+inline int64_t replica_micro_batches(int64_t micro_batches, int64_t data_parallel) {
+  return (micro_batches + data_parallel - 1) / data_parallel;
+}
+
+/// A stage's slots on the pipeline's critical path: its replica's ⌈N/d⌉ micro-batches plus the p − 1 of fill
+/// and drain, each at the stage's load. The pipeline term of every time per batch is its largest
+/// `slots · load`.
+inline int64_t pipeline_slots(int64_t micro_batches, int64_t data_parallel, int64_t stages) {
+  return replica_micro_batches(micro_batches, data_parallel) + stages - 1;
+}
+
+/// The corrected terms' once-per-iteration cost of one stage (method.md D22, D3): the ring all-reduce of its
+/// P parameter bytes per device over its d replicas on the data-parallel link (accelerator.md 7), then the
+/// optimizer step over those bytes. Every stage runs both at the same time, so the largest sets the tail.
+/// The one place the corrected terms read the data-parallel link and the optimizer's seconds per byte.
+class StageSyncModel {
+ public:
+  explicit StageSyncModel(const Cluster& cluster)
+      : bandwidth_(cluster.data_parallel_link.effective_bandwidth()),
+        latency_s_(cluster.data_parallel_link.latency_s),
+        optimizer_seconds_per_byte_(cluster.corrected.optimizer_seconds_per_byte) {}
+
+  /// Seconds of the ring all-reduce of `parameter_bytes` over `data_parallel` replicas.
+  double sync_s(double parameter_bytes, int64_t data_parallel) const {
+    return cost::all_reduce_seconds(parameter_bytes, data_parallel, bandwidth_, latency_s_);
+  }
+  /// Seconds of the optimizer step over `parameter_bytes`.
+  double optimizer_s(double parameter_bytes) const { return parameter_bytes * optimizer_seconds_per_byte_; }
+  /// Both, in the order every answer was computed in.
+  double total_s(double parameter_bytes, int64_t data_parallel) const {
+    return sync_s(parameter_bytes, data_parallel) + optimizer_s(parameter_bytes);
+  }
+
+ private:
+  double bandwidth_;  // bytes per second of the data-parallel link
+  double latency_s_;  // α, per ring step
+  double optimizer_seconds_per_byte_;
+};
+
 /// A time per batch and its terms, in seconds (in the reference format: the unit of the input).
 struct BatchTime {
   /// What the planners minimise and report. The terms are summed in a fixed order of their own, so
@@ -39,8 +79,9 @@ struct BatchTime {
 ///     max load · (⌈N/d⌉ + p − 1) + (ring all-reduce(P_max, d) + P_max · optimizer seconds per byte)
 ///
 /// with the ring all-reduce of accelerator.md 7, 2·(d − 1)/d · P_max / BW + 2·(d − 1)·α, on the
-/// data-parallel link (Cluster::data_parallel_link: its effective bandwidth and latency). Every read of it and
-/// of the corrected terms' constants is here.
+/// data-parallel link (Cluster::data_parallel_link: its effective bandwidth and latency), StageSyncModel.
+/// The stagewise planner and its evaluator, whose stages each have their own d, take the same three rules
+/// per stage: pipeline_slots, StageSyncModel and the sum of the two largest terms.
 ///
 /// Bound to d because the planners price many plans per degree in their innermost loops: what depends on d
 /// and the cluster alone is computed once, to the same bits, and inline the compiler drops the parts when
@@ -51,13 +92,11 @@ class BatchTimeModel {
   BatchTimeModel(const Cluster& cluster, int64_t data_parallel)
       : corrected_(cluster.corrected.enabled),
         data_parallel_(data_parallel),
-        per_replica_((cluster.micro_batches + data_parallel - 1) / data_parallel),
+        per_replica_(replica_micro_batches(cluster.micro_batches, data_parallel)),
         reference_sync_numerator_(4.0 * static_cast<double>(data_parallel - 1)),
         reference_sync_denominator_(cluster.data_parallel_link.effective_bandwidth() *
                                     static_cast<double>(data_parallel)),
-        sync_bandwidth_(cluster.data_parallel_link.effective_bandwidth()),
-        ring_latency_s_(cluster.data_parallel_link.latency_s),
-        optimizer_seconds_per_byte_(cluster.corrected.optimizer_seconds_per_byte) {}
+        sync_(cluster) {}
 
   BatchTime batch_time(const PipelineShape& shape) const {
     const double slots = static_cast<double>(per_replica_ + shape.stages - 1);
@@ -65,9 +104,8 @@ class BatchTimeModel {
     t.parts.steady_state = shape.max_stage_load * static_cast<double>(per_replica_);
     t.parts.fill_drain = shape.max_stage_load * static_cast<double>(shape.stages - 1);
     if (corrected_) {
-      t.parts.data_parallel_sync =
-          cost::all_reduce_seconds(shape.max_stage_parameter_bytes, data_parallel_, sync_bandwidth_, ring_latency_s_);
-      t.parts.optimizer_step = shape.max_stage_parameter_bytes * optimizer_seconds_per_byte_;
+      t.parts.data_parallel_sync = sync_.sync_s(shape.max_stage_parameter_bytes, data_parallel_);
+      t.parts.optimizer_step = sync_.optimizer_s(shape.max_stage_parameter_bytes);
       // Both once-per-iteration terms first, then the pipeline: the order every answer was computed in.
       t.total = shape.max_stage_load * slots + (t.parts.data_parallel_sync + t.parts.optimizer_step);
     } else {
@@ -84,9 +122,7 @@ class BatchTimeModel {
   int64_t per_replica_;                // ⌈N/d⌉ micro-batches of one replica
   double reference_sync_numerator_;    // 4·(d − 1)
   double reference_sync_denominator_;  // bytes per second · d
-  double sync_bandwidth_;              // bytes per second of the data-parallel links
-  double ring_latency_s_;              // α
-  double optimizer_seconds_per_byte_;
+  StageSyncModel sync_;
 };
 
 }  // namespace phaze::placement

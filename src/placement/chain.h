@@ -45,7 +45,8 @@ enum class Optimizer { Sgd, Adam };
 /// accelerator.md 7 over the d replicas, 2·(d − 1)/d · P_max / BW + 2·(d − 1)·α on the data-parallel link
 /// (BW its effective bandwidth, α its latency; CorrectedPlanner). Every
 /// stage synchronises its own gradients at the same time on its own links, so the slowest (largest) stage
-/// sets both terms. Both formulas are BatchTimeModel (batch_time.h).
+/// sets both terms. Both formulas are BatchTimeModel (batch_time.h); its per-stage rules there serve the
+/// stagewise planner too.
 struct CorrectedTerms {
   bool enabled = false;
   /// Seconds of the element-wise optimizer update per byte of parameters held by one device, once per

@@ -11,8 +11,8 @@
 
 namespace phaze::placement {
 
-PlanCheck evaluate_plan(const StageCosts& costs, const std::vector<Stage>& stages, int64_t data_parallel,
-                        const Cluster& cluster) {
+PlanCheck check_plan(const StageCosts& costs, const std::vector<Stage>& stages, int64_t data_parallel,
+                     const Cluster& cluster) {
   PlanCheck result;
   const int64_t p = static_cast<int64_t>(stages.size());
   if (p == 0) {
@@ -56,7 +56,8 @@ PlanCheck evaluate_plan(const StageCosts& costs, const std::vector<Stage>& stage
   return result;
 }
 
-PlanCheck evaluate_hand_set(const std::vector<Chain>& chains, const Cluster& cluster, const HandSetPlan& hand) {
+PlanCheck evaluate_hand_set(const std::vector<Chain>& chains, const Cluster& cluster, const HandSetPlan& hand,
+                            int64_t transformer_layers) {
   PlanCheck result;
   const auto it = std::find_if(chains.begin(), chains.end(), [&](const Chain& c) { return c.width == hand.width; });
   if (it == chains.end()) {
@@ -73,16 +74,30 @@ PlanCheck evaluate_hand_set(const std::vector<Chain>& chains, const Cluster& clu
     return result;
   }
   const int n = static_cast<int>(it->nodes.size());
-  const int64_t per_stage = (hand.transformer_layers + hand.pipeline - 1) / hand.pipeline;  // ⌈L/p⌉
+  const int64_t per_stage = (transformer_layers + hand.pipeline - 1) / hand.pipeline;  // ⌈L/p⌉
   std::vector<Stage> stages(static_cast<size_t>(hand.pipeline), Stage{n, 0, hand.width});
   for (int i = 0; i < n; ++i) {
-    const int64_t q = i < hand.transformer_layers ? i / per_stage : hand.pipeline - 1;
+    const int64_t q = i < transformer_layers ? i / per_stage : hand.pipeline - 1;
     stages[q].first = std::min(stages[q].first, i);
     stages[q].last = std::max(stages[q].last, i + 1);
   }
   StageCosts costs;
   costs.compute(*it, cluster);
-  return evaluate_plan(costs, stages, hand.data_parallel, cluster);
+  return check_plan(costs, stages, hand.data_parallel, cluster);
+}
+
+std::vector<Stage> hand_set_stages(int64_t layers, const HandSetPlan& plan) {
+  const int64_t p = std::max<int64_t>(plan.pipeline, 1);
+  const int64_t per_stage = (layers + p - 1) / p;
+  std::vector<Stage> stages;
+  for (int64_t k = 0; k < p; ++k) {
+    // Stage k holds transformer layers k·c + 1 .. (k + 1)·c (chain positions), cut at L; the first stage
+    // also holds the embedding (position 0), the last every remaining layer and the head (position L + 1).
+    const int64_t first = k == 0 ? 0 : std::min(k * per_stage + 1, layers + 1);
+    const int64_t last = k == p - 1 ? layers + 2 : std::min((k + 1) * per_stage + 1, layers + 1);
+    stages.push_back({static_cast<int>(first), static_cast<int>(std::max(first, last)), plan.width});
+  }
+  return stages;
 }
 
 bool stages_fit_memory(const Chain& chain, const std::vector<Stage>& stages, const Cluster& cluster) {
@@ -92,13 +107,15 @@ bool stages_fit_memory(const Chain& chain, const std::vector<Stage>& stages, con
     // Summed in StageCosts' order (positions in turn, each one's entering edges in the chain's order), so that
     // the figures are the same to the bit.
     StageFootprint footprint;
+    double boundary_bytes = 0;
     for (int v = stage.first; v < stage.last; ++v) {
       const ChainNode& node = chain.nodes[static_cast<size_t>(v)];
       for (const ChainEdge& e : chain.edges)
-        if (e.to == v && e.from < stage.first) footprint.boundary_bytes += e.bytes;
+        if (e.to == v && e.from < stage.first) boundary_bytes += e.bytes;
       footprint.parameter_bytes += node.parameter_bytes;
       footprint.activation_bytes += node.activation_bytes;
     }
+    footprint.stash_bytes = whole_stage_stash_bytes(footprint.activation_bytes, boundary_bytes, cluster);
     if (max_in_flight(footprint, cluster) < p - q) return false;  // 1F1B: p − q micro-batches in flight
   }
   return true;
@@ -112,7 +129,7 @@ bool differ_only_in_memory(const Cluster& a, const Cluster& b) {
 }
 
 PlanCheck recheck_plan(const StageCosts& costs, const Plan& plan, const Cluster& cluster) {
-  PlanCheck check = evaluate_plan(costs, plan.stages, plan.data_parallel, cluster);
+  PlanCheck check = check_plan(costs, plan.stages, plan.data_parallel, cluster);
   const double tolerance = 1e-9 * std::max(1.0, std::abs(plan.time_per_batch));
   if (!check.feasible || std::abs(check.time_per_batch - plan.time_per_batch) > tolerance)
     throw std::logic_error(fmt::format("placement: reconstructed plan disagrees with the search ({} vs {}{})",

@@ -135,7 +135,8 @@ void StageCosts::use_in_flight_table(const Chain& chain, const Cluster& cluster)
         if (u < i) entering += bytes;
       params += chain.nodes[v].parameter_bytes;
       acts += chain.nodes[v].activation_bytes;
-      t.table[at(i, v + 1)] = placement::max_in_flight(StageFootprint{params, acts, entering}, cluster);
+      t.table[at(i, v + 1)] = placement::max_in_flight(
+          StageFootprint{params, acts, whole_stage_stash_bytes(acts, entering, cluster)}, cluster);
     }
   }
   in_flight_at_ = in_flight_.size() - 1;

@@ -12,8 +12,18 @@ namespace phaze::placement {
 struct StageFootprint {
   double parameter_bytes = 0;   ///< the stage's weights
   double activation_bytes = 0;  ///< stashed for one micro-batch
-  double boundary_bytes = 0;    ///< entering the stage from earlier stages, per micro-batch
+  /// Held for each further micro-batch in flight: what the stage keeps of a micro-batch until its backward
+  /// pass. PHAZE's planners take whole_stage_stash_bytes; the stagewise planner the kept layers' activations
+  /// plus each recomputed run's input.
+  double stash_bytes = 0;
 };
+
+/// The stash of a stage that recomputes all its layers or none (PHAZE's rule, placement.md "Memory"): with
+/// recomputation only the `boundary_bytes` that entered the stage from earlier stages (the rest is rebuilt
+/// in the backward pass), else its `activation_bytes`.
+inline double whole_stage_stash_bytes(double activation_bytes, double boundary_bytes, const Cluster& cluster) {
+  return cluster.recompute ? boundary_bytes : activation_bytes;
+}
 
 /// Bytes held whatever the micro-batches in flight: the weights with their gradients (SGD, ×2) or also the
 /// optimizer state (Adam, ×3), and one micro-batch's activations.
@@ -22,16 +32,10 @@ inline double resident_bytes(const StageFootprint& stage, const Cluster& cluster
   return optimizer_factor * stage.parameter_bytes + stage.activation_bytes;
 }
 
-/// Bytes held for each further micro-batch in flight: its activations, or only the bytes that entered the
-/// stage when recomputing (the rest is rebuilt in the backward pass).
-inline double stash_bytes(const StageFootprint& stage, const Cluster& cluster) {
-  return cluster.recompute ? stage.boundary_bytes : stage.activation_bytes;
-}
-
 /// Bytes one device of the stage holds with `in_flight` ≥ 1 micro-batches begun and not finished
 /// (placement.md, "Memory").
 inline double stage_memory_bytes(const StageFootprint& stage, int64_t in_flight, const Cluster& cluster) {
-  return resident_bytes(stage, cluster) + static_cast<double>(in_flight - 1) * stash_bytes(stage, cluster);
+  return resident_bytes(stage, cluster) + static_cast<double>(in_flight - 1) * stage.stash_bytes;
 }
 
 /// The most micro-batches in flight, at most K = Cluster::devices (no plan has more stages), with which
@@ -44,7 +48,7 @@ inline int64_t max_in_flight(const StageFootprint& stage, const Cluster& cluster
   if (stage_memory_bytes(stage, cluster.devices, cluster) <= cluster.memory_bytes) return cluster.devices;
   const double resident = resident_bytes(stage, cluster);
   if (resident > cluster.memory_bytes) return 0;
-  return 1 + static_cast<int64_t>(std::floor((cluster.memory_bytes - resident) / stash_bytes(stage, cluster)));
+  return 1 + static_cast<int64_t>(std::floor((cluster.memory_bytes - resident) / stage.stash_bytes));
 }
 
 }  // namespace phaze::placement

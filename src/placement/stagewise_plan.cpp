@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "cost/vector_cost.h"
+#include "placement/batch_time.h"
 #include "placement/stage_costs.h"
 #include "placement/stage_memory.h"
 
@@ -72,9 +72,7 @@ StagewiseCheck evaluate_stagewise(const std::vector<Chain>& chains, const std::v
     return out;
   }
 
-  Cluster stash_cluster = cluster;
-  stash_cluster.recompute = true;  // StageFootprint::boundary_bytes carries the stash of the recomputation set
-  const double bandwidth = cluster.data_parallel_link.effective_bandwidth();
+  const StageSyncModel sync_model(cluster);
   double steady_max = -1, sync_max = -1;
   std::vector<std::optional<StageCosts>> costs_of(chains.size());
   for (size_t k = 0; k < stages.size(); ++k) {
@@ -101,7 +99,7 @@ StagewiseCheck evaluate_stagewise(const std::vector<Chain>& chains, const std::v
     }
     const double params = costs.parameter_bytes(s.first, s.last);
     const int64_t in_flight = p - static_cast<int64_t>(k);
-    if (max_in_flight(StageFootprint{params, acts, stash}, stash_cluster) < in_flight) {
+    if (max_in_flight(StageFootprint{params, acts, stash}, cluster) < in_flight) {
       out.reason = fmt::format("stage {} does not fit in {} bytes with {} micro-batches in flight", k,
                                cluster.memory_bytes, in_flight);
       return out;
@@ -110,16 +108,15 @@ StagewiseCheck evaluate_stagewise(const std::vector<Chain>& chains, const std::v
         costs.forward_finish(s.first, s.last) +
         std::max(costs.backward_finish(s.first, s.last), costs.backward_sum(s.first, s.last) + reforward);
     out.loads_s.push_back(load);
-    const int64_t per_replica = (cluster.micro_batches + s.data_parallel - 1) / s.data_parallel;
-    const double steady = static_cast<double>(per_replica + p - 1) * load;
+    const double steady = static_cast<double>(pipeline_slots(cluster.micro_batches, s.data_parallel, p)) * load;
     if (steady > steady_max) {
       steady_max = steady;
-      out.parts.steady_state = static_cast<double>(per_replica) * load;
+      out.parts.steady_state =
+          static_cast<double>(replica_micro_batches(cluster.micro_batches, s.data_parallel)) * load;
       out.parts.fill_drain = static_cast<double>(p - 1) * load;
     }
-    const double sync =
-        cost::all_reduce_seconds(params, s.data_parallel, bandwidth, cluster.data_parallel_link.latency_s);
-    const double update = params * cluster.corrected.optimizer_seconds_per_byte;
+    const double sync = sync_model.sync_s(params, s.data_parallel);
+    const double update = sync_model.optimizer_s(params);
     if (sync + update > sync_max) {
       sync_max = sync + update;
       out.parts.data_parallel_sync = sync;

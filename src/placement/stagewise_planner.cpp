@@ -8,7 +8,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "cost/vector_cost.h"
 #include "placement/stage_costs.h"
 #include "placement/stage_memory.h"
 
@@ -20,14 +19,6 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 /// A factor that takes a sum of up to 2^20 positive doubles below the exact sum whatever the order of the
 /// additions (relative rounding error at most 2^20 · 2^-53).
 constexpr double kBelowRounding = 1.0 - 0x1p-30;
-
-/// Cluster whose StageFootprint::boundary_bytes is read as the stash (stage_memory.h): the stash of a
-/// recomputation set.
-Cluster stash_cluster(const Cluster& cluster) {
-  Cluster c = cluster;
-  c.recompute = true;
-  return c;
-}
 
 void check_input(const std::vector<Chain>& chains, const Cluster& cluster) {
   if (!cluster.corrected.enabled)
@@ -55,9 +46,9 @@ void sweep(RecomputeFrontier& frontier, const Chain& chain, int i, int j, bool a
 
 /// The first option (least re-forward) that fits with `in_flight` micro-batches, or options.size().
 size_t first_fitting(const std::vector<RecomputeOption>& options, double params, double acts, int64_t in_flight,
-                     const Cluster& stash) {
+                     const Cluster& cluster) {
   size_t o = 0;
-  while (o < options.size() && max_in_flight(StageFootprint{params, acts, options[o].stash_bytes}, stash) < in_flight)
+  while (o < options.size() && max_in_flight(StageFootprint{params, acts, options[o].stash_bytes}, cluster) < in_flight)
     ++o;
   return o;
 }
@@ -134,7 +125,6 @@ void StagewisePlanner::build_tables(const std::vector<Chain>& chains, const Clus
   for (size_t w = 0; w < widths; ++w)
     for (size_t v = 0; v < n; ++v)
       work_[w * n + v] = chains[w].nodes[v].forward_time + chains[w].nodes[v].backward_time;
-  const Cluster stash = stash_cluster(cluster);
   StageCosts costs;
   std::vector<int64_t> fits;  // per option: the most micro-batches in flight it allows
   for (size_t w = 0; w < widths; ++w) {
@@ -156,7 +146,7 @@ void StagewisePlanner::build_tables(const std::vector<Chain>& chains, const Clus
         fits.clear();
         const double params = costs.parameter_bytes(i, j);
         for (const RecomputeOption& o : options)
-          fits.push_back(max_in_flight(StageFootprint{params, acts, o.stash_bytes}, stash));
+          fits.push_back(max_in_flight(StageFootprint{params, acts, o.stash_bytes}, cluster));
         if (fits.back() < 1) break;  // not even alone: a longer stage only holds more
         if (!first_of_kind[static_cast<size_t>(i) * (n + 1) + static_cast<size_t>(j)]) continue;
         const size_t k = kind(i, j);
@@ -276,8 +266,7 @@ int StagewisePlanner::run(int64_t p, double theta, bool pareto, double sync_cap)
             const Label& rest = single_[rest_cell];
             if (devices + rest.devices > devices_) continue;
             const double params = params_[cell];
-            const double sync =
-                cost::all_reduce_seconds(params, d, bandwidth_, latency_s_) + params * optimizer_s_per_byte_;
+            const double sync = sync_->total_s(params, d);
             const Label l{devices + rest.devices, std::max(sync, rest.sync), j, static_cast<int>(w), 0};
             if (l.devices < best.devices || (l.devices == best.devices && l.sync < best.sync)) best = l;
             continue;
@@ -285,8 +274,7 @@ int StagewisePlanner::run(int64_t p, double theta, bool pareto, double sync_cap)
           const std::vector<Label>& rest = cells_[rest_cell];
           if (rest.empty() || devices + rest[0].devices > devices_) continue;
           const double params = params_[cell];
-          const double sync =
-              cost::all_reduce_seconds(params, d, bandwidth_, latency_s_) + params * optimizer_s_per_byte_;
+          const double sync = sync_->total_s(params, d);
           if (sync >= sync_cap) continue;
           // Rest labels come by devices up and S down; once their S is below this stage's, the rest only adds
           // devices. The stages before this cell need p − s devices at least.
@@ -314,11 +302,10 @@ int StagewisePlanner::run(int64_t p, double theta, bool pareto, double sync_cap)
 std::vector<int> StagewisePlanner::recomputed_layers(const Chain& chain, int i, int j, int64_t in_flight, double params,
                                                      const Cluster& cluster) {
   sweep(frontier_, chain, i, j, cluster.recompute, true);
-  const Cluster stash = stash_cluster(cluster);
   double acts = 0;
   for (int v = i; v < j; ++v) acts += chain.nodes[static_cast<size_t>(v)].activation_bytes;
   const std::vector<RecomputeOption>& options = frontier_.options();
-  return options[first_fitting(options, params, acts, in_flight, stash)].layers;
+  return options[first_fitting(options, params, acts, in_flight, cluster)].layers;
 }
 
 StagewiseStage StagewisePlanner::make_stage(const std::vector<Chain>& chains, size_t w, int i, int j, int64_t in_flight,
@@ -365,9 +352,7 @@ void StagewisePlanner::prepare(const std::vector<Chain>& chains, const Cluster& 
   devices_ = cluster.devices;
   micro_batches_ = cluster.micro_batches;
   max_stages_ = std::min<int64_t>(n_, devices_);
-  bandwidth_ = cluster.data_parallel_link.effective_bandwidth();
-  latency_s_ = cluster.data_parallel_link.latency_s;
-  optimizer_s_per_byte_ = cluster.corrected.optimizer_seconds_per_byte;
+  sync_.emplace(cluster);
   build_tables(chains, cluster);
 }
 
@@ -443,7 +428,7 @@ StagewisePlan StagewisePlanner::solve(const std::vector<Chain>& chains, const Cl
       const Label& l = this->label(s, i, k);
       const double L = load(static_cast<size_t>(l.chain), s, i, l.next);
       const int64_t d = least_degree(theta, L, p);
-      f.a = std::max(f.a, static_cast<double>((micro_batches_ + d - 1) / d + p - 1) * L);
+      f.a = std::max(f.a, static_cast<double>(pipeline_slots(micro_batches_, d, p)) * L);
       i = l.next;
       k = l.child;
     }

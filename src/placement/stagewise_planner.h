@@ -1,8 +1,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "placement/batch_time.h"
 #include "placement/chain.h"
 #include "placement/corrected_planner.h"
 #include "placement/recompute_frontier.h"
@@ -92,7 +94,7 @@ class StagewisePlanner {
 
   int n_ = 0;
   int64_t max_stages_ = 0, devices_ = 0, micro_batches_ = 0;
-  double bandwidth_ = 0, latency_s_ = 0, optimizer_s_per_byte_ = 0;
+  std::optional<StageSyncModel> sync_;     // of the last call's cluster
   size_t kinds_ = 0;                       // distinct stages
   std::vector<uint32_t> kind_;             // [i][j]
   std::vector<double> loads_;              // [chain][in flight − 1][kind]; +inf: does not fit

@@ -137,10 +137,10 @@ hw::Architecture point_architecture(const SearchQuestion& q, const hw::Architect
 
 // ---- Hand-set plans ----
 
-std::optional<MegatronPlan> megatron_table_plan(const std::string& preset) {
+std::optional<placement::HandSetPlan> megatron_table_plan(const std::string& preset) {
   struct Row {
     const char* name;
-    MegatronPlan plan;
+    placement::HandSetPlan plan;
   };
   // method.md 8.2.
   static const Row kTable[] = {
@@ -153,38 +153,24 @@ std::optional<MegatronPlan> megatron_table_plan(const std::string& preset) {
   return std::nullopt;
 }
 
-std::vector<placement::Stage> megatron_stages(int64_t layers, const MegatronPlan& plan) {
-  const int64_t p = std::max<int64_t>(plan.pipeline, 1);
-  const int64_t per_stage = (layers + p - 1) / p;
-  std::vector<placement::Stage> stages;
-  for (int64_t k = 0; k < p; ++k) {
-    // Stage k holds transformer layers k·c + 1 .. (k + 1)·c (chain positions), cut at L; the first stage
-    // also holds the embedding (position 0), the last every remaining layer and the head (position L + 1).
-    const int64_t first = k == 0 ? 0 : std::min(k * per_stage + 1, layers + 1);
-    const int64_t last = k == p - 1 ? layers + 2 : std::min((k + 1) * per_stage + 1, layers + 1);
-    stages.push_back({static_cast<int>(first), static_cast<int>(std::max(first, last)), plan.width});
-  }
-  return stages;
-}
-
 namespace {
 
 /// A hand-set plan under Megatron-LM execution: v = 1, no sequence parallelism, full recomputation when the
 /// point recomputes, no distributed optimizer (the classic configuration the table's plans were run with).
-HandSetOutcome price_megatron_plan(const SearchQuestion& q, const ModelCase& mc, const MegatronPlan& plan,
+HandSetOutcome price_megatron_plan(const SearchQuestion& q, const ModelCase& mc, const placement::HandSetPlan& plan,
                                    const model::LayerGraph& graph, const hw::Architecture& design, bool recompute,
                                    Scheduling& scheduling, HandSetOutcome out) {
-  placement::TrainingPlan run;
+  megatron::TrainingPlan run;
   run.tp = plan.width;
   run.pp = plan.pipeline;
   run.dp = plan.data_parallel;
   run.micro_batch = graph.shape.micro_batch;
   run.global_batch = q.global_batch;
   run.seq = mc.seq;
-  run.recompute = recompute ? placement::Recompute::Full : placement::Recompute::None;
+  run.recompute = recompute ? megatron::Recompute::Full : megatron::Recompute::None;
   run.overlap_dp = q.overlap_dp;
   try {
-    placement::validate(run, mc.spec);
+    megatron::validate(run, mc.spec);
   } catch (const InputError& e) {
     out.reason = fmt::format("Megatron-LM cannot run it: {}", e.what());
     return out;
@@ -194,8 +180,8 @@ HandSetOutcome price_megatron_plan(const SearchQuestion& q, const ModelCase& mc,
     out.reason = fmt::format("an operator has no finite estimate on this design at t = {}", plan.width);
     return out;
   }
-  const placement::StepPrediction p =
-      placement::predict_step(mc.spec, accelerator_step_device(design), q.network, run, width->costs);
+  const megatron::StepPrediction p =
+      megatron::predict_step(mc.spec, accelerator_step_device(design), q.network, run, width->costs);
   if (!p.memory.fits) {
     out.reason = fmt::format("stage {} needs {:.4g} GiB per device, more than the {:g} GiB of HBM", p.memory.stage + 1,
                              p.memory.peak_bytes / kGiB, static_cast<double>(design.hbm_bytes) / kGiB);
@@ -210,7 +196,7 @@ HandSetOutcome price_megatron_plan(const SearchQuestion& q, const ModelCase& mc,
 
 }  // namespace
 
-HandSetOutcome evaluate_megatron_plan(const SearchQuestion& q, size_t model, const MegatronPlan& plan,
+HandSetOutcome evaluate_hand_set_plan(const SearchQuestion& q, size_t model, const placement::HandSetPlan& plan,
                                       const hw::Architecture& design, int64_t micro_batch, bool recompute,
                                       Scheduling& scheduling) {
   HandSetOutcome out;
@@ -218,7 +204,7 @@ HandSetOutcome evaluate_megatron_plan(const SearchQuestion& q, size_t model, con
   out.plan = plan;
   const ModelCase& mc = q.models[model];
   const int64_t layers = mc.spec.num_layers;
-  out.stages = megatron_stages(layers, plan);
+  out.stages = placement::hand_set_stages(layers, plan);
   // The checks that need no schedule come first: they cost nothing and name the plan's own problem.
   for (size_t k = 0; k < out.stages.size(); ++k)
     if (out.stages[k].first == out.stages[k].last) {
@@ -257,7 +243,7 @@ HandSetOutcome evaluate_megatron_plan(const SearchQuestion& q, size_t model, con
   const placement::Cluster cluster = make_cluster(q, design, micro_batch, design.hbm_bytes, recompute);
   placement::StageCosts costs;
   costs.compute(make_chain(graph, schedules), cluster);
-  const placement::PlanCheck check = placement::evaluate_plan(costs, out.stages, plan.data_parallel, cluster);
+  const placement::PlanCheck check = placement::check_plan(costs, out.stages, plan.data_parallel, cluster);
   if (!check.feasible) {
     out.reason = check.reason;
     return out;
@@ -273,10 +259,10 @@ std::vector<HandSetOutcome> hand_set_at(const SearchQuestion& q, const PointOutc
   const hw::Architecture design = point_architecture(q, searched.design);
   std::vector<HandSetOutcome> out;
   for (size_t m = 0; m < q.models.size(); ++m) {
-    const std::optional<MegatronPlan> plan = megatron_table_plan(q.models[m].source);
+    const std::optional<placement::HandSetPlan> plan = megatron_table_plan(q.models[m].source);
     HandSetOutcome h;
     if (plan) {
-      h = evaluate_megatron_plan(q, m, *plan, design, searched.micro_batch, searched.recompute, scheduling);
+      h = evaluate_hand_set_plan(q, m, *plan, design, searched.micro_batch, searched.recompute, scheduling);
     } else {
       h.reason = "no hand-set plan: method.md 8.2's table covers the model presets only";
     }

@@ -16,6 +16,7 @@
 #include "cost/operator_cost.h"
 #include "hw/enumerate.h"
 #include "placement/chain.h"
+#include "placement/plan_check.h"
 #include "schedule/problem.h"
 #include "search/evaluate.h"
 #include "search/layer_scheduling.h"
@@ -34,28 +35,14 @@ hw::Architecture point_architecture(const SearchQuestion& question, const hw::Ar
 
 // ---- Hand-set Megatron-style plans (method.md 8.2) ------------------------------------------------------
 
-/// A hand-set plan: p pipeline stages, every stage on t devices, d replicas (p·t·d devices).
-struct MegatronPlan {
-  int64_t pipeline = 1;       ///< p
-  int64_t width = 1;          ///< t
-  int64_t data_parallel = 1;  ///< d
-  bool operator==(const MegatronPlan&) const = default;
-};
-
 /// The plan of method.md 8.2's table for a model preset name (opt-350m, bert-large, gpt2-xl, megatron-bert,
 /// megatron-gpt2-xl, megatron-gpt2-54, megatron-gpt2-72, gpt3-175b, llama2-7b); nothing for any other name.
-std::optional<MegatronPlan> megatron_table_plan(const std::string& preset);
-
-/// The stages of a hand-set plan over the chain of a model with `layers` transformer layers (position 0 the
-/// embedding, 1..L the layers, L + 1 the head), by our rule (D26): ⌈L/p⌉ transformer layers per stage in
-/// order, the embedding in the first stage, the head and whatever layers remain in the last; every stage on
-/// t devices. A stage past the last layer is empty ([first, first)), as when ⌈L/p⌉·(p − 2) ≥ L.
-std::vector<placement::Stage> megatron_stages(int64_t layers, const MegatronPlan& plan);
+std::optional<placement::HandSetPlan> megatron_table_plan(const std::string& preset);
 
 /// A model's hand-set plan evaluated at one point.
 struct HandSetOutcome {
   bool has_plan = false;  ///< the model is in the table
-  MegatronPlan plan;
+  placement::HandSetPlan plan;
   std::vector<placement::Stage> stages;
   bool feasible = false;
   std::string reason;  ///< why the model has no plan, or why its plan is infeasible at this point
@@ -68,10 +55,11 @@ struct HandSetOutcome {
 /// Evaluates `plan` for model `model` of the question on `design` (whole architecture, its HBM size the
 /// memory limit) at micro-batch `micro_batch`, with the search's cost model: the width-t layer graph's
 /// passes through the exact solver (whether or not t is among the widths searched), `make_chain`,
-/// `make_cluster` with the corrected terms, and `placement::evaluate_plan` on the plan's stages. Infeasible,
+/// `make_cluster` with the corrected terms, and `placement::check_plan` on the plan's stages
+/// (placement::hand_set_stages). Infeasible,
 /// with the reason, when a stage is empty, the plan needs more devices than the cluster has or more
 /// replicas than micro-batches, an operator has no estimate, or a stage does not fit in memory.
-HandSetOutcome evaluate_megatron_plan(const SearchQuestion& question, size_t model, const MegatronPlan& plan,
+HandSetOutcome evaluate_hand_set_plan(const SearchQuestion& question, size_t model, const placement::HandSetPlan& plan,
                                       const hw::Architecture& design, int64_t micro_batch, bool recompute,
                                       Scheduling& scheduling);
 

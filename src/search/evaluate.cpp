@@ -143,8 +143,8 @@ Workload prepare_workload(const SearchQuestion& q) {
         std::array<bool, 2>& fits = per_mbs.emplace_back();
         for (bool rc : {false, true}) {
           const placement::Cluster cluster = make_cluster(q, base, q.micro_batches[bi], hbm, rc);
-          fits[rc ? 1 : 0] = q.planner == PlannerChoice::Piper ? stagewise.feasible(chains, cluster)
-                                                               : planner.solve(chains, cluster).feasible;
+          fits[rc ? 1 : 0] = q.planner == PlannerChoice::Stagewise ? stagewise.feasible(chains, cluster)
+                                                                   : planner.solve(chains, cluster).feasible;
         }
       }
     }
@@ -485,7 +485,7 @@ std::vector<PointOutcome> Evaluator::evaluate_megatron(const hw::Design& design,
       const ModelCase& m = q.models[mi];
       std::vector<char> used(m.widths.size(), 0);
       for (const Todo& t : todo)
-        for (const placement::TrainingPlan& plan : workload_.megatron_fitting[mi][bi][t.hbm_index][t.recompute ? 1 : 0])
+        for (const megatron::TrainingPlan& plan : workload_.megatron_fitting[mi][bi][t.hbm_index][t.recompute ? 1 : 0])
           used[static_cast<size_t>(std::find(m.widths.begin(), m.widths.end(), plan.tp) - m.widths.begin())] = 1;
       widths[mi].resize(m.widths.size());
       for (size_t wi = 0; wi < m.widths.size(); ++wi) {
@@ -545,7 +545,7 @@ std::vector<PointOutcome> Evaluator::evaluate(const hw::Design& design,
     std::vector<char> dropped;    ///< per point: no longer wanted before a width was scheduled for it
   };
   std::vector<MicroBatch> work;
-  const bool stagewise = q.planner == PlannerChoice::Piper;
+  const bool stagewise = q.planner == PlannerChoice::Stagewise;
   for (size_t bi = 0; bi < q.micro_batches.size(); ++bi) {
     const int64_t b = q.micro_batches[bi];
     MicroBatch mb;

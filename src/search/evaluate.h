@@ -15,10 +15,10 @@
 
 #include "cost/operator_cost.h"
 #include "hw/enumerate.h"
+#include "megatron/training_plan.h"
 #include "model/layer_graph.h"
 #include "placement/corrected_planner.h"
 #include "placement/stagewise_planner.h"
-#include "placement/training_plan.h"
 #include "schedule/problem.h"
 #include "search/layer_scheduling.h"
 #include "search/plan_cache.h"
@@ -45,7 +45,7 @@ struct Workload {
   std::vector<int64_t> fits_hbm_bytes;  ///< the HBM sizes of the table (the question's when prepared)
   /// Under Megatron-LM execution, the configurations that fit: [model][micro-batch][HBM size][recomputation
   /// off, on] (megatron_execution.h); `fits` says whether each list is non-empty.
-  std::vector<std::vector<std::vector<std::array<std::vector<placement::TrainingPlan>, 2>>>> megatron_fitting;
+  std::vector<std::vector<std::vector<std::array<std::vector<megatron::TrainingPlan>, 2>>>> megatron_fitting;
   bool fits_in_memory(size_t model, size_t micro_batch_index, int64_t hbm_bytes, bool recompute) const;
 };
 Workload prepare_workload(const SearchQuestion& question);

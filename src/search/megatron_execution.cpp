@@ -4,18 +4,20 @@
 
 #include <algorithm>
 
+#include "megatron/plan_space.h"
 #include "model/operator_roles.h"
 #include "search/baselines.h"
-#include "search/megatron_plans.h"
 
 namespace phaze::search {
 
 namespace {
 
-using placement::LayerTime;
-using placement::PassTime;
-using placement::Recompute;
-using placement::TrainingPlan;
+using megatron::for_each_megatron_plan;
+using megatron::LayerTime;
+using megatron::PassTime;
+using megatron::PlanSpace;
+using megatron::Recompute;
+using megatron::TrainingPlan;
 
 /// The plan space of one model at one micro-batch under the question.
 PlanSpace plan_space(const SearchQuestion& q, const ModelCase& m, int64_t micro_batch, bool recompute) {
@@ -57,8 +59,8 @@ PassTime pass_time(const PassSummary& s, double attention_core_s = 0) {
 
 /// Layer costs from the schedules of `graph`'s distinct layers (chain node 0 the embedding, 1 a transformer
 /// layer, the last the head).
-placement::LayerCosts costs_from(const model::LayerGraph& graph, const LayerSchedules& s, double attention_core_s) {
-  placement::LayerCosts c;
+megatron::LayerCosts costs_from(const model::LayerGraph& graph, const LayerSchedules& s, double attention_core_s) {
+  megatron::LayerCosts c;
   c.graph = graph;
   const LayerSchedules::Passes& emb = s.node(graph, 0);
   const LayerSchedules::Passes& layer = s.node(graph, 1);
@@ -88,11 +90,11 @@ struct PassTotals {
 
 }  // namespace
 
-placement::StepDevice accelerator_step_device(const hw::Architecture& design) {
-  return placement::StepDevice{design.hbm_bytes, 2.0 * hw::peak_tensor_macs_per_s(design), design.hbm_bandwidth, 0};
+megatron::StepDevice accelerator_step_device(const hw::Architecture& design) {
+  return megatron::StepDevice{design.hbm_bytes, 2.0 * hw::peak_tensor_macs_per_s(design), design.hbm_bandwidth, 0};
 }
 
-placement::BatchTimeParts megatron_parts(const placement::StepTime& time) {
+placement::BatchTimeParts megatron_parts(const megatron::StepTime& time) {
   placement::BatchTimeParts parts;
   parts.steady_state = time.forward_s + time.backward_s + time.recompute_s + time.tp_comm_s + time.pp_comm_s;
   parts.fill_drain = time.bubble_s;
@@ -114,8 +116,8 @@ std::vector<TrainingPlan> fitting_megatron_plans(const SearchQuestion& q, const 
   // Memory depends on the layers' bytes alone: any finite times give the same answer.
   hw::Architecture base = enumeration_options(q).base;
   base.hbm_bytes = hbm_bytes;
-  const placement::StepDevice device = accelerator_step_device(base);
-  std::vector<placement::LayerCosts> unit(graphs.size());
+  const megatron::StepDevice device = accelerator_step_device(base);
+  std::vector<megatron::LayerCosts> unit(graphs.size());
   for (size_t i = 0; i < graphs.size(); ++i) {
     unit[i].graph = graphs[i];
     for (LayerTime* l : {&unit[i].embedding, &unit[i].transformer, &unit[i].head}) *l = {{1, 0, 0}, {1, 0, 0}};
@@ -124,13 +126,13 @@ std::vector<TrainingPlan> fitting_megatron_plans(const SearchQuestion& q, const 
   const int64_t micro_batch = graphs.front().shape.micro_batch;
   for_each_megatron_plan(m.spec, plan_space(q, m, micro_batch, recompute), [&](const TrainingPlan& plan) {
     const size_t wi = width_index(m, plan.tp);
-    placement::LayerCosts& c = unit[wi];
+    megatron::LayerCosts& c = unit[wi];
     c.replicated_activation_bytes = 0;
     if (plan.sequence_parallel) {
-      if (!replicated[wi]) replicated[wi] = placement::replicated_activation_bytes(m.spec, c.graph, plan);
+      if (!replicated[wi]) replicated[wi] = megatron::replicated_activation_bytes(m.spec, c.graph, plan);
       c.replicated_activation_bytes = *replicated[wi];
     }
-    if (placement::predict_step(m.spec, device, q.network, plan, c).memory.fits) out.push_back(plan);
+    if (megatron::predict_step(m.spec, device, q.network, plan, c).memory.fits) out.push_back(plan);
   });
   return out;
 }
@@ -155,12 +157,12 @@ std::optional<MegatronWidth> megatron_width(const model::LayerGraph& graph, cons
     const std::vector<schedule::Problem> split_problems = layer_problems(split, design, scheduling.estimator);
     if (all_finite(split_problems)) {
       w.sequence_parallel_schedules = solve_layers(split_problems, scheduling);
-      placement::LayerCosts c = costs_from(graph, *w.sequence_parallel_schedules, w.attention_core.makespan_s);
+      megatron::LayerCosts c = costs_from(graph, *w.sequence_parallel_schedules, w.attention_core.makespan_s);
       TrainingPlan plan;
       plan.tp = t;
       plan.micro_batch = graph.shape.micro_batch;
       plan.seq = graph.shape.seq;
-      c.replicated_activation_bytes = placement::replicated_activation_bytes(graph.spec, graph, plan);
+      c.replicated_activation_bytes = megatron::replicated_activation_bytes(graph.spec, graph, plan);
       w.sequence_parallel_costs = std::move(c);
     }
   }
@@ -170,13 +172,13 @@ std::optional<MegatronWidth> megatron_width(const model::LayerGraph& graph, cons
 ModelOutcome megatron_outcome(const SearchQuestion& q, const ModelCase& m,
                               const std::vector<std::optional<MegatronWidth>>& widths,
                               const std::vector<TrainingPlan>& fitting, const hw::Architecture& design) {
-  const placement::StepDevice device = accelerator_step_device(design);
-  std::optional<placement::StepPrediction> best;
+  const megatron::StepDevice device = accelerator_step_device(design);
+  std::optional<megatron::StepPrediction> best;
   const MegatronWidth* best_width = nullptr;
   for (const TrainingPlan& plan : fitting) {
     const std::optional<MegatronWidth>& w = widths[width_index(m, plan.tp)];
     if (!w || (plan.sequence_parallel && !w->sequence_parallel_costs)) continue;
-    placement::StepPrediction p = placement::predict_step(
+    megatron::StepPrediction p = megatron::predict_step(
         m.spec, device, q.network, plan, plan.sequence_parallel ? *w->sequence_parallel_costs : w->costs);
     if (!best || p.time.iteration_s < best->time.iteration_s) {
       best = std::move(p);
@@ -191,7 +193,7 @@ ModelOutcome megatron_outcome(const SearchQuestion& q, const ModelCase& m,
     return out;
   }
   const TrainingPlan& plan = best->plan;
-  const placement::StepTime& time = best->time;
+  const megatron::StepTime& time = best->time;
   const LayerSchedules& schedules =
       plan.sequence_parallel ? *best_width->sequence_parallel_schedules : best_width->schedules;
   const model::LayerGraph& graph = best_width->costs.graph;
@@ -199,7 +201,7 @@ ModelOutcome megatron_outcome(const SearchQuestion& q, const ModelCase& m,
   out.feasible = true;
   out.width = plan.tp;
   out.data_parallel = plan.dp;
-  out.stages = megatron_stages(m.spec.num_layers, MegatronPlan{plan.pp, plan.tp, plan.dp});
+  out.stages = placement::hand_set_stages(m.spec.num_layers, placement::HandSetPlan{plan.pp, plan.tp, plan.dp});
   out.time_per_batch_s = time.iteration_s;
   out.parts = megatron_parts(time);
   out.samples_per_s = static_cast<double>(q.global_batch) / time.iteration_s;

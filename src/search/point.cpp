@@ -38,7 +38,7 @@ json model_json(const ModelOutcome& m) {
   // Only under Megatron-LM execution, so that the records of PHAZE's execution stay as they were.
   if (m.megatron)
     out["megatron"] =
-        json::array({m.megatron->chunks, m.megatron->sequence_parallel, placement::to_string(m.megatron->recompute),
+        json::array({m.megatron->chunks, m.megatron->sequence_parallel, megatron::to_string(m.megatron->recompute),
                      m.megatron->distributed_optimizer, m.megatron->peak_memory_bytes});
   // Only under the stagewise planner, likewise.
   if (!m.stagewise.empty()) {
@@ -76,7 +76,7 @@ ModelOutcome model_from(const json& j) {
   if (j.contains("megatron")) {
     const json& g = j.at("megatron");
     m.megatron = MegatronSettings{g.at(0).get<int64_t>(), g.at(1).get<bool>(),
-                                  placement::parse_recompute(g.at(2).get<std::string>(), "megatron"),
+                                  megatron::parse_recompute(g.at(2).get<std::string>(), "megatron"),
                                   g.at(3).get<bool>(), g.at(4).get<double>()};
   }
   if (j.contains("stagewise"))

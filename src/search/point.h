@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "hw/architecture.h"
+#include "megatron/training_plan.h"
 #include "placement/chain.h"
-#include "placement/training_plan.h"
 #include "search/design_point.h"
 
 namespace phaze::search {
@@ -28,13 +28,13 @@ struct LayerFigures {
 struct MegatronSettings {
   int64_t chunks = 1;  ///< model chunks per device v (interleaved 1F1B when > 1)
   bool sequence_parallel = false;
-  placement::Recompute recompute = placement::Recompute::None;
+  megatron::Recompute recompute = megatron::Recompute::None;
   bool distributed_optimizer = false;
   double peak_memory_bytes = 0;  ///< of the device that needs most
   bool operator==(const MegatronSettings&) const = default;
 };
 
-/// One stage's own settings in a plan of the stagewise planner (SearchQuestion::planner piper).
+/// One stage's own settings in a plan of the stagewise planner (SearchQuestion::planner stagewise).
 struct StageSettings {
   int64_t width = 1;            ///< t of the stage
   int64_t data_parallel = 1;    ///< d of the stage

@@ -108,14 +108,14 @@ void validate(const SearchQuestion& q) {
   if (q.execution == Execution::Megatron && q.optimizer != placement::Optimizer::Adam)
     throw InputError(
         "--optimizer sgd: --execution megatron trains with Megatron-LM's mixed-precision Adam; give --optimizer adam");
-  if (q.planner == PlannerChoice::Piper)
+  if (q.planner == PlannerChoice::Stagewise)
     for (const ModelCase& m : q.models)
       if (m.spec.num_layers > limits::kStagewiseLayers)
-        throw InputError(fmt::format("--planner piper: model {} has {} layers, at most {} allowed", m.source,
+        throw InputError(fmt::format("--planner stagewise: model {} has {} layers, at most {} allowed", m.source,
                                      m.spec.num_layers, limits::kStagewiseLayers));
-  if (q.planner == PlannerChoice::Piper && q.execution != Execution::Phaze)
+  if (q.planner == PlannerChoice::Stagewise && q.execution != Execution::Phaze)
     throw InputError(
-        "--planner piper: plans PHAZE's execution; Megatron-LM's has equal stages (drop --execution megatron)");
+        "--planner stagewise: plans PHAZE's execution; Megatron-LM's has equal stages (drop --execution megatron)");
   if (q.overlap_dp && q.execution != Execution::Megatron)
     throw InputError("--overlap-dp: needs --execution megatron (PHAZE's placement reduces after the backward pass)");
   hw::validate(q.network, "the search's network");

@@ -47,9 +47,10 @@ enum class PlannerChoice {
   /// PHAZE's (placement/corrected_planner.h): one width and one data-parallel degree for the whole pipeline,
   /// recomputation of whole stages or none.
   Phaze,
-  /// Piper's generality (placement/stagewise_planner.h): each stage its own width and degree, each layer its
-  /// own recomputation choice, under the same time per batch; never slower than PHAZE's plan.
-  Piper,
+  /// The stagewise planner, with Piper's generality (placement/stagewise_planner.h): each stage its own width
+  /// and degree, each layer its own recomputation choice, under the same time per batch; never slower than
+  /// PHAZE's plan. `--planner piper` is its other name.
+  Stagewise,
 };
 
 inline constexpr double kGiB = 1073741824.0;
@@ -71,7 +72,7 @@ inline constexpr int64_t kStopWindow = 10000;                ///< buckets in the
 inline constexpr int64_t kScheduleNodes = int64_t{1} << 40;  ///< search nodes per layer schedule
 inline constexpr int64_t kThreads = 1024;                    ///< worker threads
 inline constexpr int64_t kTop = 100000;                      ///< points in the top list
-/// Transformer layers of a model planned by the stagewise planner (--planner piper), whose tables grow with
+/// Transformer layers of a model planned by the stagewise planner (--planner stagewise), whose tables grow with
 /// the square of the layers and the stage counts, and its table sweeps with their cube.
 inline constexpr int64_t kStagewiseLayers = 512;
 }  // namespace limits

@@ -36,7 +36,9 @@ using Names = std::array<std::pair<E, const char*>, N>;
 constexpr Names<RecomputeChoice, 3> kRecompute{
     {{RecomputeChoice::Both, "both"}, {RecomputeChoice::On, "on"}, {RecomputeChoice::Off, "off"}}};
 constexpr Names<Execution, 2> kExecution{{{Execution::Phaze, "phaze"}, {Execution::Megatron, "megatron"}}};
-constexpr Names<PlannerChoice, 2> kPlanner{{{PlannerChoice::Phaze, "phaze"}, {PlannerChoice::Piper, "piper"}}};
+// "piper", the planner's first name, is read as "stagewise" and never written.
+constexpr Names<PlannerChoice, 3> kPlanner{
+    {{PlannerChoice::Phaze, "phaze"}, {PlannerChoice::Stagewise, "stagewise"}, {PlannerChoice::Stagewise, "piper"}}};
 constexpr Names<placement::Optimizer, 2> kOptimizer{
     {{placement::Optimizer::Sgd, "sgd"}, {placement::Optimizer::Adam, "adam"}}};
 constexpr Names<model::NormKind, 2> kNorm{

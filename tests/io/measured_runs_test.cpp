@@ -13,7 +13,7 @@ namespace {
 using phaze::InputError;
 using phaze::io::parse_measured_runs;
 using phaze::io::read_measured_runs;
-using phaze::placement::Recompute;
+using phaze::megatron::Recompute;
 
 const std::string kData = std::string(PHAZE_TEST_DATA) + "/vtrain/";
 const std::string kHeader =

@@ -115,7 +115,7 @@ TEST(PiperJson, RefusalsNameTheItem) {
 
 TEST(PiperJson, AnswerUsesTheInputsIds) {
   const auto p = phaze::io::read_piper_problem(sample().dump(), "in.json");
-  const auto a = phaze::placement::piper::plan_piper(p);
+  const auto a = phaze::piper::plan_piper(p);
   ASSERT_TRUE(a.feasible) << a.reason;
   const auto j = phaze::io::piper_answer_json(p, a);
   EXPECT_EQ(j.at("timePerSample").get<double>(), a.time_per_sample_s);
@@ -129,7 +129,7 @@ TEST(PiperJson, AnswerUsesTheInputsIds) {
     EXPECT_EQ(s.at("tensorParallelDegree").get<int64_t>(), 1);
   }
   EXPECT_EQ(ids, (std::vector<int64_t>{7, 3, 5}));  // first stage first, input order inside a stage
-  phaze::placement::piper::PiperAnswer none;
+  phaze::piper::PiperAnswer none;
   EXPECT_EQ(phaze::io::piper_answer_json(p, none).dump(), R"({"timePerSample":null,"stages":[]})");
 }
 

@@ -112,8 +112,9 @@ TEST(PlacementBatchTime, MatchesTheFormulasOnRandomShapes) {
 // placement.md "Memory", SGD with stashed activations: 2·10 + 5 = 25 bytes with one micro-batch in flight,
 // 5 more per further one. M = 100 holds all K = 4 (25 + 3·5 = 40); M = 30 holds 2; M = 25 one; M = 24 none.
 TEST(PlacementStageMemory, SgdStashing) {
-  const StageFootprint stage{10, 5, 1000};  // the boundary bytes only count when recomputing
   Cluster c = cluster(4, 8, 100, 1);
+  // The 1000 entering bytes only count when recomputing.
+  const StageFootprint stage{10, 5, phaze::placement::whole_stage_stash_bytes(5, 1000, c)};
   EXPECT_DOUBLE_EQ(stage_memory_bytes(stage, 1, c), 25.0);
   EXPECT_DOUBLE_EQ(stage_memory_bytes(stage, 4, c), 40.0);
   EXPECT_EQ(max_in_flight(stage, c), 4);
@@ -131,7 +132,7 @@ TEST(PlacementStageMemory, AdamRecomputing) {
   Cluster c = cluster(8, 8, 35, 1);
   c.optimizer = Optimizer::Adam;
   c.recompute = true;
-  const StageFootprint stage{4, 0, 6};
+  const StageFootprint stage{4, 0, phaze::placement::whole_stage_stash_bytes(0, 6, c)};
   EXPECT_DOUBLE_EQ(stage_memory_bytes(stage, 1, c), 12.0);
   EXPECT_DOUBLE_EQ(stage_memory_bytes(stage, 4, c), 30.0);
   EXPECT_EQ(max_in_flight(stage, c), 4);

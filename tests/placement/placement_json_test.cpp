@@ -112,7 +112,7 @@ TEST(PlacementJson, BaseInputParses) {
   EXPECT_EQ(in.hand_set->pipeline, 2);
   EXPECT_EQ(in.hand_set->width, 1);
   EXPECT_EQ(in.hand_set->data_parallel, 2);
-  EXPECT_EQ(in.hand_set->transformer_layers, 2);
+  EXPECT_EQ(in.hand_set_layers, 2);
 }
 
 TEST(PlacementJson, RecomputeAdamAndFloatMicroBatches) {
@@ -416,7 +416,7 @@ TEST(PlacementJson, OutputOfTheWorkedExample) {
   const PlacementInput in = accepted(j);
   ASSERT_TRUE(in.hand_set.has_value());
   const Plan plan = make_planner(in.cluster)->solve(in.chains, in.cluster);
-  const PlanCheck hand = evaluate_hand_set(in.chains, in.cluster, *in.hand_set);
+  const PlanCheck hand = evaluate_hand_set(in.chains, in.cluster, *in.hand_set, in.hand_set_layers);
   const json out = json::parse(phaze::io::placement_output_json(in, plan, hand).dump());
   ASSERT_TRUE(out.contains("stages"));
   ASSERT_EQ(out["stages"].size(), 1u);
@@ -461,7 +461,7 @@ TEST(PlacementJson, OutputWhenNothingFits) {
   const PlacementInput in = accepted(j);
   const Plan plan = make_planner(in.cluster)->solve(in.chains, in.cluster);
   ASSERT_FALSE(plan.feasible);
-  const PlanCheck hand = evaluate_hand_set(in.chains, in.cluster, *in.hand_set);
+  const PlanCheck hand = evaluate_hand_set(in.chains, in.cluster, *in.hand_set, in.hand_set_layers);
   EXPECT_FALSE(hand.feasible);
   const json out = json::parse(phaze::io::placement_output_json(in, plan, hand).dump());
   ASSERT_TRUE(out.contains("stages"));
@@ -542,7 +542,7 @@ TEST(PlacementJson, CorrectedTermsValidation) {
 TEST(PlacementJson, ReferenceOutputHasNoParts) {
   const PlacementInput in = accepted(base_input());
   const Plan plan = make_planner(in.cluster)->solve(in.chains, in.cluster);
-  const PlanCheck hand = evaluate_hand_set(in.chains, in.cluster, *in.hand_set);
+  const PlanCheck hand = evaluate_hand_set(in.chains, in.cluster, *in.hand_set, in.hand_set_layers);
   ASSERT_TRUE(hand.feasible);
   const json out = json::parse(phaze::io::placement_output_json(in, plan, hand).dump());
   std::vector<std::string> keys;
@@ -567,7 +567,7 @@ TEST(PlacementJson, OutputWithCorrectedTermsHasTheParts) {
   j["correctedTerms"] = {{"ringLatency", 0.25}, {"dataParallelBandwidth", 4}};
   const PlacementInput in = accepted(j);
   const Plan plan = make_planner(in.cluster)->solve(in.chains, in.cluster);
-  const PlanCheck hand = evaluate_hand_set(in.chains, in.cluster, *in.hand_set);
+  const PlanCheck hand = evaluate_hand_set(in.chains, in.cluster, *in.hand_set, in.hand_set_layers);
   const json out = json::parse(phaze::io::placement_output_json(in, plan, hand).dump());
   EXPECT_DOUBLE_EQ(out["finalTimePerBatch"].get<double>(), 12.5);
   EXPECT_EQ(out["dataParallelDegree"], 2);
@@ -584,10 +584,11 @@ TEST(PlacementJson, OutputWithCorrectedTermsHasTheParts) {
   // Nothing fits: both parts are null.
   j["maxMemoryPerDevice"] = 1;
   const PlacementInput tight = accepted(j);
-  const json none = json::parse(
-      phaze::io::placement_output_json(tight, make_planner(tight.cluster)->solve(tight.chains, tight.cluster),
-                                       evaluate_hand_set(tight.chains, tight.cluster, *tight.hand_set))
-          .dump());
+  const json none =
+      json::parse(phaze::io::placement_output_json(
+                      tight, make_planner(tight.cluster)->solve(tight.chains, tight.cluster),
+                      evaluate_hand_set(tight.chains, tight.cluster, *tight.hand_set, tight.hand_set_layers))
+                      .dump());
   EXPECT_TRUE(none["timePerBatchParts"].is_null());
   EXPECT_TRUE(none["fixedStrategyTimePerBatchParts"].is_null());
 }

@@ -91,18 +91,18 @@ TEST(PlacementExamples, ThreeNodeChainBestIsOneStageOnFourReplicas) {
 // -> last stage 1. Stages {0} (load 4) and {1,2} (load 7): 7*(ceil(8/2) + 2 - 1) + 4*1*10/(10*2) = 35 + 2 = 37.
 TEST(PlacementExamples, ThreeNodeChainHandSet) {
   const Cluster c = cluster(4, 8, 100, 10, false);
-  const PlanCheck hand = evaluate_hand_set(example1(), c, HandSetPlan{2, 1, 2, 2});
+  const PlanCheck hand = evaluate_hand_set(example1(), c, HandSetPlan{2, 1, 2}, 2);
   ASSERT_TRUE(hand.feasible) << hand.reason;
   EXPECT_DOUBLE_EQ(hand.time_per_batch, 37.0);
 
   // p = 2, L = 4: ceil(4/2) = 2, nodes 0,1 -> stage 0, node 2 -> stage 1: loads 7 and 4; d = 1:
   // 7*(8 + 1) + 0 = 63.
-  const PlanCheck wide_l = evaluate_hand_set(example1(), c, HandSetPlan{2, 1, 1, 4});
+  const PlanCheck wide_l = evaluate_hand_set(example1(), c, HandSetPlan{2, 1, 1}, 4);
   ASSERT_TRUE(wide_l.feasible) << wide_l.reason;
   EXPECT_DOUBLE_EQ(wide_l.time_per_batch, 63.0);
 
   // p = 1, d = 4: the whole chain, 9*2 + 4*3*30/(10*4) = 27 (the planner's answer).
-  const PlanCheck single = evaluate_hand_set(example1(), c, HandSetPlan{1, 1, 4, 3});
+  const PlanCheck single = evaluate_hand_set(example1(), c, HandSetPlan{1, 1, 4}, 3);
   ASSERT_TRUE(single.feasible) << single.reason;
   EXPECT_DOUBLE_EQ(single.time_per_batch, 27.0);
 }
@@ -110,21 +110,21 @@ TEST(PlacementExamples, ThreeNodeChainHandSet) {
 TEST(PlacementExamples, ThreeNodeChainHandSetInfeasible) {
   const Cluster c = cluster(4, 8, 100, 10, false);
   // p*t*d = 2*1*3 = 6 > 4.
-  EXPECT_FALSE(evaluate_hand_set(example1(), c, HandSetPlan{2, 1, 3, 2}).feasible);
+  EXPECT_FALSE(evaluate_hand_set(example1(), c, HandSetPlan{2, 1, 3}, 2).feasible);
   // Width 2 is not in the input.
-  EXPECT_FALSE(evaluate_hand_set(example1(), c, HandSetPlan{1, 2, 1, 3}).feasible);
+  EXPECT_FALSE(evaluate_hand_set(example1(), c, HandSetPlan{1, 2, 1}, 3).feasible);
   // d = 4 > N = 3.
-  EXPECT_FALSE(evaluate_hand_set(example1(), cluster(4, 3, 100, 10, false), HandSetPlan{1, 1, 4, 3}).feasible);
+  EXPECT_FALSE(evaluate_hand_set(example1(), cluster(4, 3, 100, 10, false), HandSetPlan{1, 1, 4}, 3).feasible);
   // p = 3, L = 1: ceil(1/3) = 1, node 0 -> stage 0, nodes 1 and 2 -> stage 2: stage 1 is empty.
-  EXPECT_FALSE(evaluate_hand_set(example1(), c, HandSetPlan{3, 1, 1, 1}).feasible);
+  EXPECT_FALSE(evaluate_hand_set(example1(), c, HandSetPlan{3, 1, 1}, 1).feasible);
   // p = 2, L = 6: ceil(6/2) = 3, all three nodes -> stage 0: stage 1 is empty.
-  EXPECT_FALSE(evaluate_hand_set(example1(), c, HandSetPlan{2, 1, 1, 6}).feasible);
+  EXPECT_FALSE(evaluate_hand_set(example1(), c, HandSetPlan{2, 1, 1}, 6).feasible);
   // Memory: p = 1 needs 75 bytes, M = 74.
-  EXPECT_FALSE(evaluate_hand_set(example1(), cluster(4, 8, 74, 10, false), HandSetPlan{1, 1, 1, 3}).feasible);
+  EXPECT_FALSE(evaluate_hand_set(example1(), cluster(4, 8, 74, 10, false), HandSetPlan{1, 1, 1}, 3).feasible);
   // Memory with stashing: p = 3, L = 3: stage 0 = {0} holds 2*10 + 5 + 2*5 = 35 (3 in flight) <= 35 fits;
   // with M = 34 it does not.
-  EXPECT_TRUE(evaluate_hand_set(example1(), cluster(4, 8, 35, 10, false), HandSetPlan{3, 1, 1, 3}).feasible);
-  EXPECT_FALSE(evaluate_hand_set(example1(), cluster(4, 8, 34, 10, false), HandSetPlan{3, 1, 1, 3}).feasible);
+  EXPECT_TRUE(evaluate_hand_set(example1(), cluster(4, 8, 35, 10, false), HandSetPlan{3, 1, 1}, 3).feasible);
+  EXPECT_FALSE(evaluate_hand_set(example1(), cluster(4, 8, 34, 10, false), HandSetPlan{3, 1, 1}, 3).feasible);
 }
 
 // Example 2, recomputation. Nodes: n0 fw 3 bw 1, n1 fw 1 bw 1, n2 fw 1 bw 1, each 10 parameter and 10
@@ -309,7 +309,7 @@ TEST(PlacementExamples, SkipEdgeAndAdam) {
   EXPECT_EQ(fast.data_parallel, 2);
 
   // Hand-set p = 2, t = 1, d = 1, L = 2 -> {0},{1,2} with the loads above: 6 * (2 + 1) = 18.
-  const PlanCheck hand = evaluate_hand_set({c}, cluster(2, 2, 1000, 2, true, Optimizer::Adam), HandSetPlan{2, 1, 1, 2});
+  const PlanCheck hand = evaluate_hand_set({c}, cluster(2, 2, 1000, 2, true, Optimizer::Adam), HandSetPlan{2, 1, 1}, 2);
   ASSERT_TRUE(hand.feasible) << hand.reason;
   EXPECT_DOUBLE_EQ(hand.time_per_batch, 18.0);
 
@@ -374,7 +374,7 @@ TEST(PlacementExamples, CorrectedRingAllReduceWithLatency) {
   EXPECT_DOUBLE_EQ(common.parts.data_parallel_sync, 4.5);
 
   // The same hand-set plan (p = 2, t = 1, d = 2, L = 2 puts one node in each stage) costs the same.
-  const PlanCheck hand = evaluate_hand_set(two_layers(), with_corrected(base, 0.25, 4, 0), HandSetPlan{2, 1, 2, 2});
+  const PlanCheck hand = evaluate_hand_set(two_layers(), with_corrected(base, 0.25, 4, 0), HandSetPlan{2, 1, 2}, 2);
   ASSERT_TRUE(hand.feasible) << hand.reason;
   EXPECT_DOUBLE_EQ(hand.time_per_batch, 12.5);
   EXPECT_DOUBLE_EQ(hand.parts.data_parallel_sync, 2.5);
@@ -422,14 +422,14 @@ TEST(PlacementExamples, CorrectedSyncMatchesTheRingFormula) {
   phaze::placement::StageCosts costs;
   Cluster c = with_corrected(cluster(8, 64, 1e12, 4294967296.0, false), 0, 0, 0);
   costs.compute(chain.front(), c);
-  const PlanCheck check = evaluate_plan(costs, {Stage{0, 1, 1}}, 8, c);
+  const PlanCheck check = check_plan(costs, {Stage{0, 1, 1}}, 8, c);
   ASSERT_TRUE(check.feasible) << check.reason;
   EXPECT_DOUBLE_EQ(check.parts.data_parallel_sync, 0.0205078125);
   EXPECT_DOUBLE_EQ(check.parts.steady_state, 1.5 * 8);
   EXPECT_DOUBLE_EQ(check.time_per_batch, 12.0205078125);
 
   c.data_parallel_link.latency_s = 1e-6;
-  EXPECT_DOUBLE_EQ(evaluate_plan(costs, {Stage{0, 1, 1}}, 8, c).parts.data_parallel_sync, 0.0205078125 + 14e-6);
+  EXPECT_DOUBLE_EQ(check_plan(costs, {Stage{0, 1, 1}}, 8, c).parts.data_parallel_sync, 0.0205078125 + 14e-6);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // planner must agree with an exhaustive search written here, independently of the engine, straight from
 // placement.md ("Stage load", "Dynamic program", "Hand-set strategy"). The reference below simulates the
 // forward, backward and recomputing backward passes node by node; it uses neither StageCosts nor
-// evaluate_plan. With the corrected terms on (method.md D22 and D3) the exhaustive search charges the ring
+// check_plan. With the corrected terms on (method.md D22 and D3) the exhaustive search charges the ring
 // all-reduce of accelerator.md 7 and the optimizer step on the largest stage, written out here again.
 
 #include <gtest/gtest.h>
@@ -315,7 +315,8 @@ void check_plan_with_reference(const std::vector<Chain>& chains, const Cluster& 
 }
 
 /// placement.md "Hand-set strategy", written independently of evaluate_hand_set.
-RefEval reference_hand_set(const std::vector<Chain>& chains, const Cluster& cluster, const HandSetPlan& h) {
+RefEval reference_hand_set(const std::vector<Chain>& chains, const Cluster& cluster, const HandSetPlan& h,
+                           int64_t layers) {
   RefEval out;
   const Chain* chain = nullptr;
   for (const Chain& c : chains)
@@ -336,8 +337,8 @@ RefEval reference_hand_set(const std::vector<Chain>& chains, const Cluster& clus
   std::vector<std::vector<int>> members(static_cast<size_t>(h.pipeline));
   for (int i = 0; i < n; ++i) {
     int64_t q;
-    if (i < h.transformer_layers)
-      q = i / ceil_div(h.transformer_layers, h.pipeline);
+    if (i < layers)
+      q = i / ceil_div(layers, h.pipeline);
     else
       q = h.pipeline - 1;
     members[static_cast<size_t>(q)].push_back(i);
@@ -931,13 +932,13 @@ void check_hand_sets(uint32_t seed, const Options& opt) {
       h.width = std::uniform_int_distribution<int>(1, 5)(rng);
     }
     h.data_parallel = std::uniform_int_distribution<int>(1, std::bernoulli_distribution(0.5)(rng) ? 1 : 4)(rng);
-    h.transformer_layers = std::uniform_int_distribution<int>(0, n + 2)(rng);
-    const PlanCheck got = phaze::placement::evaluate_hand_set(inst.chains, inst.cluster, h);
-    const RefEval want = reference_hand_set(inst.chains, inst.cluster, h);
+    const int64_t layers = std::uniform_int_distribution<int>(0, n + 2)(rng);
+    const PlanCheck got = phaze::placement::evaluate_hand_set(inst.chains, inst.cluster, h, layers);
+    const RefEval want = reference_hand_set(inst.chains, inst.cluster, h, layers);
     const bool had = ::testing::Test::HasFailure();
     const std::string where = "instance " + std::to_string(k) + " p=" + std::to_string(h.pipeline) +
                               " t=" + std::to_string(h.width) + " d=" + std::to_string(h.data_parallel) +
-                              " L=" + std::to_string(h.transformer_layers) + "\n" + inst.describe();
+                              " L=" + std::to_string(layers) + "\n" + inst.describe();
     EXPECT_EQ(got.feasible, want.feasible)
         << where << "engine reason: " << got.reason << "; reference reason: " << want.reason;
     if (got.feasible && want.feasible) {

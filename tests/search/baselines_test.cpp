@@ -84,7 +84,7 @@ std::string read(const std::string& path) {
 }
 
 TEST(SearchBaselines, MegatronTableByPresetName) {
-  using P = search::MegatronPlan;
+  using P = placement::HandSetPlan;
   EXPECT_EQ(search::megatron_table_plan("opt-350m"), (P{12, 1, 85}));
   EXPECT_EQ(search::megatron_table_plan("bert-large"), (P{8, 1, 128}));
   EXPECT_EQ(search::megatron_table_plan("gpt2-xl"), (P{32, 1, 32}));
@@ -108,19 +108,19 @@ TEST(SearchBaselines, StagesOfTwentyFourLayersInEight) {
   // ⌈24/8⌉ = 3 layers per stage; the embedding (position 0) joins the first, the head (25) the last.
   const std::vector<placement::Stage> expect = {{0, 4, 1},   {4, 7, 1},   {7, 10, 1},  {10, 13, 1},
                                                 {13, 16, 1}, {16, 19, 1}, {19, 22, 1}, {22, 26, 1}};
-  EXPECT_EQ(search::megatron_stages(24, {8, 1, 128}), expect);
+  EXPECT_EQ(placement::hand_set_stages(24, {8, 1, 128}), expect);
 }
 
 TEST(SearchBaselines, StagesWithARemainder) {
   // 54 layers in 8 stages: ⌈54/8⌉ = 7 per stage, the last gets the remaining 54 − 7·7 = 5 and the head.
   const std::vector<placement::Stage> expect = {{0, 8, 4},   {8, 15, 4},  {15, 22, 4}, {22, 29, 4},
                                                 {29, 36, 4}, {36, 43, 4}, {43, 50, 4}, {50, 56, 4}};
-  EXPECT_EQ(search::megatron_stages(54, {8, 4, 32}), expect);
+  EXPECT_EQ(placement::hand_set_stages(54, {8, 4, 32}), expect);
   // 3 layers in 2 stages: embedding and layers 1–2, then layer 3 and the head.
-  EXPECT_EQ(search::megatron_stages(3, {2, 1, 1}), (std::vector<placement::Stage>{{0, 3, 1}, {3, 5, 1}}));
+  EXPECT_EQ(placement::hand_set_stages(3, {2, 1, 1}), (std::vector<placement::Stage>{{0, 3, 1}, {3, 5, 1}}));
   // 48 layers in 32 stages (the table's GPT-2 XL row): 2 per stage fill 24 stages; stages 25–31 are empty and
   // the last holds the head alone.
-  const auto gpt2 = search::megatron_stages(48, {32, 1, 32});
+  const auto gpt2 = placement::hand_set_stages(48, {32, 1, 32});
   ASSERT_EQ(gpt2.size(), 32u);
   EXPECT_EQ(gpt2[23], (placement::Stage{47, 49, 1}));
   for (size_t k = 24; k < 31; ++k) EXPECT_EQ(gpt2[k].first, gpt2[k].last) << k;
@@ -170,7 +170,7 @@ TEST(SearchBaselines, HandSetTimeIsTheClosedForm) {
     const double load = std::max(fa + ba, fb + bb);
     const double expect = load * slots + sync + optimizer;
 
-    const search::HandSetOutcome h = search::evaluate_megatron_plan(q, 0, {2, 1, 2}, design, b, recompute, s);
+    const search::HandSetOutcome h = search::evaluate_hand_set_plan(q, 0, {2, 1, 2}, design, b, recompute, s);
     ASSERT_TRUE(h.feasible) << h.reason;
     EXPECT_EQ(h.stages, (std::vector<placement::Stage>{{0, 3, 1}, {3, 5, 1}}));
     EXPECT_NEAR(h.time_per_batch_s, expect, 1e-12 * expect);
@@ -187,8 +187,8 @@ TEST(SearchBaselines, InfeasibleHandSetPlansSayWhy) {
   search::ScheduleCache cache;
   search::Scheduling s = search::make_scheduling(q, cache);
   const hw::Architecture roomy = small_design(q, 1ll << 30);
-  auto reason = [&](const search::MegatronPlan& plan, const hw::Architecture& design, int64_t b) {
-    const search::HandSetOutcome h = search::evaluate_megatron_plan(q, 0, plan, design, b, false, s);
+  auto reason = [&](const placement::HandSetPlan& plan, const hw::Architecture& design, int64_t b) {
+    const search::HandSetOutcome h = search::evaluate_hand_set_plan(q, 0, plan, design, b, false, s);
     EXPECT_TRUE(h.has_plan);
     EXPECT_FALSE(h.feasible);
     return h.reason;
@@ -203,7 +203,7 @@ TEST(SearchBaselines, InfeasibleHandSetPlansSayWhy) {
   // 3 layers in 5 stages of ⌈3/5⌉ = 1: the fourth stage has none.
   EXPECT_NE(reason({5, 1, 1}, roomy, 1).find("stage 4 of 5 empty"), std::string::npos);
   // A width the search did not try (the question's widths are {1}) is scheduled anyway.
-  const search::HandSetOutcome wide = search::evaluate_megatron_plan(q, 0, {2, 2, 2}, roomy, 1, false, s);
+  const search::HandSetOutcome wide = search::evaluate_hand_set_plan(q, 0, {2, 2, 2}, roomy, 1, false, s);
   EXPECT_TRUE(wide.feasible) << wide.reason;
   EXPECT_EQ(wide.stages, (std::vector<placement::Stage>{{0, 3, 2}, {3, 5, 2}}));
 }

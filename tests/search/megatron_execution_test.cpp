@@ -22,8 +22,8 @@
 namespace {
 
 using namespace phaze;
-using placement::Recompute;
-using placement::TrainingPlan;
+using megatron::Recompute;
+using megatron::TrainingPlan;
 
 /// A 4-layer GPT small enough to schedule in milliseconds, with room for interleaving (p = 2, v = 2).
 search::ModelCase tiny_gpt() {
@@ -53,10 +53,10 @@ hw::Design design(int64_t cores, int64_t array) {
 
 /// Layer costs from schedules, with the attention core as the sum of its operators, each on the cores that
 /// run it fastest: they form a chain (checked), so that sum is its exact makespan.
-placement::LayerCosts costs_of(const model::LayerGraph& graph, const search::LayerSchedules& s, double core_s) {
-  placement::LayerCosts c;
+megatron::LayerCosts costs_of(const model::LayerGraph& graph, const search::LayerSchedules& s, double core_s) {
+  megatron::LayerCosts c;
   c.graph = graph;
-  auto pass = [](const search::PassSummary& p, double core = 0) { return placement::PassTime{p.makespan_s, 0, core}; };
+  auto pass = [](const search::PassSummary& p, double core = 0) { return megatron::PassTime{p.makespan_s, 0, core}; };
   c.embedding = {pass(s.node(graph, 0).forward), pass(s.node(graph, 0).backward)};
   c.transformer = {pass(s.node(graph, 1).forward, core_s), pass(s.node(graph, 1).backward)};
   c.head = {pass(s.node(graph, graph.size() - 1).forward), pass(s.node(graph, graph.size() - 1).backward)};
@@ -101,10 +101,10 @@ TEST(MegatronExecution, EveryPointTakesTheBruteForceBestConfiguration) {
         const model::LayerGraph graph =
             model::build_layer_graph(m.spec, model::Shape{m.seq, point.micro_batch, t}, model::Precision{}, m.source);
         const double core_s = attention_chain_s(graph, arch);
-        placement::LayerCosts plain = costs_of(graph, search::schedule_layers(graph, arch, scheduling), core_s);
+        megatron::LayerCosts plain = costs_of(graph, search::schedule_layers(graph, arch, scheduling), core_s);
         model::LayerGraph split = graph;
         split.transformer = model::sequence_parallel_layer(graph.transformer, t);
-        placement::LayerCosts sp = costs_of(graph, search::schedule_layers(split, arch, scheduling), core_s);
+        megatron::LayerCosts sp = costs_of(graph, search::schedule_layers(split, arch, scheduling), core_s);
         for (int64_t p = 1; p <= q.devices; ++p)
           for (int64_t dp = 1; dp <= q.devices; ++dp) {
             if (t * p * dp != q.devices) continue;
@@ -118,16 +118,16 @@ TEST(MegatronExecution, EveryPointTakesTheBruteForceBestConfiguration) {
                     plan.global_batch = q.global_batch, plan.seq = m.seq;
                     plan.sequence_parallel = seq_par, plan.recompute = r, plan.distributed_optimizer = dist;
                     try {
-                      placement::validate(plan, m.spec);
+                      megatron::validate(plan, m.spec);
                     } catch (const InputError&) {
                       continue;
                     }
                     ++configurations;
-                    placement::LayerCosts& c = seq_par ? sp : plain;
+                    megatron::LayerCosts& c = seq_par ? sp : plain;
                     c.replicated_activation_bytes =
-                        seq_par ? placement::replicated_activation_bytes(m.spec, graph, plan) : 0;
-                    const placement::StepPrediction prediction =
-                        placement::predict_step(m.spec, search::accelerator_step_device(arch), q.network, plan, c);
+                        seq_par ? megatron::replicated_activation_bytes(m.spec, graph, plan) : 0;
+                    const megatron::StepPrediction prediction =
+                        megatron::predict_step(m.spec, search::accelerator_step_device(arch), q.network, plan, c);
                     if (prediction.memory.fits) best = std::min(best, prediction.time.iteration_s);
                   }
           }
@@ -205,10 +205,10 @@ TEST(MegatronExecution, HandSetPlansLieInTheSearchedSpace) {
   for (const search::PointOutcome& point : evaluator.evaluate(d, [](const std::string&) { return true; })) {
     hw::Architecture arch = d.arch;
     arch.hbm_bytes = point.design.hbm_bytes;
-    for (const search::MegatronPlan plan :
-         {search::MegatronPlan{2, 2, 2}, search::MegatronPlan{1, 4, 2}, search::MegatronPlan{4, 1, 2}}) {
+    for (const placement::HandSetPlan plan :
+         {placement::HandSetPlan{2, 2, 2}, placement::HandSetPlan{1, 4, 2}, placement::HandSetPlan{4, 1, 2}}) {
       const search::HandSetOutcome h =
-          search::evaluate_megatron_plan(q, 0, plan, arch, point.micro_batch, point.recompute, scheduling);
+          search::evaluate_hand_set_plan(q, 0, plan, arch, point.micro_batch, point.recompute, scheduling);
       if (!h.feasible) continue;
       ASSERT_TRUE(point.models[0].feasible) << point.key;
       EXPECT_LE(h.samples_per_s, point.models[0].samples_per_s * (1 + 1e-12)) << point.key;
@@ -217,7 +217,7 @@ TEST(MegatronExecution, HandSetPlansLieInTheSearchedSpace) {
   }
   EXPECT_GT(compared, 5);
   const search::HandSetOutcome odd =
-      search::evaluate_megatron_plan(q, 0, search::MegatronPlan{3, 1, 2}, d.arch, 1, true, scheduling);
+      search::evaluate_hand_set_plan(q, 0, placement::HandSetPlan{3, 1, 2}, d.arch, 1, true, scheduling);
   EXPECT_FALSE(odd.feasible);
   EXPECT_NE(odd.reason.find("Megatron-LM cannot run it"), std::string::npos) << odd.reason;
 }

@@ -165,12 +165,16 @@ TEST(QuestionJson, MegatronExecutionIsKeptAndOnlyWrittenWhenChosen) {
 TEST(QuestionJson, StagewisePlannerIsKeptAndOnlyWrittenWhenChosen) {
   search::SearchQuestion q = question_of({"gpt2-xl"});
   EXPECT_FALSE(text_of(q).contains("placement"));  // the files of PHAZE's planner stay as they were
-  q.planner = search::PlannerChoice::Piper;
+  q.planner = search::PlannerChoice::Stagewise;
   const json text = text_of(q);
-  EXPECT_EQ(text.at("placement"), json({{"planner", "piper"}}));
+  EXPECT_EQ(text.at("placement"), json({{"planner", "stagewise"}}));
   const search::SearchQuestion back = search::read_question(text, "q.json");
-  EXPECT_EQ(back.planner, search::PlannerChoice::Piper);
+  EXPECT_EQ(back.planner, search::PlannerChoice::Stagewise);
   EXPECT_EQ(search::run_identity(back), search::run_identity(q));
+  // Its first name is read as the same question.
+  json old_name = text;
+  old_name["placement"]["planner"] = "piper";
+  EXPECT_EQ(search::run_identity(search::read_question(old_name, "q.json")), search::run_identity(q));
   q.planner = search::PlannerChoice::Phaze;
   EXPECT_NE(search::run_identity(back), search::run_identity(q));
 
@@ -179,12 +183,12 @@ TEST(QuestionJson, StagewisePlannerIsKeptAndOnlyWrittenWhenChosen) {
   EXPECT_TRUE(error_of(wrong).starts_with("q.json: placement.planner"));
   json deep = text;
   deep["models"][0]["hyperparameters"]["num_layers"] = 513;
-  EXPECT_EQ(error_of(deep), "q.json: --planner piper: model gpt2-xl has 513 layers, at most 512 allowed");
+  EXPECT_EQ(error_of(deep), "q.json: --planner stagewise: model gpt2-xl has 513 layers, at most 512 allowed");
   json megatron = text;
   megatron["execution"] = {{"kind", "megatron"}, {"overlap_dp", false}};
   megatron["optimizer"] = "adam";
   EXPECT_EQ(error_of(megatron),
-            "q.json: --planner piper: plans PHAZE's execution; Megatron-LM's has equal stages (drop --execution "
+            "q.json: --planner stagewise: plans PHAZE's execution; Megatron-LM's has equal stages (drop --execution "
             "megatron)");
 }
 

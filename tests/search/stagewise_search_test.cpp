@@ -42,7 +42,7 @@ hw::Design design(int64_t cores, int64_t array) {
 }
 
 TEST(StagewiseSearch, NeverSlowerThanPhazeAndSelfConsistent) {
-  const search::SearchQuestion piper = tiny_question(search::PlannerChoice::Piper);
+  const search::SearchQuestion piper = tiny_question(search::PlannerChoice::Stagewise);
   const search::SearchQuestion phaze = tiny_question(search::PlannerChoice::Phaze);
   const search::Workload wp = search::prepare_workload(piper), wq = search::prepare_workload(phaze);
   search::ScheduleCache cache;

@@ -2,7 +2,7 @@
 // node on small random DAGs (chains, skip edges, diamonds, parallel branches; tight memory; odd N and K; one
 // to four TMPCs), the objective against a hand computation, and independence of the unit of time.
 
-#include "placement/piper_planner.h"
+#include "piper/planner.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -13,11 +13,11 @@
 #include <limits>
 #include <random>
 
-#include "placement/piper_downsets.h"
+#include "piper/downsets.h"
 
 namespace {
 
-using namespace phaze::placement::piper;
+using namespace phaze::piper;
 
 /// A random DAG of `n` nodes of one of four shapes; nodes in topological order.
 std::vector<std::pair<int, int>> random_edges(int n, int shape, std::mt19937_64& rng) {

@@ -1,34 +1,34 @@
-#include "search/gpu_plan_search.h"
+#include "megatron/plan_search.h"
 
 #include <algorithm>
 #include <map>
 #include <tuple>
 
-#include "search/megatron_plans.h"
+#include "megatron/plan_space.h"
 
-namespace phaze::search {
+namespace phaze::megatron {
 
 namespace {
 
-using placement::TrainingPlan;
+using megatron::TrainingPlan;
 
 /// Keeps the `top` fastest fitting predictions, earlier ones first among equal times.
 class TopList {
  public:
   explicit TopList(size_t top) : top_(top) {}
-  void offer(placement::StepPrediction p) {
+  void offer(megatron::StepPrediction p) {
     const auto at =
         std::upper_bound(list_.begin(), list_.end(), p.time.iteration_s,
-                         [](double t, const placement::StepPrediction& q) { return t < q.time.iteration_s; });
+                         [](double t, const megatron::StepPrediction& q) { return t < q.time.iteration_s; });
     if (static_cast<size_t>(at - list_.begin()) >= top_) return;
     list_.insert(at, std::move(p));
     if (list_.size() > top_) list_.pop_back();
   }
-  std::vector<placement::StepPrediction> take() { return std::move(list_); }
+  std::vector<megatron::StepPrediction> take() { return std::move(list_); }
 
  private:
   size_t top_;
-  std::vector<placement::StepPrediction> list_;
+  std::vector<megatron::StepPrediction> list_;
 };
 
 }  // namespace
@@ -43,12 +43,12 @@ GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& s
   space.overlap_dp = q.overlap_dp;
   space.flash_attention = q.flash_attention;
   // The layer costs depend on t, b and sequence parallelism alone (the other settings are the space's).
-  std::map<std::tuple<int64_t, int64_t, bool>, placement::LayerCosts> costs;
+  std::map<std::tuple<int64_t, int64_t, bool>, megatron::LayerCosts> costs;
   for_each_megatron_plan(spec, space, [&](const TrainingPlan& plan) {
     const auto key = std::tuple(plan.tp, plan.micro_batch, plan.sequence_parallel);
     auto at = costs.find(key);
-    if (at == costs.end()) at = costs.emplace(key, placement::layer_costs(spec, system, plan)).first;
-    placement::StepPrediction prediction = placement::predict_step(spec, system, plan, at->second);
+    if (at == costs.end()) at = costs.emplace(key, megatron::layer_costs(spec, system, plan)).first;
+    megatron::StepPrediction prediction = megatron::predict_step(spec, system, plan, at->second);
     ++answer.evaluated;
     if (!prediction.memory.fits) return;
     ++answer.fitting;
@@ -58,4 +58,4 @@ GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& s
   return answer;
 }
 
-}  // namespace phaze::search
+}  // namespace phaze::megatron

@@ -8,7 +8,7 @@
 
 #include "model/model_spec.h"
 
-namespace phaze::placement {
+namespace phaze::megatron {
 
 enum class Recompute {
   None,       ///< every activation is kept for the backward pass
@@ -53,4 +53,4 @@ const char* to_string(Recompute recompute);
 /// "full", "selective" or "none"; InputError naming `option` otherwise.
 Recompute parse_recompute(const std::string& text, const std::string& option);
 
-}  // namespace phaze::placement
+}  // namespace phaze::megatron

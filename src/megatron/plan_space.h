@@ -7,10 +7,10 @@
 #include <functional>
 #include <vector>
 
+#include "megatron/training_plan.h"
 #include "model/model_spec.h"
-#include "placement/training_plan.h"
 
-namespace phaze::search {
+namespace phaze::megatron {
 
 struct PlanSpace {
   int64_t devices = 1;                 ///< t · p · d, exactly
@@ -18,20 +18,20 @@ struct PlanSpace {
   int64_t seq = 0;                     ///< tokens per sequence
   std::vector<int64_t> widths;         ///< t tried; empty: every divisor of the devices
   std::vector<int64_t> micro_batches;  ///< b tried; empty: every b up to model::limits::kMicroBatch
-  std::vector<placement::Recompute> recomputes{placement::Recompute::None, placement::Recompute::Selective,
-                                               placement::Recompute::Full};
+  std::vector<megatron::Recompute> recomputes{megatron::Recompute::None, megatron::Recompute::Selective,
+                                              megatron::Recompute::Full};
   bool overlap_dp = false;  ///< applied to every configuration
   bool flash_attention = false;
 };
 
 /// Calls `visit` with every configuration of `space` that Megatron-LM accepts for the model
-/// (placement::validate): every t (dividing the devices, the heads and the key/value heads), p dividing the
+/// (megatron::validate): every t (dividing the devices, the heads and the key/value heads), p dividing the
 /// rest and the layers, d the remainder; every b with b · d dividing the global batch; sequence parallelism
 /// off and (t > 1, t dividing s) on; v = 1 and every v > 1 with p · v dividing the layers and p dividing the
 /// micro-batch count; each recomputation; distributed optimizer off and (d > 1) on. The order is fixed (t,
 /// p, b, sequence parallelism, v, recomputation, distributed optimizer, each ascending), so a search that
 /// keeps the first of equal times is deterministic.
 void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space,
-                            const std::function<void(const placement::TrainingPlan&)>& visit);
+                            const std::function<void(const megatron::TrainingPlan&)>& visit);
 
-}  // namespace phaze::search
+}  // namespace phaze::megatron

@@ -1,12 +1,12 @@
-#include "placement/validation.h"
+#include "megatron/validation.h"
 
 #include <algorithm>
 #include <cmath>
 #include <variant>
 
-#include "placement/training_step.h"
+#include "megatron/training_step.h"
 
-namespace phaze::placement {
+namespace phaze::megatron {
 
 ValidationSummary check_runs(const std::vector<MeasuredRun>& runs, const hw::System& system) {
   ValidationSummary out;
@@ -71,4 +71,4 @@ hw::System fit_gpu_software(const std::vector<MeasuredRun>& runs, const hw::Syst
   return best;
 }
 
-}  // namespace phaze::placement
+}  // namespace phaze::megatron

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "placement/piper_problem.h"
+#include "piper/problem.h"
 
-namespace phaze::placement::piper {
+namespace phaze::piper {
 
 struct Downsets {
   std::vector<std::vector<uint64_t>> sets;  ///< bitsets over the node indices; ∅ first, by size then bits
@@ -27,4 +27,4 @@ Downsets enumerate_downsets(const Problem& problem);
 /// The node indices of D \ D', ascending.
 std::vector<int> stage_nodes(const Downsets& downsets, int outer, int inner);
 
-}  // namespace phaze::placement::piper
+}  // namespace phaze::piper

@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "placement/piper_problem.h"
+#include "piper/problem.h"
 
-namespace phaze::placement::piper {
+namespace phaze::piper {
 
 inline constexpr int64_t kUnlimited = INT64_MAX;  ///< y_max of a choice whose memory does not grow with y
 
@@ -34,4 +34,4 @@ struct StageChoices {
 StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes, const std::vector<char>& in_stage,
                            int w, bool with_tmpcs = true);
 
-}  // namespace phaze::placement::piper
+}  // namespace phaze::piper

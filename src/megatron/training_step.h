@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "hw/system.h"
+#include "megatron/layer_time.h"
+#include "megatron/training_plan.h"
 #include "model/layer_graph.h"
 #include "model/model_spec.h"
-#include "placement/gpu_layer_time.h"
-#include "placement/training_plan.h"
 
-namespace phaze::placement {
+namespace phaze::megatron {
 
 /// Seconds of one iteration on the critical path. forward_s .. pp_comm_s are those of the busiest stage's
 /// micro-batches; bubble_s is the pipeline fill and drain beyond them; dp_comm_s and optimizer_s follow
@@ -95,4 +95,4 @@ StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& syst
 StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& device, const hw::Network& network,
                             const TrainingPlan& plan, const LayerCosts& costs);
 
-}  // namespace phaze::placement
+}  // namespace phaze::megatron

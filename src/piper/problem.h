@@ -3,13 +3,13 @@
 // Piper's planning problem (Tarnawski et al., NeurIPS 2021; docs/piper.md): a DAG of layers, each with
 // tensor-model-parallel configurations (TMPCs) per tensor-parallel width, to be cut into pipeline stages
 // that each get their own width t and data-parallel degree d. Plain data: the input reader
-// (io/piper_json.h) fills it, the planner (placement/piper_planner.h) reads it.
+// (io/piper_json.h) fills it, the planner (piper/planner.h) reads it.
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace phaze::placement::piper {
+namespace phaze::piper {
 
 /// One tensor-model-parallel configuration of a layer at one width (e.g. "vanilla", "activation recomp").
 struct Tmpc {
@@ -65,4 +65,4 @@ inline constexpr int64_t kPartialChoices = 1000000;  ///< partial choices of one
 inline constexpr int64_t kDownsetWork = 2000000000;  ///< node visits while enumerating downsets and their pairs
 }  // namespace piper_limits
 
-}  // namespace phaze::placement::piper
+}  // namespace phaze::piper

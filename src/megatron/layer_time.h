@@ -10,10 +10,10 @@
 
 #include "hw/gpu.h"
 #include "hw/network.h"
+#include "megatron/training_plan.h"
 #include "model/layer.h"
-#include "placement/training_plan.h"
 
-namespace phaze::placement {
+namespace phaze::megatron {
 
 struct PassTime {
   double compute_s = 0;         ///< kernels on the GPU
@@ -32,4 +32,4 @@ struct LayerTime {
 LayerTime gpu_layer_time(const model::Layer& layer, const model::ModelSpec& spec, const TrainingPlan& plan,
                          const hw::Gpu& gpu, const hw::Network& network);
 
-}  // namespace phaze::placement
+}  // namespace phaze::megatron

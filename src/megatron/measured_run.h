@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <string>
 
+#include "megatron/training_plan.h"
 #include "model/model_spec.h"
-#include "placement/training_plan.h"
 
-namespace phaze::placement {
+namespace phaze::megatron {
 
 struct MeasuredRun {
   int64_t line = 0;   ///< line of the file it came from (1 = header)
@@ -19,4 +19,4 @@ struct MeasuredRun {
   double iteration_s = 0;  ///< measured seconds per iteration
 };
 
-}  // namespace phaze::placement
+}  // namespace phaze::megatron

@@ -1,17 +1,17 @@
-#include "search/megatron_plans.h"
+#include "megatron/plan_space.h"
 
 #include <algorithm>
 
 #include "util/divisors.h"
 
-namespace phaze::search {
+namespace phaze::megatron {
 
 void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space,
-                            const std::function<void(const placement::TrainingPlan&)>& visit) {
+                            const std::function<void(const megatron::TrainingPlan&)>& visit) {
   auto allowed = [](const std::vector<int64_t>& list, int64_t x) {
     return list.empty() || std::find(list.begin(), list.end(), x) != list.end();
   };
-  placement::TrainingPlan plan;
+  megatron::TrainingPlan plan;
   plan.global_batch = space.global_batch;
   plan.seq = space.seq;
   plan.overlap_dp = space.overlap_dp;
@@ -34,9 +34,9 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
           plan.micro_batch = b;
           plan.sequence_parallel = sp;
           for (int64_t v : divisors(spec.num_layers / p)) {
-            if (v > 1 && (p == 1 || m % p != 0 || v > placement::plan_limits::kChunks)) continue;
+            if (v > 1 && (p == 1 || m % p != 0 || v > megatron::plan_limits::kChunks)) continue;
             plan.vp = v;
-            for (placement::Recompute r : space.recomputes) {
+            for (megatron::Recompute r : space.recomputes) {
               plan.recompute = r;
               for (bool dist : {false, true}) {
                 if (dist && d == 1) continue;
@@ -51,4 +51,4 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
   }
 }
 
-}  // namespace phaze::search
+}  // namespace phaze::megatron

@@ -1,4 +1,4 @@
-#include "placement/piper_downsets.h"
+#include "piper/downsets.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 
 #include "util/input_error.h"
 
-namespace phaze::placement::piper {
+namespace phaze::piper {
 
 namespace {
 
@@ -138,4 +138,4 @@ std::vector<int> stage_nodes(const Downsets& downsets, int outer, int inner) {
   return out;
 }
 
-}  // namespace phaze::placement::piper
+}  // namespace phaze::piper

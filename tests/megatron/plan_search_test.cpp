@@ -1,7 +1,7 @@
 // `phaze plan`'s exhaustive search against a brute force that tries every integer degree and keeps what
 // Megatron-LM accepts.
 
-#include "search/gpu_plan_search.h"
+#include "megatron/plan_search.h"
 
 #include <gtest/gtest.h>
 
@@ -12,19 +12,19 @@
 
 namespace {
 
-using phaze::placement::Recompute;
-using phaze::placement::TrainingPlan;
+using phaze::megatron::Recompute;
+using phaze::megatron::TrainingPlan;
 
 TEST(GpuPlanSearch, FindsTheBruteForceOptimumAndCountsEveryPlan) {
   const auto spec = phaze::model::megatron_gpt("gpt", "test GPT", 8, 1024, 8, 1024);
   const phaze::hw::System system = phaze::hw::dgx_a100_system(false);
   for (int64_t gpus : {4, 8, 16}) {
-    phaze::search::GpuPlanQuestion q;
+    phaze::megatron::GpuPlanQuestion q;
     q.gpus = gpus;
     q.global_batch = 16;
     q.seq = 1024;
     q.top = 3;
-    const auto answer = phaze::search::search_gpu_plans(spec, system, q);
+    const auto answer = phaze::megatron::search_gpu_plans(spec, system, q);
 
     int64_t valid = 0, fitting = 0;
     double best = std::numeric_limits<double>::infinity();
@@ -43,7 +43,7 @@ TEST(GpuPlanSearch, FindsTheBruteForceOptimumAndCountsEveryPlan) {
                     pl.global_batch = q.global_batch, pl.seq = q.seq;
                     pl.sequence_parallel = sp, pl.recompute = r, pl.distributed_optimizer = dist;
                     try {
-                      const auto prediction = phaze::placement::predict_step(spec, system, pl);
+                      const auto prediction = phaze::megatron::predict_step(spec, system, pl);
                       ++valid;
                       if (!prediction.memory.fits) continue;
                       ++fitting;
@@ -62,12 +62,12 @@ TEST(GpuPlanSearch, FindsTheBruteForceOptimumAndCountsEveryPlan) {
 }
 
 TEST(GpuPlanSearch, NothingFitsIsAnEmptyAnswer) {
-  phaze::search::GpuPlanQuestion q;
+  phaze::megatron::GpuPlanQuestion q;
   q.gpus = 1;
   q.global_batch = 8;
   q.seq = 2048;
-  const auto answer = phaze::search::search_gpu_plans(phaze::model::megatron_gpt("big", "", 96, 12288, 96, 2048),
-                                                      phaze::hw::dgx_a100_system(false), q);
+  const auto answer = phaze::megatron::search_gpu_plans(phaze::model::megatron_gpt("big", "", 96, 12288, 96, 2048),
+                                                        phaze::hw::dgx_a100_system(false), q);
   EXPECT_GT(answer.evaluated, 0);
   EXPECT_EQ(answer.fitting, 0);
   EXPECT_TRUE(answer.best.empty());

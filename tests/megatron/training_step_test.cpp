@@ -2,7 +2,7 @@
 // (SC'21, eq. 3), the activation memory of Korthikanti et al. (2022, Table 2), Megatron's bytes per parameter
 // with and without the distributed optimizer, and the 1F1B bubble that does not grow with the micro-batches.
 
-#include "placement/training_step.h"
+#include "megatron/training_step.h"
 
 #include <gtest/gtest.h>
 
@@ -14,11 +14,11 @@
 namespace {
 
 using phaze::InputError;
+using phaze::megatron::predict_step;
+using phaze::megatron::Recompute;
+using phaze::megatron::StepPrediction;
+using phaze::megatron::TrainingPlan;
 using phaze::model::ModelSpec;
-using phaze::placement::predict_step;
-using phaze::placement::Recompute;
-using phaze::placement::StepPrediction;
-using phaze::placement::TrainingPlan;
 
 ModelSpec gpt(int64_t layers, int64_t hidden, int64_t heads, int64_t seq) {
   return phaze::model::megatron_gpt("gpt", "test GPT", layers, hidden, heads, seq);

@@ -1,4 +1,4 @@
-#include "placement/training_step.h"
+#include "megatron/training_step.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "util/checked_int.h"
 #include "util/input_error.h"
 
-namespace phaze::placement {
+namespace phaze::megatron {
 
 namespace {
 
@@ -257,4 +257,4 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   return out;
 }
 
-}  // namespace phaze::placement
+}  // namespace phaze::megatron

@@ -1,10 +1,10 @@
-#include "placement/piper_plan.h"
+#include "piper/plan.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-namespace phaze::placement::piper {
+namespace phaze::piper {
 
 int width_index(const Problem& problem, int64_t t) {
   const auto at = std::lower_bound(problem.widths.begin(), problem.widths.end(), t);
@@ -98,4 +98,4 @@ PlanEvaluation evaluate_plan(const Problem& problem, const std::vector<StagePlan
   return out;
 }
 
-}  // namespace phaze::placement::piper
+}  // namespace phaze::piper

@@ -1,4 +1,4 @@
-#include "placement/piper_choices.h"
+#include "piper/choices.h"
 
 #include <fmt/format.h>
 
@@ -7,10 +7,10 @@
 #include <map>
 #include <utility>
 
-#include "placement/piper_plan.h"
+#include "piper/plan.h"
 #include "util/input_error.h"
 
-namespace phaze::placement::piper {
+namespace phaze::piper {
 
 namespace {
 
@@ -249,4 +249,4 @@ StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes
   return out;
 }
 
-}  // namespace phaze::placement::piper
+}  // namespace phaze::piper

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "placement/piper_problem.h"
+#include "piper/problem.h"
 
-namespace phaze::placement::piper {
+namespace phaze::piper {
 
 /// One pipeline stage: its nodes (indices, ascending), its data-parallel degree d and width t, and each
 /// node's TMPC (an index into the node's options at width t, in the order of `nodes`).
@@ -47,4 +47,4 @@ double cut_bytes(const Problem& problem, const Node& node, const Tmpc& c, const 
 /// The index of width t in problem.widths, or -1.
 int width_index(const Problem& problem, int64_t t);
 
-}  // namespace phaze::placement::piper
+}  // namespace phaze::piper

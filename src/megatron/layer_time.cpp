@@ -1,4 +1,4 @@
-#include "placement/gpu_layer_time.h"
+#include "megatron/layer_time.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include "cost/gpu_kernel.h"
 #include "model/operator_roles.h"
 
-namespace phaze::placement {
+namespace phaze::megatron {
 
 namespace {
 
@@ -75,4 +75,4 @@ LayerTime gpu_layer_time(const model::Layer& layer, const model::ModelSpec& spec
   return LayerTime{pricing.pass(layer.forward, transformer), pricing.pass(layer.backward, transformer)};
 }
 
-}  // namespace phaze::placement
+}  // namespace phaze::megatron

@@ -1,10 +1,10 @@
-#include "placement/training_plan.h"
+#include "megatron/training_plan.h"
 
 #include <fmt/format.h>
 
 #include "util/input_error.h"
 
-namespace phaze::placement {
+namespace phaze::megatron {
 
 namespace {
 
@@ -62,4 +62,4 @@ Recompute parse_recompute(const std::string& text, const std::string& option) {
   throw InputError(fmt::format("{} = '{}' must be full, selective or none", option, text));
 }
 
-}  // namespace phaze::placement
+}  // namespace phaze::megatron

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "hw/system.h"
+#include "megatron/training_step.h"
 #include "model/model_spec.h"
-#include "placement/training_step.h"
 
-namespace phaze::search {
+namespace phaze::megatron {
 
 struct GpuPlanQuestion {
   int64_t gpus = 8;
@@ -22,9 +22,9 @@ struct GpuPlanQuestion {
 };
 
 struct GpuPlanAnswer {
-  std::vector<placement::StepPrediction> best;  ///< fastest first; ties in the order of the enumeration
-  int64_t evaluated = 0;                        ///< configurations predicted
-  int64_t fitting = 0;                          ///< of those, the ones that fit in memory
+  std::vector<megatron::StepPrediction> best;  ///< fastest first; ties in the order of the enumeration
+  int64_t evaluated = 0;                       ///< configurations predicted
+  int64_t fitting = 0;                         ///< of those, the ones that fit in memory
 };
 
 /// Every t dividing the GPUs and the heads, p dividing the rest and the layers, d the remainder; every
@@ -33,4 +33,4 @@ struct GpuPlanAnswer {
 /// selective and full; distributed optimizer off and (d > 1) on.
 GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& system, const GpuPlanQuestion& q);
 
-}  // namespace phaze::search
+}  // namespace phaze::megatron

@@ -1,4 +1,4 @@
-#include "placement/piper_planner.h"
+#include "piper/planner.h"
 
 #include <fmt/format.h>
 
@@ -7,11 +7,11 @@
 #include <optional>
 #include <stdexcept>
 
-#include "placement/piper_choices.h"
-#include "placement/piper_downsets.h"
+#include "piper/choices.h"
+#include "piper/downsets.h"
 #include "util/divisors.h"
 
-namespace phaze::placement::piper {
+namespace phaze::piper {
 
 namespace {
 
@@ -296,4 +296,4 @@ PiperAnswer plan_piper(const Problem& problem) {
   return answer;
 }
 
-}  // namespace phaze::placement::piper
+}  // namespace phaze::piper

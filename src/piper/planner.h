@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "placement/piper_plan.h"
-#include "placement/piper_problem.h"
+#include "piper/plan.h"
+#include "piper/problem.h"
 
-namespace phaze::placement::piper {
+namespace phaze::piper {
 
 struct PiperAnswer {
   bool feasible = false;
@@ -28,4 +28,4 @@ struct PiperAnswer {
 /// piper_limits.
 PiperAnswer plan_piper(const Problem& problem);
 
-}  // namespace phaze::placement::piper
+}  // namespace phaze::piper

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "hw/system.h"
-#include "placement/measured_run.h"
+#include "megatron/measured_run.h"
 
-namespace phaze::placement {
+namespace phaze::megatron {
 
 struct RunCheck {
   double predicted_s = 0;
@@ -32,4 +32,4 @@ ValidationSummary check_runs(const std::vector<MeasuredRun>& runs, const hw::Sys
 /// Returns the system with the fitted GPU.
 hw::System fit_gpu_software(const std::vector<MeasuredRun>& runs, const hw::System& system);
 
-}  // namespace phaze::placement
+}  // namespace phaze::megatron

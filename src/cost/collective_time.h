@@ -1,7 +1,7 @@
 #pragma once
 
-// Seconds of the collectives and transfers of a training step on a network of tiers (docs/gpu.md,
-// "Communication"). Devices are numbered in the order the network's groups follow (devices 0-7 form the
+// Seconds of the collectives and transfers of a training step on a network of tiers (docs/gpu.md 4,
+// "Execution"). Devices are numbered in the order the network's groups follow (devices 0-7 form the
 // first node of an 8-GPU-per-node system). A group of devices `stride` apart runs on the innermost tier whose
 // groups hold all of it. Inside the innermost tier a device reaches that tier's bandwidth. On an outer tier,
 // the group's members that share one inner group pass their traffic through that inner group's share of

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <variant>
 #include <vector>
 
 #include "hw/area.h"
@@ -33,9 +34,10 @@ ordered_json design_json(const PointOutcome& p) {
 
 /// Devices of a plan: d replicas of the stages' devices, or each stage's own d under the stagewise planner.
 int64_t devices_used(const ModelOutcome& m) {
+  const auto* stagewise = std::get_if<StagewiseSettings>(&m.settings);
   int64_t devices = 0;
   for (size_t k = 0; k < m.stages.size(); ++k)
-    devices += m.stages[k].devices * (k < m.stagewise.size() ? m.stagewise[k].data_parallel : m.data_parallel);
+    devices += m.stages[k].devices * (stagewise ? stagewise->stages[k].data_parallel : m.data_parallel);
   return devices;
 }
 
@@ -61,12 +63,13 @@ ordered_json model_json(const ModelCase& mc, const ModelOutcome& m) {
     return out;
   }
   const int64_t layers = mc.spec.num_layers;
+  const auto* stagewise = std::get_if<StagewiseSettings>(&m.settings);
   ordered_json stages = ordered_json::array();
   for (size_t k = 0; k < m.stages.size(); ++k) {
     ordered_json& stage = stages.emplace_back(stage_json(m.stages[k], layers));
     // The stagewise planner's own settings of the stage.
-    if (k < m.stagewise.size()) {
-      const StageSettings& s = m.stagewise[k];
+    if (stagewise) {
+      const StageSettings& s = stagewise->stages[k];
       stage["tensor_parallel"] = s.width;
       stage["data_parallel"] = s.data_parallel;
       ordered_json recomputed = ordered_json::array();
@@ -86,13 +89,13 @@ ordered_json model_json(const ModelCase& mc, const ModelOutcome& m) {
                  {"data_parallel", m.data_parallel},
                  {"devices_used", devices_used(m)},
                  {"stages", stages}};
-  if (!m.stagewise.empty()) out["plan"]["stagewise"] = true;
-  if (m.megatron)
-    out["plan"]["megatron"] = {{"chunks_per_device", m.megatron->chunks},
-                               {"sequence_parallel", m.megatron->sequence_parallel},
-                               {"recompute", megatron::to_string(m.megatron->recompute)},
-                               {"distributed_optimizer", m.megatron->distributed_optimizer},
-                               {"peak_memory_bytes", m.megatron->peak_memory_bytes}};
+  if (stagewise) out["plan"]["stagewise"] = true;
+  if (const auto* g = std::get_if<MegatronSettings>(&m.settings))
+    out["plan"]["megatron"] = {{"chunks_per_device", g->chunks},
+                               {"sequence_parallel", g->sequence_parallel},
+                               {"recompute", megatron::to_string(g->recompute)},
+                               {"distributed_optimizer", g->distributed_optimizer},
+                               {"peak_memory_bytes", g->peak_memory_bytes}};
   out["samples_per_s"] = m.samples_per_s;
   out["tokens_per_s"] = m.tokens_per_s;
   out["time_per_batch_s"] = m.time_per_batch_s;
@@ -229,11 +232,11 @@ std::string stage_range_text(const placement::Stage& s, int64_t layers) {
 }
 
 /// "embedding–layer2 (t 1, d 21, 2 of 3 recomputed) | …": each stage with its own settings.
-std::string stagewise_text(const ModelOutcome& m, int64_t layers) {
+std::string stagewise_text(const ModelOutcome& m, const StagewiseSettings& settings, int64_t layers) {
   std::string out;
   for (size_t k = 0; k < m.stages.size(); ++k) {
     const placement::Stage& s = m.stages[k];
-    const StageSettings& w = m.stagewise[k];
+    const StageSettings& w = settings.stages[k];
     if (!out.empty()) out += " | ";
     out += stage_range_text(s, layers);
     out += fmt::format(" (t {}, d {}", w.width, w.data_parallel);
@@ -257,21 +260,21 @@ void model_text(std::string& out, const ModelCase& mc, const ModelOutcome& m) {
     out += fmt::format("  {}: no plan ({})\n", mc.spec.name, m.reason);
     return;
   }
-  if (m.stagewise.empty()) {
+  if (const auto* stagewise = std::get_if<StagewiseSettings>(&m.settings)) {
+    out += fmt::format("  {}: {} pipeline stage{}, each its own t and d ({} devices)\n", mc.spec.name, m.stages.size(),
+                       m.stages.size() == 1 ? "" : "s", devices_used(m));
+    out += fmt::format("    stages: {}\n", stagewise_text(m, *stagewise, mc.spec.num_layers));
+  } else {
     out += fmt::format("  {}: t = {}, {} pipeline stage{}, d = {} ({} devices)\n", mc.spec.name, m.width,
                        m.stages.size(), m.stages.size() == 1 ? "" : "s", m.data_parallel, devices_used(m));
     out += fmt::format("    stages: {}\n", stages_text(m, mc.spec.num_layers));
-  } else {
-    out += fmt::format("  {}: {} pipeline stage{}, each its own t and d ({} devices)\n", mc.spec.name, m.stages.size(),
-                       m.stages.size() == 1 ? "" : "s", devices_used(m));
-    out += fmt::format("    stages: {}\n", stagewise_text(m, mc.spec.num_layers));
   }
-  if (m.megatron)
+  if (const auto* g = std::get_if<MegatronSettings>(&m.settings))
     out += fmt::format(
         "    Megatron-LM: v = {}, sequence parallelism {}, recomputation {}, distributed optimizer {}; "
         "peak memory {:.4g} GiB\n",
-        m.megatron->chunks, m.megatron->sequence_parallel ? "on" : "off", megatron::to_string(m.megatron->recompute),
-        m.megatron->distributed_optimizer ? "on" : "off", m.megatron->peak_memory_bytes / kGiB);
+        g->chunks, g->sequence_parallel ? "on" : "off", megatron::to_string(g->recompute),
+        g->distributed_optimizer ? "on" : "off", g->peak_memory_bytes / kGiB);
   out += fmt::format("    throughput {:.6g} samples/s, {:.6g} tokens/s\n", m.samples_per_s, m.tokens_per_s);
   out += fmt::format(
       "    time per batch {:.6g} s = steady state {:.6g} + fill/drain {:.6g} + data-parallel sync {:.6g} + "
@@ -294,7 +297,7 @@ std::string point_brief(const SearchQuestion& q, const PointOutcome& p) {
   std::string out = fmt::format("{:.6g} samples/s on {}, micro-batch {}, recomputation {}", p.score, design_text(p),
                                 p.micro_batch, p.recompute ? "on" : "off");
   for (size_t m = 0; m < q.models.size(); ++m)
-    out += p.models[m].stagewise.empty()
+    out += !std::holds_alternative<StagewiseSettings>(p.models[m].settings)
                ? fmt::format("; {} t = {}, {} stages, d = {}", q.models[m].spec.name, p.models[m].width,
                              p.models[m].stages.size(), p.models[m].data_parallel)
                : fmt::format("; {} {} stages, t ≤ {}, d ≤ {}", q.models[m].spec.name, p.models[m].stages.size(),

@@ -19,7 +19,7 @@
 #include "schedule/usable_cores.h"
 #include "search/driver.h"
 #include "search/evaluate.h"
-#include "search/megatron_execution.h"
+#include "search/pricer.h"
 #include "util/input_error.h"
 #include "util/run_on_threads.h"
 
@@ -153,49 +153,6 @@ std::optional<placement::HandSetPlan> megatron_table_plan(const std::string& pre
   return std::nullopt;
 }
 
-namespace {
-
-/// A hand-set plan under Megatron-LM execution: v = 1, no sequence parallelism, full recomputation when the
-/// point recomputes, no distributed optimizer (the classic configuration the table's plans were run with).
-HandSetOutcome price_megatron_plan(const SearchQuestion& q, const ModelCase& mc, const placement::HandSetPlan& plan,
-                                   const model::LayerGraph& graph, const hw::Architecture& design, bool recompute,
-                                   Scheduling& scheduling, HandSetOutcome out) {
-  megatron::TrainingPlan run;
-  run.tp = plan.width;
-  run.pp = plan.pipeline;
-  run.dp = plan.data_parallel;
-  run.micro_batch = graph.shape.micro_batch;
-  run.global_batch = q.global_batch;
-  run.seq = mc.seq;
-  run.recompute = recompute ? megatron::Recompute::Full : megatron::Recompute::None;
-  run.overlap_dp = q.overlap_dp;
-  try {
-    megatron::validate(run, mc.spec);
-  } catch (const InputError& e) {
-    out.reason = fmt::format("Megatron-LM cannot run it: {}", e.what());
-    return out;
-  }
-  const std::optional<MegatronWidth> width = megatron_width(graph, design, scheduling);
-  if (!width) {
-    out.reason = fmt::format("an operator has no finite estimate on this design at t = {}", plan.width);
-    return out;
-  }
-  const megatron::StepPrediction p =
-      megatron::predict_step(mc.spec, accelerator_step_device(design), q.network, run, width->costs);
-  if (!p.memory.fits) {
-    out.reason = fmt::format("stage {} needs {:.4g} GiB per device, more than the {:g} GiB of HBM", p.memory.stage + 1,
-                             p.memory.peak_bytes / kGiB, static_cast<double>(design.hbm_bytes) / kGiB);
-    return out;
-  }
-  out.feasible = true;
-  out.time_per_batch_s = p.time.iteration_s;
-  out.parts = megatron_parts(p.time);
-  out.samples_per_s = static_cast<double>(q.global_batch) / p.time.iteration_s;
-  return out;
-}
-
-}  // namespace
-
 HandSetOutcome evaluate_hand_set_plan(const SearchQuestion& q, size_t model, const placement::HandSetPlan& plan,
                                       const hw::Architecture& design, int64_t micro_batch, bool recompute,
                                       Scheduling& scheduling) {
@@ -233,25 +190,13 @@ HandSetOutcome evaluate_hand_set_plan(const SearchQuestion& q, size_t model, con
     out.reason = fmt::format("no layer graph at t = {}: {}", plan.width, e.what());
     return out;
   }
-  if (q.execution == Execution::Megatron)
-    return price_megatron_plan(q, mc, plan, graph, design, recompute, scheduling, out);
-  const LayerSchedules schedules = schedule_layers(graph, design, scheduling);
-  if (!schedules.feasible()) {
-    out.reason = fmt::format("an operator has no finite estimate on this design at t = {}", plan.width);
-    return out;
-  }
-  const placement::Cluster cluster = make_cluster(q, design, micro_batch, design.hbm_bytes, recompute);
-  placement::StageCosts costs;
-  costs.compute(make_chain(graph, schedules), cluster);
-  const placement::PlanCheck check = placement::check_plan(costs, out.stages, plan.data_parallel, cluster);
-  if (!check.feasible) {
-    out.reason = check.reason;
-    return out;
-  }
-  out.feasible = true;
-  out.time_per_batch_s = check.time_per_batch;
-  out.parts = check.parts;
-  out.samples_per_s = static_cast<double>(q.global_batch) / check.time_per_batch;
+  const PlanPrice price = make_pricer(q)->price_hand_set(q, mc, graph, plan, out.stages, design, recompute, scheduling);
+  out.feasible = price.feasible;
+  out.reason = price.reason;
+  if (!price.feasible) return out;
+  out.time_per_batch_s = price.time_per_batch_s;
+  out.parts = price.parts;
+  out.samples_per_s = static_cast<double>(q.global_batch) / price.time_per_batch_s;
   return out;
 }
 

@@ -21,6 +21,7 @@
 #include "search/design_walk.h"
 #include "search/evaluate.h"
 #include "search/point_store.h"
+#include "search/pricer.h"
 #include "search/rank_evaluation.h"
 #include "search/schedule_cache.h"
 
@@ -101,8 +102,7 @@ SearchAnswer run_search(const SearchQuestion& q, const RunSettings& settings, Ru
   std::atomic<int64_t> evaluated{0}, unproven{0};
   // Points left out on their bounds (guarded by the walk's mutex), and the thresholds they are held against.
   const bool leaving_out = settings.leave_out_by_bound && q.exhaustive && !settings.keep_all &&
-                           settings.db_path.empty() && q.execution == Execution::Phaze &&
-                           q.planner == PlannerChoice::Phaze;
+                           settings.db_path.empty() && make_pricer(q)->bounds_points();
   AnswerThresholdTracker reached(combos.size(), q.models.size(), settings.top);
   int64_t left_out = 0, left_out_feasible = 0;
   std::atomic<int64_t> left_out_remote{0};  // of them, by other ranks

@@ -17,11 +17,10 @@
 #include "hw/enumerate.h"
 #include "megatron/training_plan.h"
 #include "model/layer_graph.h"
-#include "placement/corrected_planner.h"
-#include "placement/stagewise_planner.h"
+#include "placement/chain.h"
+#include "placement/stagewise_plan.h"
 #include "schedule/problem.h"
 #include "search/layer_scheduling.h"
-#include "search/plan_cache.h"
 #include "search/point.h"
 #include "search/question.h"
 #include "search/schedule_cache.h"
@@ -87,10 +86,14 @@ struct LeftOutPoint {
   bool feasible = false;  ///< every model has a plan (exact: memory and estimates decide it, not latencies)
 };
 
-/// Evaluates designs on one thread; keeps its scheduling (estimator, solver) and planner across designs.
+class Pricer;
+
+/// Evaluates designs on one thread: keeps its scheduling (estimator, solver) and the question's pricer
+/// (pricer.h) with its planners across designs.
 class Evaluator {
  public:
   Evaluator(const Workload& workload, ScheduleCache& cache);
+  ~Evaluator();
   /// Offers the planning of each micro-batch of a design, and the layer passes of each width scheduled, to
   /// idle threads through `sharing` (answers unchanged).
   void share_work(WorkSharing& sharing) { scheduling_.sharing = &sharing; }
@@ -100,86 +103,21 @@ class Evaluator {
   /// `wanted` is asked again before each width is scheduled for a point and before the point is returned: a
   /// point it no longer accepts is dropped (not returned; no more widths are scheduled for it), and the
   /// other points are those it would give had the point never been asked for.
-  /// Under PHAZE's execution and planner, a point `leave_out` accepts on its bounds (each model's samples/s
-  /// with its layers at their schedules' root bounds, the best over its widths) is not evaluated: it is
-  /// added to `left_out` instead, and no layer is scheduled for it alone.
+  /// Where the pricer bounds its points (Pricer::bounds_points: PHAZE's execution and planner), a point
+  /// `leave_out` accepts on its bounds (each model's samples/s with its layers at their schedules' root
+  /// bounds, the best over its widths) is not evaluated: it is added to `left_out` instead, and no layer is
+  /// scheduled for it alone.
   std::vector<PointOutcome> evaluate(const hw::Design& design, const std::function<bool(const std::string&)>& wanted,
                                      const LeaveOutTest& leave_out = {}, std::vector<LeftOutPoint>* left_out = nullptr);
 
-  int64_t unproven_passes() const { return unproven_.load(); }
+  int64_t unproven_passes() const;
 
  private:
-  /// One model's best plans at the points of one micro-batch (clusters) over its widths, and the schedules
-  /// of the widths that were scheduled.
-  struct ModelPlans {
-    bool any_width = false;                                ///< some width has finite estimates
-    std::vector<std::optional<LayerSchedules>> schedules;  ///< per width; nothing: not needed
-    std::vector<placement::Plan> plans;                    ///< per point; infeasible when no width fits
-    std::vector<size_t> width_of;                          ///< per point, the width index of its plan
-    /// Under the stagewise planner: per point its plan, over the chains of `chain_width` (width indices).
-    std::vector<placement::StagewisePlan> stagewise;
-    std::vector<size_t> chain_width;
-    /// Whether point k has a plan (of either planner); only asked when some width is usable.
-    bool feasible(size_t k) const { return stagewise.empty() ? plans[k].feasible : stagewise[k].feasible; }
-  };
-  /// How far a bound in ModelBounds has got: the floor that needs no placement, the placement at a roomier
-  /// point (memory decides only which plans fit, so a plan there is no slower than the best here), or the
-  /// placement of this point (or one at a roomier point whose plan fits here, which is as good).
-  enum class BoundLevel : char { kPlaced, kFloor, kRoomier };
-  /// One model's layer problems per width on a design, and per width and point (cluster) the time per batch
-  /// of the plan placed on the layers' root bounds: a lower bound of the time of any plan of that width
-  /// there (infinity: none fits). A point's bound may at first be a weaker one that needs no placement
-  /// (`level`, bound_model); refine() raises it a level.
-  struct ModelBounds {
-    std::vector<std::vector<schedule::Problem>> problems;  ///< per width
-    std::vector<char> usable;                              ///< per width: every operator has a finite estimate
-    std::vector<std::vector<double>> time_s;               ///< [width][point]
-    std::vector<std::vector<BoundLevel>> level;            ///< [width][point]
-    /// [width][point]: the stages of the plan placed, once the level is kPlaced (none when no plan fits)
-    std::vector<std::vector<std::vector<placement::Stage>>> stages;
-    std::vector<LayerSchedules> stand_ins;  ///< per usable width: its layers at their root bounds
-    std::vector<placement::Chain> chains;   ///< per usable width: the chain of those
-    /// The points, those with more memory per device first: a placement at a roomier point bounds, and
-    /// sometimes settles, those at the others (refine, plan_model).
-    std::vector<size_t> roomiest_first;
-    /// [point]: the points that differ from it only in having more memory per device.
-    std::vector<std::vector<size_t>> roomier;
-    bool any_width() const;
-    /// The least bound over the widths at point k; infinity when no width has a plan there. Needs every
-    /// bound of the point refined.
-    double least_time_s(size_t k) const;
-  };
-  /// `every_point`: each point placed on its own (no weak bounds).
-  ModelBounds bound_model(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
-                          const std::vector<placement::Cluster>& clusters, bool every_point);
-  /// The planner's plan of `chain` on `cluster`, through the plan cache (one thread at a time).
-  placement::Plan place(const model::LayerGraph& graph, const LayerSchedules& schedules, const placement::Chain& chain,
-                        const placement::Cluster& cluster);
-  /// Raises the bound of width `wi` at point `k` a level: a weak bound takes that of a placed roomier point
-  /// when there is one, else the point is placed on the width's root bounds.
-  void refine(ModelBounds& bounds, const std::vector<model::LayerGraph>& graphs,
-              const std::vector<placement::Cluster>& clusters, size_t wi, size_t k);
-  /// One model's best plans at the points (clusters) that `needed` marks, scheduling the fewest widths that
-  /// the bounds allow; the plans of other points are those the scheduled widths give.
-  ModelPlans plan_model(const std::vector<model::LayerGraph>& graphs, ModelBounds& bounds,
-                        const std::vector<placement::Cluster>& clusters, const std::function<bool(size_t)>& needed);
-  /// plan_model under the stagewise planner: every usable width scheduled, one plan per point over them all.
-  ModelPlans plan_model_stagewise(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
-                                  const std::vector<placement::Cluster>& clusters);
-  /// evaluate() under Megatron-LM execution (megatron_execution.h).
-  std::vector<PointOutcome> evaluate_megatron(const hw::Design& design,
-                                              const std::function<bool(const std::string&)>& wanted);
-
   const Workload& workload_;
   Scheduling scheduling_;
-  // The planner and its cache serve the micro-batches of a design planned on several threads (evaluate).
-  std::mutex placing_;
-  placement::CorrectedPlanner planner_;
-  PlanCache plans_;
-  placement::StagewisePlanner stagewise_;
+  std::unique_ptr<Pricer> pricer_;
   int64_t designs_since_reset_ = 0;
   std::tuple<int64_t, int64_t, int64_t> last_array_;  ///< width, depth and count of the last design's tensor cores
-  std::atomic<int64_t> unproven_{0};
 };
 
 }  // namespace phaze::search

@@ -35,16 +35,14 @@ json model_json(const ModelOutcome& m) {
            {"mfu", m.flops_utilisation},
            {"proven", m.schedules_proven},
            {"layers", layers}};
-  // Only under Megatron-LM execution, so that the records of PHAZE's execution stay as they were.
-  if (m.megatron)
-    out["megatron"] =
-        json::array({m.megatron->chunks, m.megatron->sequence_parallel, megatron::to_string(m.megatron->recompute),
-                     m.megatron->distributed_optimizer, m.megatron->peak_memory_bytes});
-  // Only under the stagewise planner, likewise.
-  if (!m.stagewise.empty()) {
+  // Only under Megatron-LM execution or the stagewise planner, so that the records of PHAZE's planner stay
+  // as they were.
+  if (const auto* g = std::get_if<MegatronSettings>(&m.settings))
+    out["megatron"] = json::array({g->chunks, g->sequence_parallel, megatron::to_string(g->recompute),
+                                   g->distributed_optimizer, g->peak_memory_bytes});
+  if (const auto* w = std::get_if<StagewiseSettings>(&m.settings)) {
     json stagewise = json::array();
-    for (const StageSettings& s : m.stagewise)
-      stagewise.push_back(json::array({s.width, s.data_parallel, s.recomputed}));
+    for (const StageSettings& s : w->stages) stagewise.push_back(json::array({s.width, s.data_parallel, s.recomputed}));
     out["stagewise"] = stagewise;
   }
   return out;
@@ -75,13 +73,16 @@ ModelOutcome model_from(const json& j) {
     m.layers.push_back({l.at(0).get<double>(), l.at(1).get<double>(), l.at(2).get<double>(), l.at(3).get<double>()});
   if (j.contains("megatron")) {
     const json& g = j.at("megatron");
-    m.megatron = MegatronSettings{g.at(0).get<int64_t>(), g.at(1).get<bool>(),
+    m.settings = MegatronSettings{g.at(0).get<int64_t>(), g.at(1).get<bool>(),
                                   megatron::parse_recompute(g.at(2).get<std::string>(), "megatron"),
                                   g.at(3).get<bool>(), g.at(4).get<double>()};
   }
-  if (j.contains("stagewise"))
+  if (j.contains("stagewise")) {
+    StagewiseSettings w;
     for (const json& s : j.at("stagewise"))
-      m.stagewise.push_back({s.at(0).get<int64_t>(), s.at(1).get<int64_t>(), s.at(2).get<std::vector<int>>()});
+      w.stages.push_back({s.at(0).get<int64_t>(), s.at(1).get<int64_t>(), s.at(2).get<std::vector<int>>()});
+    m.settings = std::move(w);
+  }
   return m;
 }
 

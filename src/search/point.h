@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "hw/architecture.h"
@@ -42,6 +43,23 @@ struct StageSettings {
   bool operator==(const StageSettings&) const = default;
 };
 
+/// A plan of PHAZE's planner: every stage at ModelOutcome::width, ModelOutcome::data_parallel replicas,
+/// whole-stage recomputation when the point recomputes. Nothing more to say.
+struct UniformSettings {
+  bool operator==(const UniformSettings&) const = default;
+};
+
+/// A plan of the stagewise planner: per stage (as ModelOutcome::stages) its own width, degree and recomputed
+/// layers. ModelOutcome::width and data_parallel are then the largest of the stages, and its layer figures
+/// those at that width.
+struct StagewiseSettings {
+  std::vector<StageSettings> stages;
+  bool operator==(const StagewiseSettings&) const = default;
+};
+
+/// How a model's plan runs beyond its stages, one alternative per kind of pricer (pricer.h).
+using PlanSettings = std::variant<UniformSettings, StagewiseSettings, MegatronSettings>;
+
 /// One model at one point: its best training plan over the widths, or why there is none.
 struct ModelOutcome {
   bool feasible = false;
@@ -64,14 +82,10 @@ struct ModelOutcome {
   bool schedules_proven = true;  ///< every layer schedule of the chosen width is proven optimal
   /// Per distinct layer of the model (model::LayerGraph::distinct_layers) at the chosen width.
   std::vector<LayerFigures> layers;
-  /// Under Megatron-LM execution, the plan's further settings; its stages are p equal ones and `parts` are
+  /// The plan's further settings. Under Megatron-LM execution its stages are p equal ones and `parts` are
   /// the busiest stage's micro-batches (steady state), the pipeline bubble (fill and drain), the exposed
   /// gradient reduction and the optimizer step.
-  std::optional<MegatronSettings> megatron;
-  /// Under the stagewise planner, per stage (as `stages`) its width, degree and recomputed layers; `width` and
-  /// `data_parallel` are then the largest of the stages and `layers` the figures at that width. Empty under
-  /// PHAZE's planner.
-  std::vector<StageSettings> stagewise;
+  PlanSettings settings;
   bool operator==(const ModelOutcome&) const = default;
 };
 

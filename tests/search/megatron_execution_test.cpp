@@ -140,7 +140,7 @@ TEST(MegatronExecution, EveryPointTakesTheBruteForceBestConfiguration) {
       }
       ASSERT_TRUE(outcome.feasible) << point.key << ": " << outcome.reason;
       EXPECT_NEAR(outcome.time_per_batch_s, best, 1e-12 * best) << point.key;
-      EXPECT_TRUE(outcome.megatron.has_value());
+      EXPECT_TRUE(std::holds_alternative<search::MegatronSettings>(outcome.settings));
       EXPECT_EQ(outcome.stages.size() * static_cast<size_t>(outcome.width * outcome.data_parallel),
                 static_cast<size_t>(q.devices));
       ++feasible;
@@ -233,11 +233,11 @@ TEST(MegatronExecution, RecordKeepsTheSettings) {
   m.data_parallel = 4;
   m.stages = {{0, 3, 2}, {3, 6, 2}};
   m.time_per_batch_s = 1.25;
-  m.megatron = search::MegatronSettings{2, true, Recompute::Selective, true, 3.5e9};
+  m.settings = search::MegatronSettings{2, true, Recompute::Selective, true, 3.5e9};
   p.models = {m};
   const nlohmann::json text = nlohmann::json::parse(search::to_record(p).dump());
   EXPECT_EQ(search::from_record(p.key, text).models, p.models);
-  m.megatron.reset();
+  m.settings = search::UniformSettings{};
   p.models = {m};
   EXPECT_FALSE(search::to_record(p).at("models").at(0).contains("megatron"));
 }

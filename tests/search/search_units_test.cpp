@@ -10,6 +10,7 @@
 
 #include "hw/presets.h"
 #include "model/hf_config.h"
+#include "placement/corrected_planner.h"
 #include "search/driver.h"
 #include "search/evaluate.h"
 #include "search/point.h"

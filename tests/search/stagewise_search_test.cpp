@@ -11,30 +11,18 @@
 #include <string>
 
 #include "hw/presets.h"
-#include "model/presets.h"
 #include "placement/stagewise_plan.h"
 #include "search/evaluate.h"
 #include "search/point.h"
 #include "small_design.h"
+#include "tiny_question.h"
 
 namespace {
 
 using namespace phaze;
 
 search::SearchQuestion tiny_question(search::PlannerChoice planner) {
-  search::ModelCase m;
-  m.source = "tiny";
-  m.spec = model::megatron_gpt("tiny", "test GPT", 6, 64, 4, 64);
-  m.seq = 64;
-  m.widths = {1, 2, 4};
-  search::SearchQuestion q;
-  q.models = {m};
-  q.devices = 12;
-  q.global_batch = 24;
-  q.micro_batches = {1, 2};
-  q.hbm_bytes = {int64_t{3} << 20, int64_t{8} << 20, int64_t{1} << 30};
-  q.planner = planner;
-  return q;
+  return search::testing::tiny_question(search::Execution::Phaze, planner);
 }
 
 hw::Design design(int64_t cores, int64_t array) {
@@ -64,13 +52,15 @@ TEST(StagewiseSearch, NeverSlowerThanPhazeAndSelfConsistent) {
       }
       if (!g.feasible) continue;
       ++feasible;
-      ASSERT_EQ(g.stagewise.size(), g.stages.size());
+      const auto* settings = std::get_if<search::StagewiseSettings>(&g.settings);
+      ASSERT_NE(settings, nullptr);
+      const std::vector<search::StageSettings>& stagewise = settings->stages;
+      ASSERT_EQ(stagewise.size(), g.stages.size());
       int64_t devices = 0;
       for (size_t s = 0; s < g.stages.size(); ++s) {
-        devices += g.stages[s].devices * g.stagewise[s].data_parallel;
-        EXPECT_TRUE(general[k].recompute || g.stagewise[s].recomputed.empty());
-        mixed += g.stagewise[s].width != g.stagewise[0].width ||
-                 g.stagewise[s].data_parallel != g.stagewise[0].data_parallel;
+        devices += g.stages[s].devices * stagewise[s].data_parallel;
+        EXPECT_TRUE(general[k].recompute || stagewise[s].recomputed.empty());
+        mixed += stagewise[s].width != stagewise[0].width || stagewise[s].data_parallel != stagewise[0].data_parallel;
       }
       EXPECT_LE(devices, piper.devices);
       EXPECT_DOUBLE_EQ(g.samples_per_s * g.time_per_batch_s, static_cast<double>(piper.global_batch));

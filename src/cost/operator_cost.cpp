@@ -6,6 +6,7 @@
 #include <atomic>
 #include <bit>
 
+#include "cost/collective_time.h"
 #include "cost/gemm_cost.h"
 #include "cost/vector_cost.h"
 #include "util/hash_mix.h"
@@ -146,9 +147,9 @@ OperatorEstimate Estimator::estimate(const model::Operator& op, const hw::Archit
       return OperatorEstimate{{one.cycles / arch.clock_hz, one.energy_j}, {all.cycles / arch.clock_hz, all.energy_j}};
     }
     case model::Engine::Comm: {
-      const hw::NetworkTier& tier = hw::tier_spanning(network_, op.collective->ranks);
-      const double seconds = all_reduce_seconds(static_cast<double>(op.collective->bytes), op.collective->ranks,
-                                                tier.effective_bandwidth(), tier.latency_s);
+      // A tensor-parallel group: consecutive devices, priced by the one rule of every execution model.
+      const double seconds =
+          all_reduce_s(network_, DeviceGroup{op.collective->ranks, 1}, static_cast<double>(op.collective->bytes));
       return OperatorEstimate{{seconds, 0}, {seconds, 0}};
     }
     case model::Engine::None: return {};

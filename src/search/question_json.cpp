@@ -26,7 +26,9 @@ constexpr int64_t kQuestionVersion = 1;
 /// Version of the search's point records and evaluation rules: part of the run identity, so a results file
 /// written by an older evaluation is never mixed with newer points.
 /// 2: a search that names no node budget gives each layer schedule kSearchScheduleNodes, not the solver's default.
-constexpr int kSearchVersion = 2;
+/// 3: a tensor-parallel all-reduce wider than the innermost tier's groups reaches the inner group's share of
+///    the outer tier (cost::group_link), as under Megatron-LM execution, not one device's.
+constexpr int kSearchVersion = 3;
 
 // ---- Names of the enumerations, both ways ----
 

@@ -220,23 +220,88 @@ std::vector<HandSetOutcome> hand_set_at(const SearchQuestion& q, const PointOutc
 
 // ---- Spotlight-style design ----
 
-SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::Design>& designs, int64_t b,
-                                 Scheduling& scheduling, int64_t quick_nodes) {
-  SpotlightChoice choice;
-  choice.micro_batch = b;
-  const size_t models = q.models.size();
-  std::vector<model::LayerGraph> graphs;
-  std::vector<std::vector<double>> nodes(models);  // per model, the chain nodes of each distinct layer
-  std::vector<PassTimes> macs(models);             // tensor-core MACs of each pass
-  std::vector<PassTimes> passes(models);
-  for (size_t m = 0; m < models; ++m) {
+namespace {
+
+/// The exact argmin of spotlight_choice: designs visited best-first by a lower bound of their objective,
+/// refined a level at a time (level 0: no estimate; 1: the root bounds of the estimated passes; 2: some passes
+/// scheduled exactly), the leader refining its passes while it stays ahead.
+class SpotlightSearch {
+ public:
+  SpotlightSearch(const SearchQuestion& q, const std::vector<hw::Design>& designs, int64_t b, Scheduling& scheduling,
+                  int64_t quick_nodes);
+  SpotlightChoice run();
+
+ private:
+  enum class Step { kNext, kBehind };
+  /// A design at level 0 estimated: the root bounds of its passes (nothing when some operator cannot run).
+  void estimate(const Visit& visit);
+  /// A design past level 0 refined pass by pass while it leads; waits again with its raised bound, or wins.
+  void refine(const Visit& visit);
+  /// Refines pass j of design `design` (its bound `bound`, raised here): kBehind once the design falls behind.
+  Step refine_pass(Refined& r, size_t design, size_t j, double& bound);
+  /// Asks the solver to show that pass (m, k), held at `held` seconds in a design of bound `bound`, is no
+  /// faster than a target that would put the design behind; whether it showed one.
+  bool probe(PassKnowledge::Known& known, const schedule::Problem& problem, double held, double bound, size_t m,
+             size_t k);
+  /// A design whose bound exceeds the best objective found cannot win, nor can one whose bound equals it and
+  /// that loses the tie (larger area, or later in canonical order).
+  bool loses(double bound, size_t design) const {
+    return bound > best_ || (choice_.found && bound == best_ && tie_key(design) > tie_key(best_design_));
+  }
+  bool behind(double bound, size_t design) const {
+    return loses(bound, design) || (!queue_.empty() && bound > queue_.top().bound);
+  }
+  std::pair<double, size_t> tie_key(size_t i) const { return std::make_pair(designs_[i].area_um2, i); }
+  /// The next pass to refine: in pass order, those no probe has found faster than its target first.
+  std::optional<size_t> next_pass(const Refined& r, bool easy_only) const;
+  /// A design's layer problems are built again for each pass scheduled rather than kept from its estimate:
+  /// the designs still waiting when the visit stops would hold them all.
+  schedule::Problem problem_of(const hw::Architecture& arch, size_t m, size_t k) {
+    return schedule::layer_problem(*pass_graphs(graphs_[m])[k], arch, scheduling_.estimator);
+  }
+
+  const std::vector<hw::Design>& designs_;
+  const int64_t b_;
+  Scheduling& scheduling_;
+  const int64_t quick_nodes_;
+  const size_t models_;
+  SpotlightChoice choice_;
+  std::vector<model::LayerGraph> graphs_;
+  std::vector<std::vector<double>> nodes_;  // per model, the chain nodes of each distinct layer
+  std::vector<PassTimes> level0_passes_;    // per model, the pass bounds of the design being seeded
+  /// The order in which a design's passes are scheduled: forward passes first, then backward ones, each by
+  /// model and distinct layer. The forward passes are the quicker to schedule exactly, and with their
+  /// makespans in place of their bounds a design often already loses.
+  std::vector<std::pair<size_t, size_t>> pass_order_;  // (model, pass)
+  std::priority_queue<Visit, std::vector<Visit>, LaterVisit> queue_;
+  double best_ = kInfinity;
+  size_t best_design_ = 0;
+  int64_t since_reset_ = 0;
+  std::unordered_map<size_t, Refined> refined_;  // designs past level 0 still in the queue
+  PassKnowledge knowledge_;
+  std::unique_ptr<schedule::Solver> quick_;
+};
+
+SpotlightSearch::SpotlightSearch(const SearchQuestion& q, const std::vector<hw::Design>& designs, int64_t b,
+                                 Scheduling& scheduling, int64_t quick_nodes)
+    : designs_(designs),
+      b_(b),
+      scheduling_(scheduling),
+      quick_nodes_(quick_nodes),
+      models_(q.models.size()),
+      nodes_(models_),
+      level0_passes_(models_),
+      quick_(schedule::make_exact_solver(std::max<int64_t>(quick_nodes, 1))) {
+  choice_.micro_batch = b;
+  std::vector<PassTimes> macs(models_);  // tensor-core MACs of each pass
+  for (size_t m = 0; m < models_; ++m) {
     const ModelCase& mc = q.models[m];
-    graphs.push_back(model::build_layer_graph(mc.spec, model::Shape{mc.seq, b, 1}, model::Precision{}, mc.source));
-    for (const model::DistinctLayer& d : graphs.back().distinct_layers())
-      nodes[m].push_back(static_cast<double>(d.nodes));
-    const auto pass_ops = pass_graphs(graphs.back());
+    graphs_.push_back(model::build_layer_graph(mc.spec, model::Shape{mc.seq, b, 1}, model::Precision{}, mc.source));
+    for (const model::DistinctLayer& d : graphs_.back().distinct_layers())
+      nodes_[m].push_back(static_cast<double>(d.nodes));
+    const auto pass_ops = pass_graphs(graphs_.back());
     macs[m].assign(pass_ops.size(), 0.0);
-    passes[m].assign(pass_ops.size(), 0.0);
+    level0_passes_[m].assign(pass_ops.size(), 0.0);
     for (size_t k = 0; k < pass_ops.size(); ++k)
       for (const model::Operator& op : pass_ops[k]->ops)
         if (op.gemm) macs[m][k] += static_cast<double>(op.gemm->macs());
@@ -245,170 +310,169 @@ SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::
   // Level 0: every tensor-core operator needs at least its MACs over the design's peak MAC rate of
   // tensor-core time (its padded compute cycles on the cores it uses are never fewer, accelerator.md 5.5),
   // and a pass keeps its n_TC tensor cores busy at most all the time. No estimate needed.
-  std::priority_queue<Visit, std::vector<Visit>, LaterVisit> queue;
   for (size_t i = 0; i < designs.size(); ++i) {
     const double peak = hw::peak_tensor_macs_per_s(designs[i].arch);
-    for (size_t m = 0; m < models; ++m)
-      for (size_t k = 0; k < passes[m].size(); ++k) passes[m][k] = macs[m][k] / peak * kBoundSlack;
-    queue.push({per_sample(passes, nodes, b), 0, i});
+    for (size_t m = 0; m < models_; ++m)
+      for (size_t k = 0; k < level0_passes_[m].size(); ++k) level0_passes_[m][k] = macs[m][k] / peak * kBoundSlack;
+    queue_.push({per_sample(level0_passes_, nodes_, b), 0, i});
   }
 
-  // The order in which a design's passes are scheduled: forward passes first, then backward ones, each by
-  // model and distinct layer. The forward passes are the quicker to schedule exactly, and with their
-  // makespans in place of their bounds a design often already loses.
-  std::vector<std::pair<size_t, size_t>> pass_order;  // (model, pass)
   for (size_t direction : {0, 1})
-    for (size_t m = 0; m < models; ++m)
-      for (size_t k = direction; k < passes[m].size(); k += 2) pass_order.emplace_back(m, k);
+    for (size_t m = 0; m < models_; ++m)
+      for (size_t k = direction; k < level0_passes_[m].size(); k += 2) pass_order_.emplace_back(m, k);
+}
 
-  // Visit best-first; a design whose bound exceeds the best objective found cannot win, nor can one whose
-  // bound equals it and that loses the tie (larger area, or later in canonical order).
-  auto tie_key = [&](size_t i) { return std::make_pair(designs[i].area_um2, i); };
-  double best = kInfinity;
-  size_t best_design = 0;
-  int64_t since_reset = 0;
-  std::unordered_map<size_t, Refined> refined;  // designs past level 0 still in the queue
-  PassKnowledge knowledge;
-  const std::unique_ptr<schedule::Solver> quick = schedule::make_exact_solver(std::max<int64_t>(quick_nodes, 1));
-  auto loses = [&](double bound, size_t design) {
-    return bound > best || (choice.found && bound == best && tie_key(design) > tie_key(best_design));
-  };
-  // A design's layer problems are built again for each pass scheduled rather than kept from its estimate: the
-  // designs still waiting when the visit stops would hold them all.
-  auto problem_of = [&](const hw::Architecture& arch, size_t m, size_t k) {
-    return schedule::layer_problem(*pass_graphs(graphs[m])[k], arch, scheduling.estimator);
-  };
-  while (!queue.empty()) {
-    const Visit visit = queue.top();
-    queue.pop();
-    if (visit.bound > best) break;
+SpotlightChoice SpotlightSearch::run() {
+  while (!queue_.empty()) {
+    const Visit visit = queue_.top();
+    queue_.pop();
+    if (visit.bound > best_) break;
     if (loses(visit.bound, visit.design)) {
-      refined.erase(visit.design);
+      refined_.erase(visit.design);
       continue;
     }
-    const hw::Architecture& arch = designs[visit.design].arch;
     if (visit.level == 0) {
-      if (++since_reset > kDesignsPerEstimator) {
-        scheduling.estimator.forget_estimates();
-        since_reset = 1;
-      }
-      ++choice.designs_estimated;
-      Refined r;
-      r.passes = passes;
-      bool finite = true;
-      for (size_t m = 0; m < models && finite; ++m)
-        for (size_t k = 0; k < r.passes[m].size() && finite; ++k) {
-          const schedule::Problem problem = problem_of(arch, m, k);
-          finite = schedule::has_finite_latencies(problem);
-          if (finite) r.passes[m][k] = scheduling.cache->root_bound(problem) * kBoundSlack;
-        }
-      // A design where some operator cannot run has no single-chip latency.
-      if (!finite) continue;
-      const double bound = std::max(visit.bound, per_sample(r.passes, nodes, b));
-      refined.emplace(visit.design, std::move(r));
-      queue.push({bound, 1, visit.design});
-      continue;
+      estimate(visit);
+    } else {
+      refine(visit);
     }
-    // Refine the design's passes in turn while it stays ahead of every other design waiting; once it falls
-    // behind one, it waits with its raised bound.
-    Refined& r = refined.at(visit.design);
-    if (r.exact.empty()) {
-      ++choice.designs_scheduled;
-      r.exact.assign(pass_order.size(), 0);
-      r.hard.assign(pass_order.size(), 0);
-    }
-    double bound = visit.bound;
-    auto behind = [&] { return loses(bound, visit.design) || (!queue.empty() && bound > queue.top().bound); };
-    // The next pass: in pass order, those no probe has found faster than its target first.
-    auto next_pass = [&](bool easy_only) -> std::optional<size_t> {
-      for (const bool hard : {false, true})
-        for (size_t j = 0; j < pass_order.size(); ++j)
-          if (!r.exact[j] && r.hard[j] == hard && !(hard && easy_only)) return j;
-      return std::nullopt;
-    };
-    while (r.scheduled < pass_order.size()) {
-      const size_t j = *next_pass(false);
-      const auto [m, k] = pass_order[j];
+  }
+  if (choice_.found) {
+    choice_.design = designs_[best_design_];
+    choice_.seconds_per_sample = best_;
+  }
+  return choice_;
+}
+
+void SpotlightSearch::estimate(const Visit& visit) {
+  const hw::Architecture& arch = designs_[visit.design].arch;
+  if (++since_reset_ > kDesignsPerEstimator) {
+    scheduling_.estimator.forget_estimates();
+    since_reset_ = 1;
+  }
+  ++choice_.designs_estimated;
+  Refined r;
+  r.passes = level0_passes_;
+  bool finite = true;
+  for (size_t m = 0; m < models_ && finite; ++m)
+    for (size_t k = 0; k < r.passes[m].size() && finite; ++k) {
       const schedule::Problem problem = problem_of(arch, m, k);
-      PassKnowledge::Known& known = knowledge.of(problem);
-      double& pass = r.passes[m][k];
-      if (!known.makespan_s && !known.tried) {
-        // Most passes are scheduled exactly in a few nodes (or by segments): those are simply solved. The
-        // makespan is the schedule cache's (the default solver's), not the quick solve's, so that it is the
-        // one every other path reports, to the last bit.
-        known.tried = true;
-        if (quick_nodes < 0 || (quick_nodes > 0 && quick->solve(problem).proven_optimal))
-          known.makespan_s = scheduling.cache->solve(problem, *scheduling.solver).makespan_s;
-      }
-      if (!known.makespan_s) {
-        // A design most often loses on a bound of its pass a little above the root bound: showing that no
-        // schedule beats it costs a fraction of proving the optimum.
-        pass = std::max(pass, known.floor_s * kBoundSlack);
-        bound = std::max(bound, per_sample(r.passes, nodes, b));
-        if (behind()) break;
-        const double next = queue.empty() ? kInfinity : queue.top().bound;
-        // The objective is linear in the pass time: the time at which the design's bound would reach a
-        // figure. Past the best objective the design is out for good, so that target is never exceeded.
-        // Below it, the target is first a step above what is known, so that a design does not come back for
-        // every small lead of the one behind it; if the pass is faster than that, the target is what just
-        // puts the design behind the next one, unless that is hardly more than is known.
-        const double held = pass;
-        // The pass's weight in per_sample: its layer's chain nodes, over b and the number of models.
-        const double slope = nodes[m][k / 2] / static_cast<double>(b) / static_cast<double>(models);
-        auto reach = [&](double objective) { return (held + (objective - bound) / slope) * (1 + 1e-6); };
-        const double cap = choice.found ? reach(best) : kInfinity;
-        const double first = std::min(cap, std::max(reach(next), held / kBoundSlack * (1 + kProbeStep)));
-        const double last = std::min(cap, reach(next));
-        bool shown = false;
-        for (const double target : {first, last}) {
-          if (shown || target == kInfinity || target >= known.ceiling_s || known.probes >= kMostProbes) continue;
-          if (target == last && (last >= first || last < held / kBoundSlack * (1 + kProbeStep / 20))) continue;
-          ++known.probes;
-          if (schedule::exact_proves_at_least(problem, target, kProbeNodes))
-            shown = true, known.floor_s = std::max(known.floor_s, target);
-          else
-            known.ceiling_s = std::min(known.ceiling_s, target);
-        }
-        if (shown) {
-          pass = std::max(pass, known.floor_s * kBoundSlack);
-          bound = std::max(bound, per_sample(r.passes, nodes, b));
-          if (behind()) break;
-          continue;
-        }
-        // The pass is faster than any target that would help: it is scheduled exactly, after the passes
-        // still to be refined otherwise (its bound may yet make do once theirs are known).
-        if (!r.hard[j]) {
-          r.hard[j] = 1;
-          if (next_pass(true)) continue;
-        }
-        known.makespan_s = scheduling.cache->solve(problem, *scheduling.solver).makespan_s;
-      }
-      pass = *known.makespan_s;
-      r.exact[j] = 1;
-      if (++r.scheduled == pass_order.size()) break;
-      bound = std::max(bound, per_sample(r.passes, nodes, b));
-      if (behind()) break;
+      finite = schedule::has_finite_latencies(problem);
+      if (finite) r.passes[m][k] = scheduling_.cache->root_bound(problem) * kBoundSlack;
     }
-    if (r.scheduled < pass_order.size()) {
-      if (loses(bound, visit.design))
-        refined.erase(visit.design);
-      else
-        queue.push({bound, 2, visit.design});
-      continue;
-    }
-    const double objective = per_sample(r.passes, nodes, b);
-    refined.erase(visit.design);
-    if (!choice.found || objective < best || (objective == best && tie_key(visit.design) < tie_key(best_design))) {
-      choice.found = true;
-      best = objective;
-      best_design = visit.design;
-    }
+  // A design where some operator cannot run has no single-chip latency.
+  if (!finite) return;
+  const double bound = std::max(visit.bound, per_sample(r.passes, nodes_, b_));
+  refined_.emplace(visit.design, std::move(r));
+  queue_.push({bound, 1, visit.design});
+}
+
+std::optional<size_t> SpotlightSearch::next_pass(const Refined& r, bool easy_only) const {
+  for (const bool hard : {false, true})
+    for (size_t j = 0; j < pass_order_.size(); ++j)
+      if (!r.exact[j] && r.hard[j] == hard && !(hard && easy_only)) return j;
+  return std::nullopt;
+}
+
+void SpotlightSearch::refine(const Visit& visit) {
+  // Refine the design's passes in turn while it stays ahead of every other design waiting; once it falls
+  // behind one, it waits with its raised bound.
+  Refined& r = refined_.at(visit.design);
+  if (r.exact.empty()) {
+    ++choice_.designs_scheduled;
+    r.exact.assign(pass_order_.size(), 0);
+    r.hard.assign(pass_order_.size(), 0);
   }
-  if (choice.found) {
-    choice.design = designs[best_design];
-    choice.seconds_per_sample = best;
+  double bound = visit.bound;
+  while (r.scheduled < pass_order_.size())
+    if (refine_pass(r, visit.design, *next_pass(r, false), bound) == Step::kBehind) break;
+  if (r.scheduled < pass_order_.size()) {
+    if (loses(bound, visit.design))
+      refined_.erase(visit.design);
+    else
+      queue_.push({bound, 2, visit.design});
+    return;
   }
-  return choice;
+  const double objective = per_sample(r.passes, nodes_, b_);
+  refined_.erase(visit.design);
+  if (!choice_.found || objective < best_ || (objective == best_ && tie_key(visit.design) < tie_key(best_design_))) {
+    choice_.found = true;
+    best_ = objective;
+    best_design_ = visit.design;
+  }
+}
+
+SpotlightSearch::Step SpotlightSearch::refine_pass(Refined& r, size_t design, size_t j, double& bound) {
+  const auto [m, k] = pass_order_[j];
+  const schedule::Problem problem = problem_of(designs_[design].arch, m, k);
+  PassKnowledge::Known& known = knowledge_.of(problem);
+  double& pass = r.passes[m][k];
+  if (!known.makespan_s && !known.tried) {
+    // Most passes are scheduled exactly in a few nodes (or by segments): those are simply solved. The
+    // makespan is the schedule cache's (the default solver's), not the quick solve's, so that it is the one
+    // every other path reports, to the last bit.
+    known.tried = true;
+    if (quick_nodes_ < 0 || (quick_nodes_ > 0 && quick_->solve(problem).proven_optimal))
+      known.makespan_s = scheduling_.cache->solve(problem, *scheduling_.solver).makespan_s;
+  }
+  if (!known.makespan_s) {
+    // A design most often loses on a bound of its pass a little above the root bound: showing that no
+    // schedule beats it costs a fraction of proving the optimum.
+    pass = std::max(pass, known.floor_s * kBoundSlack);
+    bound = std::max(bound, per_sample(r.passes, nodes_, b_));
+    if (behind(bound, design)) return Step::kBehind;
+    if (probe(known, problem, pass, bound, m, k)) {
+      pass = std::max(pass, known.floor_s * kBoundSlack);
+      bound = std::max(bound, per_sample(r.passes, nodes_, b_));
+      return behind(bound, design) ? Step::kBehind : Step::kNext;
+    }
+    // The pass is faster than any target that would help: it is scheduled exactly, after the passes still to
+    // be refined otherwise (its bound may yet make do once theirs are known).
+    if (!r.hard[j]) {
+      r.hard[j] = 1;
+      if (next_pass(r, true)) return Step::kNext;
+    }
+    known.makespan_s = scheduling_.cache->solve(problem, *scheduling_.solver).makespan_s;
+  }
+  pass = *known.makespan_s;
+  r.exact[j] = 1;
+  if (++r.scheduled == pass_order_.size()) return Step::kNext;
+  bound = std::max(bound, per_sample(r.passes, nodes_, b_));
+  return behind(bound, design) ? Step::kBehind : Step::kNext;
+}
+
+bool SpotlightSearch::probe(PassKnowledge::Known& known, const schedule::Problem& problem, double held, double bound,
+                            size_t m, size_t k) {
+  const double next = queue_.empty() ? kInfinity : queue_.top().bound;
+  // The objective is linear in the pass time: the time at which the design's bound would reach a figure.
+  // Past the best objective the design is out for good, so that target is never exceeded. Below it, the
+  // target is first a step above what is known, so that a design does not come back for every small lead of
+  // the one behind it; if the pass is faster than that, the target is what just puts the design behind the
+  // next one, unless that is hardly more than is known.
+  // The pass's weight in per_sample: its layer's chain nodes, over b and the number of models.
+  const double slope = nodes_[m][k / 2] / static_cast<double>(b_) / static_cast<double>(models_);
+  auto reach = [&](double objective) { return (held + (objective - bound) / slope) * (1 + 1e-6); };
+  const double cap = choice_.found ? reach(best_) : kInfinity;
+  const double first = std::min(cap, std::max(reach(next), held / kBoundSlack * (1 + kProbeStep)));
+  const double last = std::min(cap, reach(next));
+  bool shown = false;
+  for (const double target : {first, last}) {
+    if (shown || target == kInfinity || target >= known.ceiling_s || known.probes >= kMostProbes) continue;
+    if (target == last && (last >= first || last < held / kBoundSlack * (1 + kProbeStep / 20))) continue;
+    ++known.probes;
+    if (schedule::exact_proves_at_least(problem, target, kProbeNodes))
+      shown = true, known.floor_s = std::max(known.floor_s, target);
+    else
+      known.ceiling_s = std::min(known.ceiling_s, target);
+  }
+  return shown;
+}
+
+}  // namespace
+
+SpotlightChoice spotlight_choice(const SearchQuestion& q, const std::vector<hw::Design>& designs, int64_t b,
+                                 Scheduling& scheduling, int64_t quick_nodes) {
+  return SpotlightSearch(q, designs, b, scheduling, quick_nodes).run();
 }
 
 SpotlightArgmins::SpotlightArgmins(const SearchQuestion& question, const std::vector<hw::Design>& designs,

@@ -12,6 +12,7 @@
 #include "hw/network.h"
 #include "hw/system_json.h"
 #include "model/layer_graph.h"
+#include "search/pricer.h"
 
 namespace phaze::io {
 
@@ -369,11 +370,7 @@ void baselines_text(std::string& out, const SearchQuestion& q, const SearchAnswe
                                          c.best->design.hbm_bytes / kGiB, c.best->recompute ? "on" : "off")
                            : std::string(kNoSpotlightPoint));
   }
-  out += q.execution == Execution::Megatron
-             ? "  hand-set Megatron-style plans (L/p layers per stage, v = 1, no sequence parallelism, full "
-               "recomputation when on, no distributed optimizer):\n"
-             : "  hand-set Megatron-style plans (embedding in the first stage, ⌈L/p⌉ layers per stage, head in the "
-               "last):\n";
+  out += fmt::format("  hand-set Megatron-style plans ({}):\n", make_pricer(q)->hand_set_rule());
   hand_set_text(out, "at the best point", q, a.best, b.hand_set_on_best);
   hand_set_text(out, "at the TPUv4-like point", q, a.tpuv4_baseline, b.hand_set_on_tpuv4);
 }
@@ -448,9 +445,7 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
     out["settings"]["network"] = hw::to_json(q.network);
   }
   out["settings"]["optimizer"] = q.optimizer == placement::Optimizer::Adam ? "adam" : "sgd";
-  if (q.execution == Execution::Megatron)
-    out["settings"]["execution"] = {{"kind", "megatron"}, {"overlap_dp", q.overlap_dp}};
-  if (q.planner == PlannerChoice::Stagewise) out["settings"]["planner"] = "stagewise";
+  make_pricer(q)->describe(q, out["settings"]);
   out["settings"]["area_budget_um2"] = space.budget_um2 ? *space.budget_um2 : hw::default_area_budget_um2();
   out["settings"]["lower_fraction"] = space.lower_fraction;
   out["settings"]["strategy"] = strategy_name(q);
@@ -516,13 +511,7 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
                        fmt::join(m.widths, ", "));
   out += fmt::format("cluster: {} devices, global batch {}, {}, {} optimizer\n", q.devices, q.global_batch,
                      network_text(q.network), q.optimizer == placement::Optimizer::Adam ? "Adam" : "SGD");
-  if (q.execution == Execution::Megatron)
-    out += fmt::format(
-        "execution: Megatron-LM (equal stages, 1F1B or interleaved, sequence parallelism, recomputation on = "
-        "selective or full, distributed optimizer; gradient reduction {} the backward pass)\n",
-        q.overlap_dp ? "overlapped with" : "after");
-  if (q.planner == PlannerChoice::Stagewise)
-    out += "placement: stagewise (each stage its own t and d, each layer its own recomputation when on)\n";
+  out += make_pricer(q)->description(q);
   out += fmt::format(
       "space: {} designs in {} area buckets × {} HBM sizes × {} micro-batch sizes × {} recomputation settings = {} "
       "points\n",

@@ -40,10 +40,14 @@ void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top) {
   accumulate_per_model(answer, point);
 }
 
-SearchAnswer build_answer(const SearchQuestion& q, const std::vector<hw::Design>& designs, const BucketOrder& order,
-                          const std::vector<Combination>& combos, const ScoreOf& score, std::vector<PointRow> rows,
-                          const std::function<std::vector<PointOutcome>(const std::vector<PointOutcome>&)>& full_points,
-                          int64_t top, bool keep_all) {
+SearchAnswer build_answer(const AnswerSpace& space, const ScoreOf& score, std::vector<PointRow> rows,
+                          const FullPoints& full_points, const AnswerListing& listing) {
+  const SearchQuestion& q = space.question;
+  const std::vector<hw::Design>& designs = space.designs;
+  const BucketOrder& order = space.order;
+  const std::vector<Combination>& combos = space.combinations;
+  const int64_t top = listing.top;
+  const bool keep_all = listing.keep_all;
   const std::vector<CombinationState> states = replay(order, combos.size(), score, stop_window(q));
 
   SearchAnswer answer;

@@ -55,15 +55,30 @@ struct SearchAnswer {
 /// list holds one point per design (chip and HBM size); the result does not depend on the order of calls.
 void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top);
 
+/// The space an answer is built over: the question, its designs in canonical order, their visiting order and
+/// the combinations (micro-batch, HBM size, recomputation).
+struct AnswerSpace {
+  const SearchQuestion& question;
+  const std::vector<hw::Design>& designs;
+  const BucketOrder& order;
+  const std::vector<Combination>& combinations;
+};
+
+/// What an answer lists: `top` designs in the top list; with `keep_all`, every explored point in `all`.
+struct AnswerListing {
+  int64_t top = 5;
+  bool keep_all = false;
+};
+
+/// The points an answer shows in full, given their outlines (outline_of), in the same order.
+using FullPoints = std::function<std::vector<PointOutcome>(const std::vector<PointOutcome>&)>;
+
 /// Builds the answer: replays the stop rule over `score` (every point it needs: position in visiting order,
 /// combination), then keeps of `rows` (any order, every point that may belong to the answer) those of the
 /// designs each combination visited, and ranks them. The points the answer shows in full (the best, the top
-/// list, each model's and each combination's best) come from `full_points`, given their outlines
-/// (outline_of) and returning the points in the same order. `top` designs in the top list; with `keep_all`,
-/// the kept rows in `all` (the vector of `rows`, filtered in place). The baselines are left empty.
-SearchAnswer build_answer(const SearchQuestion& q, const std::vector<hw::Design>& designs, const BucketOrder& order,
-                          const std::vector<Combination>& combos, const ScoreOf& score, std::vector<PointRow> rows,
-                          const std::function<std::vector<PointOutcome>(const std::vector<PointOutcome>&)>& full_points,
-                          int64_t top, bool keep_all);
+/// list, each model's and each combination's best) come from `full_points`. With `keep_all`, the kept rows
+/// are in `all` (the vector of `rows`, filtered in place). The baselines are left empty.
+SearchAnswer build_answer(const AnswerSpace& space, const ScoreOf& score, std::vector<PointRow> rows,
+                          const FullPoints& full_points, const AnswerListing& listing);
 
 }  // namespace phaze::search

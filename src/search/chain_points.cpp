@@ -121,6 +121,10 @@ void find_chain_fitting(
   }
 }
 
+std::string hand_set_on_chain_rule() {
+  return "embedding in the first stage, ⌈L/p⌉ layers per stage, head in the last";
+}
+
 PlanPrice price_hand_set_on_chain(const SearchQuestion& q, const model::LayerGraph& graph,
                                   const placement::HandSetPlan& plan, const std::vector<placement::Stage>& stages,
                                   const hw::Architecture& design, bool recompute, Scheduling& scheduling) {

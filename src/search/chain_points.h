@@ -65,6 +65,9 @@ void find_chain_fitting(
 
 /// A hand-set plan under PHAZE's execution: the plan's layers scheduled exactly on the design, its stages
 /// priced by placement::check_plan on the point's cluster (make_cluster).
+/// The hand-set plan's layout under PHAZE's execution (placement::hand_set_stages), in words.
+std::string hand_set_on_chain_rule();
+
 PlanPrice price_hand_set_on_chain(const SearchQuestion& question, const model::LayerGraph& graph,
                                   const placement::HandSetPlan& plan, const std::vector<placement::Stage>& stages,
                                   const hw::Architecture& design, bool recompute, Scheduling& scheduling);

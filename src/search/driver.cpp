@@ -328,9 +328,9 @@ SearchAnswer SearchRun::answer(RunStats* stats) {
     return s.score;
   };
   SearchAnswer answer = build_answer(
-      q_, designs_, order_, combos_, score, store_.take_rows(),
-      [&](const std::vector<PointOutcome>& outlines) { return points_in_full(outlines); }, settings_.top,
-      settings_.keep_all);
+      AnswerSpace{q_, designs_, order_, combos_}, score, store_.take_rows(),
+      [&](const std::vector<PointOutcome>& outlines) { return points_in_full(outlines); },
+      AnswerListing{settings_.top, settings_.keep_all});
   answer.feasible_points += left_out_feasible_;  // explored (the search is exhaustive), though not evaluated
 
   // The baseline is evaluated afresh (it is one design) through the same path as every point.

@@ -123,4 +123,20 @@ PlanPrice MegatronPricer::price_hand_set(const SearchQuestion& q, const ModelCas
   return out;
 }
 
+void MegatronPricer::describe(const SearchQuestion& q, nlohmann::ordered_json& settings) const {
+  settings["execution"] = {{"kind", "megatron"}, {"overlap_dp", q.overlap_dp}};
+}
+
+std::string MegatronPricer::description(const SearchQuestion& q) const {
+  return fmt::format(
+      "execution: Megatron-LM (equal stages, 1F1B or interleaved, sequence parallelism, recomputation on = "
+      "selective or full, distributed optimizer; gradient reduction {} the backward pass)\n",
+      q.overlap_dp ? "overlapped with" : "after");
+}
+
+std::string MegatronPricer::hand_set_rule() const {
+  return "L/p layers per stage, v = 1, no sequence parallelism, full recomputation when on, no distributed "
+         "optimizer";
+}
+
 }  // namespace phaze::search

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,13 @@ class Pricer {
                                    const model::LayerGraph& graph, const placement::HandSetPlan& plan,
                                    const std::vector<placement::Stage>& stages, const hw::Architecture& design,
                                    bool recompute, Scheduling& scheduling) = 0;
+
+  /// What the answer says of how its points are priced: fields added to its JSON "settings" (none from
+  /// PHAZE's planner, whose answers keep their form) and lines of its text, each ending in a newline.
+  virtual void describe(const SearchQuestion&, nlohmann::ordered_json&) const {}
+  virtual std::string description(const SearchQuestion&) const { return {}; }
+  /// How a hand-set plan is laid out and run, for the text report's list of them.
+  virtual std::string hand_set_rule() const = 0;
 
   /// Layer passes whose schedule is the best found within the node budget, not proven optimal, so far.
   int64_t unproven_passes() const { return unproven_.load(); }

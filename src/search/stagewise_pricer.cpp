@@ -69,4 +69,16 @@ PlanPrice StagewisePricer::price_hand_set(const SearchQuestion& q, const ModelCa
   return price_hand_set_on_chain(q, graph, plan, stages, design, recompute, scheduling);
 }
 
+void StagewisePricer::describe(const SearchQuestion&, nlohmann::ordered_json& settings) const {
+  settings["planner"] = "stagewise";
+}
+
+std::string StagewisePricer::description(const SearchQuestion&) const {
+  return "placement: stagewise (each stage its own t and d, each layer its own recomputation when on)\n";
+}
+
+std::string StagewisePricer::hand_set_rule() const {
+  return hand_set_on_chain_rule();
+}
+
 }  // namespace phaze::search

@@ -23,6 +23,9 @@ class StagewisePricer : public Pricer {
   PlanPrice price_hand_set(const SearchQuestion& question, const ModelCase& model, const model::LayerGraph& graph,
                            const placement::HandSetPlan& plan, const std::vector<placement::Stage>& stages,
                            const hw::Architecture& design, bool recompute, Scheduling& scheduling) override;
+  void describe(const SearchQuestion& question, nlohmann::ordered_json& settings) const override;
+  std::string description(const SearchQuestion& question) const override;
+  std::string hand_set_rule() const override;
 
  private:
   /// One model's plans at the points of one micro-batch, over the chains of `chain_width` (width indices).

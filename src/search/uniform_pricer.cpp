@@ -287,4 +287,8 @@ PlanPrice UniformPricer::price_hand_set(const SearchQuestion& q, const ModelCase
   return price_hand_set_on_chain(q, graph, plan, stages, design, recompute, scheduling);
 }
 
+std::string UniformPricer::hand_set_rule() const {
+  return hand_set_on_chain_rule();
+}
+
 }  // namespace phaze::search

@@ -26,6 +26,7 @@ class UniformPricer : public Pricer {
   PlanPrice price_hand_set(const SearchQuestion& question, const ModelCase& model, const model::LayerGraph& graph,
                            const placement::HandSetPlan& plan, const std::vector<placement::Stage>& stages,
                            const hw::Architecture& design, bool recompute, Scheduling& scheduling) override;
+  std::string hand_set_rule() const override;
 
  private:
   /// One model's best plans at the points of one micro-batch (clusters) over its widths, and the schedules

@@ -288,6 +288,120 @@ void run(const SearchOptions& o, const GivenFn& given) {
   if (!answer.best) std::cerr << "phaze: no feasible design in the searched space\n";
 }
 
+/// The models and their training: devices, batch, sequence, micro-batches, HBM sizes, recomputation, widths.
+void add_workload_options(CLI::App* cmd, SearchOptions& o) {
+  cmd->add_option("--model", o.models,
+                  "Preset or Hugging Face config.json; repeat (or comma-separate) for a set (required without "
+                  "--question; with it, replaces the file's models)")
+      ->delimiter(',');
+  add_integer_option(cmd, "--devices", o.devices, 1, search::limits::kDevices, "Accelerators in the cluster");
+  add_integer_option(cmd, "--global-batch", o.global_batch, 1, search::limits::kGlobalBatch, "Sequences per iteration");
+  cmd->add_option("--seq", o.seq,
+                  fmt::format("Sequence length: one for all models or one per model (default: the model's) [1..{}]",
+                              model::limits::kSequence));
+  cmd->add_option("--mbs", o.mbs,
+                  fmt::format("Micro-batch sizes, comma-separated [1..{}, at most {} values]",
+                              model::limits::kMicroBatch, kMaxListValues))
+      ->capture_default_str();
+  cmd->add_option("--hbm", o.hbm,
+                  fmt::format("HBM capacities in GiB, comma-separated [(0, {:g}]]", search::limits::kHbmGiB))
+      ->capture_default_str();
+  cmd->add_option("--recompute", o.recompute, "Activation recomputation: both, on or off")
+      ->check(CLI::IsMember({"both", "on", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--tp", o.tp,
+                  "Tensor-parallel widths allowed, comma-separated (default: every power of two up to 8 dividing "
+                  "the heads)");
+}
+
+/// The chips searched: the area budget and its lower fraction, and the core, array and buffer values.
+void add_space_options(CLI::App* cmd, SearchOptions& o) {
+  CLI::Option* budget =
+      cmd->add_option("--budget", o.budget, "Area budget = area of this preset or architecture file (default tpuv4)");
+  CLI::Option* budget_um2 =
+      add_number_option(cmd, "--budget-um2", o.budget_um2, 0, search::limits::kAreaUm2, false, "Area budget in µm²");
+  budget->excludes(budget_um2);
+  budget_um2->excludes(budget);
+  add_number_option(cmd, "--lower-fraction", o.lower_fraction, 0, 1, false,
+                    "Keep designs with area ≥ this fraction of the budget (not applied when num_tc = 1 or num_vc = 1)");
+  cmd->add_flag("--no-single-core-exemption", o.no_exemption,
+                "Apply the lower bound to num_tc = 1 and num_vc = 1 designs too");
+  cmd->add_option("--tc", o.tc, "Only these tensor-core counts (comma-separated powers of two)");
+  cmd->add_option("--vc", o.vc, "Only these vector-core counts");
+  cmd->add_option("--width", o.width, "Only these systolic-array widths (= vector-core lanes)");
+  cmd->add_option("--depth", o.depth, "Only these systolic-array depths");
+  cmd->add_option("--glb-mib", o.glb_mib, "Only these global-buffer sizes in MiB");
+}
+
+/// How the devices are joined and how an iteration runs on them: network, optimizer, execution, planner.
+void add_execution_options(CLI::App* cmd, SearchOptions& o) {
+  CLI::Option* link = add_number_option(cmd, "--link-bandwidth", o.link_gib_s, 0, search::limits::kLinkGiBs, true,
+                                        "Inter-chip link bandwidth in GiB/s (TP, pipeline, data-parallel): a network "
+                                        "of one link");
+  CLI::Option* system = cmd->add_option("--system", o.system,
+                                        "System preset or JSON file whose network joins the devices (see 'phaze "
+                                        "system list'): TP collectives on the tier their group spans (a group wider "
+                                        "than a node shares its node's links there), pipeline and data-parallel "
+                                        "traffic on the tier spanning the cluster; its device is not used (the "
+                                        "search chooses the chip)");
+  link->excludes(system);
+  system->excludes(link);
+  cmd->add_option("--optimizer", o.optimizer, "sgd or adam (memory and optimizer-step time)")
+      ->check(CLI::IsMember({"sgd", "adam"}))
+      ->capture_default_str();
+  cmd->add_option("--execution", o.execution,
+                  "How an iteration runs: phaze (PHAZE's placement: stages of any sizes) or megatron (Megatron-LM's "
+                  "execution as 'phaze predict' models it: every configuration of p, d, v, sequence parallelism, "
+                  "selective or full recomputation and distributed optimizer tried per point; Adam)")
+      ->check(CLI::IsMember({"phaze", "megatron"}))
+      ->capture_default_str();
+  cmd->add_option(
+         "--planner", o.planner,
+         "Placement of each point under --execution phaze: phaze (PHAZE's: one width and one data-parallel "
+         "degree, whole-stage recomputation) or stagewise (each stage its own width and degree, each layer its "
+         "own recomputation; never slower, costs search time; `piper` is another name for it)")
+      ->check(CLI::IsMember({"phaze", "stagewise", "piper"}))
+      ->capture_default_str();
+  cmd->add_flag("--overlap-dp", o.overlap_dp,
+                "With --execution megatron: overlap the gradient reduction with the backward pass");
+}
+
+/// How the space is searched: every design or the area-bucket stop rule, the schedules' node budget, threads.
+void add_strategy_options(CLI::App* cmd, SearchOptions& o) {
+  CLI::Option* exhaustive =
+      cmd->add_flag("--exhaustive", o.exhaustive, "Evaluate every design instead of the area-bucket search");
+  cmd->add_flag("--evaluate-all", o.evaluate_all,
+                "Exhaustive search without --csv or --db: evaluate every point, also those whose bounds (layers at "
+                "their schedules' root bounds) show they cannot enter the answer; the answer is the same");
+  add_integer_option(cmd, "--stop-window", o.stop_window, 1, search::limits::kStopWindow,
+                     "Area-bucket search: stop a combination once this many last buckets with a feasible design have "
+                     "non-increasing best scores")
+      ->excludes(exhaustive);
+  add_number_option(cmd, "--bucket-um2", o.bucket_um2, 0, search::limits::kAreaUm2, true,
+                    "Area-bucket search: width of an area bucket in µm²")
+      ->excludes(exhaustive);
+  add_integer_option(cmd, "--schedule-nodes", o.schedule_nodes, 0, search::limits::kScheduleNodes,
+                     "Search nodes per layer schedule before the best one found is taken unproven (0: 1,000,000, "
+                     "a second at most; phaze schedule proves with 4,000,000)");
+  add_integer_option(cmd, "--threads", o.threads, 0, search::limits::kThreads,
+                     "Worker threads (0: one per CPU); the answer does not depend on it");
+}
+
+/// Where the answer goes, and the question as a file.
+void add_output_options(CLI::App* cmd, SearchOptions& o) {
+  cmd->add_option("--db", o.db,
+                  "SQLite results file: every point is stored; a killed search run again with it resumes");
+  cmd->add_option("-o,--output", o.output, "Write the answer as JSON to this file");
+  cmd->add_option("--csv", o.csv, "Write every point as CSV to this file");
+  add_integer_option(cmd, "--top", o.top, 0, search::limits::kTop, "Points listed in the top list");
+  cmd->add_flag("--json", o.json, "Print the answer as JSON instead of text");
+  cmd->add_option("--question", o.question_in,
+                  "Search question JSON (docs/question.md), as --write-question writes it; flags given beside it "
+                  "replace its values");
+  cmd->add_option("--write-question", o.question_out,
+                  "Write the search question as JSON to this file ('-': standard output) instead of searching");
+}
+
 }  // namespace
 
 void add_search_command(CLI::App& app) {
@@ -298,100 +412,11 @@ void add_search_command(CLI::App& app) {
       "recomputation) for the highest training throughput. Per combination of micro-batch size, HBM size and "
       "recomputation, designs are visited by area bucket from the largest area down until the best scores of the "
       "last --stop-window buckets with a feasible design are non-increasing; --exhaustive visits every design");
-  cmd->add_option("--model", o->models,
-                  "Preset or Hugging Face config.json; repeat (or comma-separate) for a set (required without "
-                  "--question; with it, replaces the file's models)")
-      ->delimiter(',');
-  add_integer_option(cmd, "--devices", o->devices, 1, search::limits::kDevices, "Accelerators in the cluster");
-  add_integer_option(cmd, "--global-batch", o->global_batch, 1, search::limits::kGlobalBatch,
-                     "Sequences per iteration");
-  cmd->add_option("--seq", o->seq,
-                  fmt::format("Sequence length: one for all models or one per model (default: the model's) [1..{}]",
-                              model::limits::kSequence));
-  cmd->add_option("--mbs", o->mbs,
-                  fmt::format("Micro-batch sizes, comma-separated [1..{}, at most {} values]",
-                              model::limits::kMicroBatch, kMaxListValues))
-      ->capture_default_str();
-  cmd->add_option("--hbm", o->hbm,
-                  fmt::format("HBM capacities in GiB, comma-separated [(0, {:g}]]", search::limits::kHbmGiB))
-      ->capture_default_str();
-  cmd->add_option("--recompute", o->recompute, "Activation recomputation: both, on or off")
-      ->check(CLI::IsMember({"both", "on", "off"}))
-      ->capture_default_str();
-  cmd->add_option("--tp", o->tp,
-                  "Tensor-parallel widths allowed, comma-separated (default: every power of two up to 8 dividing "
-                  "the heads)");
-  CLI::Option* budget =
-      cmd->add_option("--budget", o->budget, "Area budget = area of this preset or architecture file (default tpuv4)");
-  CLI::Option* budget_um2 =
-      add_number_option(cmd, "--budget-um2", o->budget_um2, 0, search::limits::kAreaUm2, false, "Area budget in µm²");
-  budget->excludes(budget_um2);
-  budget_um2->excludes(budget);
-  add_number_option(cmd, "--lower-fraction", o->lower_fraction, 0, 1, false,
-                    "Keep designs with area ≥ this fraction of the budget (not applied when num_tc = 1 or num_vc = 1)");
-  cmd->add_flag("--no-single-core-exemption", o->no_exemption,
-                "Apply the lower bound to num_tc = 1 and num_vc = 1 designs too");
-  cmd->add_option("--tc", o->tc, "Only these tensor-core counts (comma-separated powers of two)");
-  cmd->add_option("--vc", o->vc, "Only these vector-core counts");
-  cmd->add_option("--width", o->width, "Only these systolic-array widths (= vector-core lanes)");
-  cmd->add_option("--depth", o->depth, "Only these systolic-array depths");
-  cmd->add_option("--glb-mib", o->glb_mib, "Only these global-buffer sizes in MiB");
-  CLI::Option* link = add_number_option(cmd, "--link-bandwidth", o->link_gib_s, 0, search::limits::kLinkGiBs, true,
-                                        "Inter-chip link bandwidth in GiB/s (TP, pipeline, data-parallel): a network "
-                                        "of one link");
-  CLI::Option* system = cmd->add_option("--system", o->system,
-                                        "System preset or JSON file whose network joins the devices (see 'phaze "
-                                        "system list'): TP collectives on the tier their group spans, pipeline and "
-                                        "data-parallel traffic on the tier spanning the cluster; its device is not "
-                                        "used (the search chooses the chip)");
-  link->excludes(system);
-  system->excludes(link);
-  cmd->add_option("--optimizer", o->optimizer, "sgd or adam (memory and optimizer-step time)")
-      ->check(CLI::IsMember({"sgd", "adam"}))
-      ->capture_default_str();
-  cmd->add_option("--execution", o->execution,
-                  "How an iteration runs: phaze (PHAZE's placement: stages of any sizes) or megatron (Megatron-LM's "
-                  "execution as 'phaze predict' models it: every configuration of p, d, v, sequence parallelism, "
-                  "selective or full recomputation and distributed optimizer tried per point; Adam)")
-      ->check(CLI::IsMember({"phaze", "megatron"}))
-      ->capture_default_str();
-  cmd->add_option(
-         "--planner", o->planner,
-         "Placement of each point under --execution phaze: phaze (PHAZE's: one width and one data-parallel "
-         "degree, whole-stage recomputation) or stagewise (each stage its own width and degree, each layer its "
-         "own recomputation; never slower, costs search time; `piper` is another name for it)")
-      ->check(CLI::IsMember({"phaze", "stagewise", "piper"}))
-      ->capture_default_str();
-  cmd->add_flag("--overlap-dp", o->overlap_dp,
-                "With --execution megatron: overlap the gradient reduction with the backward pass");
-  CLI::Option* exhaustive =
-      cmd->add_flag("--exhaustive", o->exhaustive, "Evaluate every design instead of the area-bucket search");
-  cmd->add_flag("--evaluate-all", o->evaluate_all,
-                "Exhaustive search without --csv or --db: evaluate every point, also those whose bounds (layers at "
-                "their schedules' root bounds) show they cannot enter the answer; the answer is the same");
-  add_integer_option(cmd, "--stop-window", o->stop_window, 1, search::limits::kStopWindow,
-                     "Area-bucket search: stop a combination once this many last buckets with a feasible design have "
-                     "non-increasing best scores")
-      ->excludes(exhaustive);
-  add_number_option(cmd, "--bucket-um2", o->bucket_um2, 0, search::limits::kAreaUm2, true,
-                    "Area-bucket search: width of an area bucket in µm²")
-      ->excludes(exhaustive);
-  add_integer_option(cmd, "--schedule-nodes", o->schedule_nodes, 0, search::limits::kScheduleNodes,
-                     "Search nodes per layer schedule before the best one found is taken unproven (0: 1,000,000, "
-                     "a second at most; phaze schedule proves with 4,000,000)");
-  add_integer_option(cmd, "--threads", o->threads, 0, search::limits::kThreads,
-                     "Worker threads (0: one per CPU); the answer does not depend on it");
-  cmd->add_option("--db", o->db,
-                  "SQLite results file: every point is stored; a killed search run again with it resumes");
-  cmd->add_option("-o,--output", o->output, "Write the answer as JSON to this file");
-  cmd->add_option("--csv", o->csv, "Write every point as CSV to this file");
-  add_integer_option(cmd, "--top", o->top, 0, search::limits::kTop, "Points listed in the top list");
-  cmd->add_flag("--json", o->json, "Print the answer as JSON instead of text");
-  cmd->add_option("--question", o->question_in,
-                  "Search question JSON (docs/question.md), as --write-question writes it; flags given beside it "
-                  "replace its values");
-  cmd->add_option("--write-question", o->question_out,
-                  "Write the search question as JSON to this file ('-': standard output) instead of searching");
+  add_workload_options(cmd, *o);
+  add_space_options(cmd, *o);
+  add_execution_options(cmd, *o);
+  add_strategy_options(cmd, *o);
+  add_output_options(cmd, *o);
   cmd->callback([o, cmd] { run(*o, [cmd](const char* option) { return cmd->get_option(option)->count() > 0; }); });
 }
 

@@ -112,28 +112,9 @@ std::vector<double> sync_map(const Fields& f, const std::string& key, const std:
   return out;
 }
 
-}  // namespace
-
-Problem read_piper_problem(const std::string& text, const std::string& source) {
-  const json j = parse_json_input(text, source);
-  const Fields top(j, "", source);
-  Problem p;
-  p.memory_per_device_bytes = top.number("maxMemoryPerDevice", 0, kMaxBytes, true);
-  p.devices = top.integer("maxDevices", 1, limits::kDevices);
-  p.bandwidth_bytes_per_s = top.number("bandwidth", 0, kMaxBandwidth, true);
-  if (top.has("mbsInBatch") && top.has("maxBatchSize") && top.get("mbsInBatch") != top.get("maxBatchSize"))
-    throw InputError(
-        fmt::format("{}: mbsInBatch = {} and maxBatchSize = {} disagree: give one (they are two names of "
-                    "the micro-batches per batch)",
-                    source, top.get("mbsInBatch").dump(), top.get("maxBatchSize").dump()));
-  p.micro_batches = top.integer(top.has("mbsInBatch") || !top.has("maxBatchSize") ? "mbsInBatch" : "maxBatchSize", 1,
-                                limits::kMicroBatches);
-
-  const json& nodes = top.array("nodes", limits::kNodes);
-  if (nodes.empty()) throw InputError(fmt::format("{}: nodes is empty: give at least one node", source));
-  const json& edges = top.array("edges", limits::kEdges);
-
-  // Ids first: the edges and the sync maps refer to them.
+/// The nodes' ids and names, in the file's order; the index of each id. The edges and the sync maps refer to
+/// the ids.
+std::map<int64_t, int> read_node_ids(const json& nodes, const std::string& source, Problem& p) {
   std::map<int64_t, int> index;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Fields f(nodes[i], fmt::format("nodes[{}]", i), source);
@@ -148,6 +129,11 @@ Problem read_piper_problem(const std::string& text, const std::string& source) {
     }
     p.nodes.push_back(std::move(n));
   }
+  return index;
+}
+
+/// The edges, each between two known nodes, none from a node to itself, none twice.
+void read_edges(const json& edges, const std::map<int64_t, int>& index, const std::string& source, Problem& p) {
   std::set<std::pair<int, int>> seen;
   for (size_t i = 0; i < edges.size(); ++i) {
     const Fields f(edges[i], fmt::format("edges[{}]", i), source);
@@ -170,28 +156,31 @@ Problem read_piper_problem(const std::string& text, const std::string& source) {
     p.nodes[static_cast<size_t>(e.to)].in_edges.push_back(static_cast<int>(i));
     p.edges.push_back(e);
   }
-  // Acyclic: Kahn's order must take every node.
-  {
-    std::vector<int> waiting(p.nodes.size(), 0), ready;
-    for (const Edge& e : p.edges) ++waiting[static_cast<size_t>(e.to)];
-    for (size_t v = 0; v < p.nodes.size(); ++v)
-      if (waiting[v] == 0) ready.push_back(static_cast<int>(v));
-    size_t taken = 0;
-    while (!ready.empty()) {
-      const int v = ready.back();
-      ready.pop_back();
-      ++taken;
-      for (int e : p.nodes[static_cast<size_t>(v)].out_edges)
-        if (--waiting[static_cast<size_t>(p.edges[static_cast<size_t>(e)].to)] == 0)
-          ready.push_back(p.edges[static_cast<size_t>(e)].to);
-    }
-    if (taken != p.nodes.size()) {
-      const auto v = std::find_if(waiting.begin(), waiting.end(), [](int w) { return w > 0; }) - waiting.begin();
-      throw InputError(fmt::format("{}: the edges form a cycle (through node {})", source, p.nodes[v].id));
-    }
-  }
+}
 
-  // The TMPCs, per width key.
+/// Refuses edges that form a cycle: Kahn's order must take every node.
+void check_acyclic(const Problem& p, const std::string& source) {
+  std::vector<int> waiting(p.nodes.size(), 0), ready;
+  for (const Edge& e : p.edges) ++waiting[static_cast<size_t>(e.to)];
+  for (size_t v = 0; v < p.nodes.size(); ++v)
+    if (waiting[v] == 0) ready.push_back(static_cast<int>(v));
+  size_t taken = 0;
+  while (!ready.empty()) {
+    const int v = ready.back();
+    ready.pop_back();
+    ++taken;
+    for (int e : p.nodes[static_cast<size_t>(v)].out_edges)
+      if (--waiting[static_cast<size_t>(p.edges[static_cast<size_t>(e)].to)] == 0)
+        ready.push_back(p.edges[static_cast<size_t>(e)].to);
+  }
+  if (taken != p.nodes.size()) {
+    const auto v = std::find_if(waiting.begin(), waiting.end(), [](int w) { return w > 0; }) - waiting.begin();
+    throw InputError(fmt::format("{}: the edges form a cycle (through node {})", source, p.nodes[v].id));
+  }
+}
+
+/// The TMPCs of every node, per width key; each node has one at some width.
+void read_tmpcs(const json& nodes, const std::string& source, Problem& p) {
   std::map<int64_t, std::vector<std::vector<Tmpc>>> by_width;  // width → per node
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Fields f(nodes[i], fmt::format("nodes[{}]", i), source);
@@ -237,6 +226,33 @@ Problem read_piper_problem(const std::string& text, const std::string& source) {
     p.widths.push_back(t);
     for (size_t i = 0; i < p.nodes.size(); ++i) p.nodes[i].tmpcs.push_back(std::move(per_node[i]));
   }
+}
+
+}  // namespace
+
+Problem read_piper_problem(const std::string& text, const std::string& source) {
+  const json j = parse_json_input(text, source);
+  const Fields top(j, "", source);
+  Problem p;
+  p.memory_per_device_bytes = top.number("maxMemoryPerDevice", 0, kMaxBytes, true);
+  p.devices = top.integer("maxDevices", 1, limits::kDevices);
+  p.bandwidth_bytes_per_s = top.number("bandwidth", 0, kMaxBandwidth, true);
+  if (top.has("mbsInBatch") && top.has("maxBatchSize") && top.get("mbsInBatch") != top.get("maxBatchSize"))
+    throw InputError(
+        fmt::format("{}: mbsInBatch = {} and maxBatchSize = {} disagree: give one (they are two names of "
+                    "the micro-batches per batch)",
+                    source, top.get("mbsInBatch").dump(), top.get("maxBatchSize").dump()));
+  p.micro_batches = top.integer(top.has("mbsInBatch") || !top.has("maxBatchSize") ? "mbsInBatch" : "maxBatchSize", 1,
+                                limits::kMicroBatches);
+
+  const json& nodes = top.array("nodes", limits::kNodes);
+  if (nodes.empty()) throw InputError(fmt::format("{}: nodes is empty: give at least one node", source));
+  const json& edges = top.array("edges", limits::kEdges);
+
+  const std::map<int64_t, int> index = read_node_ids(nodes, source, p);
+  read_edges(edges, index, source, p);
+  check_acyclic(p, source);
+  read_tmpcs(nodes, source, p);
   return p;
 }
 

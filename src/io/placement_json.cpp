@@ -201,13 +201,9 @@ void require_finite_times(const Chain& chain, const Cluster& c, const Fields& to
         chain.width, work_s, transfer_s, sync_s));
 }
 
-}  // namespace
-
-PlacementInput parse_placement_input(const std::string& text, const std::string& source) {
-  const json j = parse_json_input(text, source);
-  const Fields top(j, source, "");
-  PlacementInput input;
-  Cluster& c = input.cluster;
+/// The cluster's fields: devices, the one bandwidth of every transfer, memory, micro-batches, recomputation,
+/// optimizer.
+void read_cluster(const Fields& top, Cluster& c) {
   c.devices = top.integer_in("maxDevices", 1, placement_limits::kDevices);
   // placement.md's one bandwidth carries every transfer; correctedTerms may give the data-parallel link its own.
   c.pipeline_link.bandwidth = top.number("bandwidth");
@@ -226,14 +222,10 @@ PlacementInput parse_placement_input(const std::string& text, const std::string&
   } else {
     top.fail(fmt::format("'optimizerAlgorithm' = {} must be \"SGD\" or \"Adam\"", optimizer.dump()));
   }
+}
 
-  const json& nodes = top.get("nodes");
-  const json& edges = top.get("edges");
-  if (!nodes.is_object() || nodes.empty()) top.fail("'nodes' must be an object with at least one width");
-  if (nodes.size() > static_cast<size_t>(placement_limits::kWidths))
-    top.fail(fmt::format("'nodes' has {} widths, at most {} allowed", nodes.size(), placement_limits::kWidths));
-  if (!edges.is_object()) top.fail("'edges' must be an object keyed by width");
-
+/// The widths keyed in `nodes`, each an integer in range and given once, and `edges` keyed by the same.
+std::map<int64_t, std::string> read_widths(const json& nodes, const json& edges, const Fields& top) {
   std::map<int64_t, std::string> widths;  // numeric width → its key
   for (const auto& [key, value] : nodes.items()) {
     const bool digits = !key.empty() && key.size() <= 5 &&
@@ -248,6 +240,13 @@ PlacementInput parse_placement_input(const std::string& text, const std::string&
   for (const auto& [t, key] : widths)
     if (!edges.contains(key)) top.fail(fmt::format("edges: width \"{}\" is missing", key));
 
+  return widths;
+}
+
+/// One chain per width, in ascending width: the same node ids and edges at every width, positions in the
+/// unique topological order of the first.
+void read_chains(const json& nodes, const json& edges, const std::map<int64_t, std::string>& widths, const Fields& top,
+                 const std::string& source, PlacementInput& input) {
   std::set<int64_t> reference_ids;
   std::set<std::pair<int64_t, int64_t>> reference_edges;
   bool first = true;
@@ -277,38 +276,64 @@ PlacementInput parse_placement_input(const std::string& text, const std::string&
     for (const RawEdge& e : raw_edges) chain.edges.push_back(ChainEdge{position[e.from], position[e.to], e.bytes});
     input.chains.push_back(std::move(chain));
   }
+}
 
-  if (top.has("correctedTerms")) {
-    const Fields f(top.get("correctedTerms"), source, "correctedTerms");
-    static const std::set<std::string> kKnown = {"ringLatency", "dataParallelBandwidth", "optimizerTimePerByte"};
-    for (const auto& [key, value] : top.get("correctedTerms").items())
-      if (!kKnown.count(key))
-        f.fail(
-            fmt::format("correctedTerms: unknown key '{}' (known: ringLatency, dataParallelBandwidth, "
-                        "optimizerTimePerByte)",
-                        key));
-    CorrectedTerms& terms = c.corrected;
-    terms.enabled = true;
-    if (f.has("ringLatency")) c.data_parallel_link.latency_s = f.non_negative("ringLatency");
-    if (f.has("dataParallelBandwidth")) {
-      c.data_parallel_link.bandwidth = f.number("dataParallelBandwidth");
-      if (!(c.data_parallel_link.bandwidth > 0))
-        f.fail(fmt::format("correctedTerms: 'dataParallelBandwidth' = {} must be positive",
-                           c.data_parallel_link.bandwidth));
-    }
-    if (f.has("optimizerTimePerByte")) terms.optimizer_seconds_per_byte = f.non_negative("optimizerTimePerByte");
+/// correctedTerms: our time-per-batch terms switched on, with the data-parallel link's latency and bandwidth
+/// and the optimizer's seconds per byte where given.
+void read_corrected_terms(const Fields& top, const std::string& source, Cluster& c) {
+  const Fields f(top.get("correctedTerms"), source, "correctedTerms");
+  static const std::set<std::string> kKnown = {"ringLatency", "dataParallelBandwidth", "optimizerTimePerByte"};
+  for (const auto& [key, value] : top.get("correctedTerms").items())
+    if (!kKnown.count(key))
+      f.fail(
+          fmt::format("correctedTerms: unknown key '{}' (known: ringLatency, dataParallelBandwidth, "
+                      "optimizerTimePerByte)",
+                      key));
+  CorrectedTerms& terms = c.corrected;
+  terms.enabled = true;
+  if (f.has("ringLatency")) c.data_parallel_link.latency_s = f.non_negative("ringLatency");
+  if (f.has("dataParallelBandwidth")) {
+    c.data_parallel_link.bandwidth = f.number("dataParallelBandwidth");
+    if (!(c.data_parallel_link.bandwidth > 0))
+      f.fail(
+          fmt::format("correctedTerms: 'dataParallelBandwidth' = {} must be positive", c.data_parallel_link.bandwidth));
   }
+  if (f.has("optimizerTimePerByte")) terms.optimizer_seconds_per_byte = f.non_negative("optimizerTimePerByte");
+}
+
+/// The hand-set strategy (fixedPP, fixedTMPC, fixedDP, numTransformerLayers).
+void read_hand_set(const Fields& top, PlacementInput& input) {
+  // Each degree at most the largest cluster: their product stays below 10^12, far inside int64_t.
+  HandSetPlan hand;
+  hand.pipeline = top.integer_in("fixedPP", 1, placement_limits::kDevices);
+  hand.width = top.integer_in("fixedTMPC", 1, placement_limits::kDevices);
+  hand.data_parallel = top.integer_in("fixedDP", 1, placement_limits::kDevices);
+  input.hand_set_layers = top.integer_in("numTransformerLayers", 0, placement_limits::kTransformerLayers);
+  input.hand_set = hand;
+}
+
+}  // namespace
+
+PlacementInput parse_placement_input(const std::string& text, const std::string& source) {
+  const json j = parse_json_input(text, source);
+  const Fields top(j, source, "");
+  PlacementInput input;
+  Cluster& c = input.cluster;
+  read_cluster(top, c);
+
+  const json& nodes = top.get("nodes");
+  const json& edges = top.get("edges");
+  if (!nodes.is_object() || nodes.empty()) top.fail("'nodes' must be an object with at least one width");
+  if (nodes.size() > static_cast<size_t>(placement_limits::kWidths))
+    top.fail(fmt::format("'nodes' has {} widths, at most {} allowed", nodes.size(), placement_limits::kWidths));
+  if (!edges.is_object()) top.fail("'edges' must be an object keyed by width");
+  read_chains(nodes, edges, read_widths(nodes, edges, top), top, source, input);
+
+  if (top.has("correctedTerms")) read_corrected_terms(top, source, c);
   for (const Chain& chain : input.chains) require_finite_times(chain, c, top);
 
-  if (top.has("fixedPP") || top.has("fixedTMPC") || top.has("fixedDP") || top.has("numTransformerLayers")) {
-    // Each degree at most the largest cluster: their product stays below 10^12, far inside int64_t.
-    HandSetPlan hand;
-    hand.pipeline = top.integer_in("fixedPP", 1, placement_limits::kDevices);
-    hand.width = top.integer_in("fixedTMPC", 1, placement_limits::kDevices);
-    hand.data_parallel = top.integer_in("fixedDP", 1, placement_limits::kDevices);
-    input.hand_set_layers = top.integer_in("numTransformerLayers", 0, placement_limits::kTransformerLayers);
-    input.hand_set = hand;
-  }
+  if (top.has("fixedPP") || top.has("fixedTMPC") || top.has("fixedDP") || top.has("numTransformerLayers"))
+    read_hand_set(top, input);
   return input;
 }
 

@@ -143,59 +143,56 @@ std::string validate(const Problem& problem) {
   return "";
 }
 
-std::string check_schedule(const Problem& problem, const Schedule& schedule, double tolerance_s) {
-  const double tol = std::max(tolerance_s, 0.0);
-  const size_t n = problem.tasks.size();
-  if (!schedule.feasible) return "the schedule is marked infeasible";
-  if (schedule.tasks.size() != n)
-    return fmt::format("the schedule has {} task slots for {} tasks", schedule.tasks.size(), n);
+namespace {
+
+/// The check of one task on its own: finite times, its duration in its mode, and its cores.
+std::string check_task(const Problem& problem, const Schedule& schedule, size_t i, double tol) {
   const int64_t n_tc = problem.tensor_cores, n_vc = problem.vector_cores, n_p = problem.pairs();
+  const Task& task = problem.tasks[i];
+  const TaskSlot& slot = schedule.tasks[i];
+  const TaskKind kind = effective_kind(problem, task);
+  const std::string who = name(problem, i);
+  if (!std::isfinite(slot.start_s) || !std::isfinite(slot.finish_s))
+    return fmt::format("{}: start {} or finish {} is not finite", who, slot.start_s, slot.finish_s);
+  if (slot.start_s < -tol) return fmt::format("{} starts at {} < 0", who, slot.start_s);
+  if (task.kind == TaskKind::Comm && slot.parallel) return fmt::format("{}: a collective cannot run parallel", who);
+  const bool parallel = slot.parallel && is_compute(kind);
+  const double duration = task.kind == TaskKind::None ? 0.0 : parallel ? task.parallel_s : task.single_s;
+  const double actual = slot.finish_s - slot.start_s;
+  if (!(std::abs(actual - duration) <= tol))
+    return fmt::format("{} ({}, {}) runs {} from {} to {}, but its duration is {}", who, to_string(task.kind),
+                       parallel ? "parallel" : "single-core", actual, slot.start_s, slot.finish_s, duration);
 
-  // Each task on its own: times, duration, mode, cores.
-  double last_finish = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const Task& task = problem.tasks[i];
-    const TaskSlot& slot = schedule.tasks[i];
-    const TaskKind kind = effective_kind(problem, task);
-    const std::string who = name(problem, i);
-    if (!std::isfinite(slot.start_s) || !std::isfinite(slot.finish_s))
-      return fmt::format("{}: start {} or finish {} is not finite", who, slot.start_s, slot.finish_s);
-    if (slot.start_s < -tol) return fmt::format("{} starts at {} < 0", who, slot.start_s);
-    if (task.kind == TaskKind::Comm && slot.parallel) return fmt::format("{}: a collective cannot run parallel", who);
-    const bool parallel = slot.parallel && is_compute(kind);
-    const double duration = task.kind == TaskKind::None ? 0.0 : parallel ? task.parallel_s : task.single_s;
-    const double actual = slot.finish_s - slot.start_s;
-    if (!(std::abs(actual - duration) <= tol))
-      return fmt::format("{} ({}, {}) runs {} from {} to {}, but its duration is {}", who, to_string(task.kind),
-                         parallel ? "parallel" : "single-core", actual, slot.start_s, slot.finish_s, duration);
-    last_finish = std::max(last_finish, slot.finish_s);
-
-    const int64_t tc = slot.tensor_core, vc = slot.vector_core;
-    if (parallel || !is_compute(kind)) {
-      if (tc != -1 || vc != -1)
-        return fmt::format("{} ({}{}) must have no core index, has tensor core {} and vector core {}", who,
-                           parallel ? "parallel " : "", to_string(task.kind), tc, vc);
-      continue;
-    }
-    switch (kind) {
-      case TaskKind::Tensor:
-        if (tc < 0 || tc >= n_tc) return fmt::format("{}: tensor core {} is not in [0, {})", who, tc, n_tc);
-        if (vc != -1) return fmt::format("{}: a tensor operator has vector core {}", who, vc);
-        break;
-      case TaskKind::Vector:
-        if (vc < 0 || vc >= n_vc) return fmt::format("{}: vector core {} is not in [0, {})", who, vc, n_vc);
-        if (tc != -1) return fmt::format("{}: a vector operator has tensor core {}", who, tc);
-        break;
-      case TaskKind::Fused:
-        if (tc != vc)
-          return fmt::format("{}: a fused operator runs on tensor core {} and vector core {}, not a pair", who, tc, vc);
-        if (tc < 0 || tc >= n_p) return fmt::format("{}: pair {} is not in [0, {})", who, tc, n_p);
-        break;
-      default: break;
-    }
+  const int64_t tc = slot.tensor_core, vc = slot.vector_core;
+  if (parallel || !is_compute(kind)) {
+    if (tc != -1 || vc != -1)
+      return fmt::format("{} ({}{}) must have no core index, has tensor core {} and vector core {}", who,
+                         parallel ? "parallel " : "", to_string(task.kind), tc, vc);
+    return "";
   }
+  switch (kind) {
+    case TaskKind::Tensor:
+      if (tc < 0 || tc >= n_tc) return fmt::format("{}: tensor core {} is not in [0, {})", who, tc, n_tc);
+      if (vc != -1) return fmt::format("{}: a tensor operator has vector core {}", who, vc);
+      break;
+    case TaskKind::Vector:
+      if (vc < 0 || vc >= n_vc) return fmt::format("{}: vector core {} is not in [0, {})", who, vc, n_vc);
+      if (tc != -1) return fmt::format("{}: a vector operator has tensor core {}", who, tc);
+      break;
+    case TaskKind::Fused:
+      if (tc != vc)
+        return fmt::format("{}: a fused operator runs on tensor core {} and vector core {}, not a pair", who, tc, vc);
+      if (tc < 0 || tc >= n_p) return fmt::format("{}: pair {} is not in [0, {})", who, tc, n_p);
+      break;
+    default: break;
+  }
+  return "";
+}
 
-  // Pairs of tasks. Intervals are half-open; an empty one overlaps nothing.
+/// The check of the pairs of tasks: every edge's order, and no two operators at once on one core or on the
+/// link (intervals are half-open; an empty one overlaps nothing).
+std::string check_task_pairs(const Problem& problem, const Schedule& schedule, double tol) {
+  const size_t n = problem.tasks.size();
   const auto overlap = [&](size_t i, size_t j) {
     const TaskSlot &a = schedule.tasks[i], &b = schedule.tasks[j];
     if (a.finish_s - a.start_s <= tol || b.finish_s - b.start_s <= tol) return false;
@@ -235,6 +232,23 @@ std::string check_schedule(const Problem& problem, const Schedule& schedule, dou
         return fmt::format("vector core {} runs two operators at once: {}", si.vector_core, both);
     }
   }
+  return "";
+}
+
+}  // namespace
+
+std::string check_schedule(const Problem& problem, const Schedule& schedule, double tolerance_s) {
+  const double tol = std::max(tolerance_s, 0.0);
+  const size_t n = problem.tasks.size();
+  if (!schedule.feasible) return "the schedule is marked infeasible";
+  if (schedule.tasks.size() != n)
+    return fmt::format("the schedule has {} task slots for {} tasks", schedule.tasks.size(), n);
+  double last_finish = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (std::string error = check_task(problem, schedule, i, tol); !error.empty()) return error;
+    last_finish = std::max(last_finish, schedule.tasks[i].finish_s);
+  }
+  if (std::string error = check_task_pairs(problem, schedule, tol); !error.empty()) return error;
   if (!std::isfinite(schedule.makespan_s) || schedule.makespan_s < 0)
     return fmt::format("makespan {} is not a finite non-negative time", schedule.makespan_s);
   if (!(std::abs(schedule.makespan_s - last_finish) <= tol))

@@ -121,17 +121,17 @@ void find_chain_fitting(
   }
 }
 
-std::string hand_set_on_chain_rule() {
+std::string ChainPricer::hand_set_rule() const {
   return "embedding in the first stage, ⌈L/p⌉ layers per stage, head in the last";
 }
 
-PlanPrice price_hand_set_on_chain(const SearchQuestion& q, const model::LayerGraph& graph,
-                                  const placement::HandSetPlan& plan, const std::vector<placement::Stage>& stages,
-                                  const hw::Architecture& design, bool recompute, Scheduling& scheduling) {
+PlanPrice ChainPricer::price_hand_set(const SearchQuestion& q, const ModelCase&, const model::LayerGraph& graph,
+                                      const placement::HandSetPlan& plan, const std::vector<placement::Stage>& stages,
+                                      const hw::Architecture& design, bool recompute, Scheduling& scheduling) {
   PlanPrice out;
   const LayerSchedules schedules = schedule_layers(graph, design, scheduling);
   if (!schedules.feasible()) {
-    out.reason = fmt::format("an operator has no finite estimate on this design at t = {}", plan.width);
+    out.reason = no_estimate_at_width_reason(plan.width);
     return out;
   }
   const placement::Cluster cluster = make_cluster(q, design, graph.shape.micro_batch, design.hbm_bytes, recompute);

@@ -63,13 +63,17 @@ void find_chain_fitting(
     Workload& workload,
     const std::function<bool(const std::vector<placement::Chain>&, const placement::Cluster&)>& any_plan_fits);
 
-/// A hand-set plan under PHAZE's execution: the plan's layers scheduled exactly on the design, its stages
-/// priced by placement::check_plan on the point's cluster (make_cluster).
-/// The hand-set plan's layout under PHAZE's execution (placement::hand_set_stages), in words.
-std::string hand_set_on_chain_rule();
-
-PlanPrice price_hand_set_on_chain(const SearchQuestion& question, const model::LayerGraph& graph,
-                                  const placement::HandSetPlan& plan, const std::vector<placement::Stage>& stages,
-                                  const hw::Architecture& design, bool recompute, Scheduling& scheduling);
+/// What the two pricers of PHAZE's execution (UniformPricer, StagewisePricer) share beyond their points: a
+/// hand-set plan is priced the same way under either planner.
+class ChainPricer : public Pricer {
+ public:
+  /// The plan's layers scheduled exactly on the design, its stages priced by placement::check_plan on the
+  /// point's cluster (make_cluster).
+  PlanPrice price_hand_set(const SearchQuestion& question, const ModelCase& model, const model::LayerGraph& graph,
+                           const placement::HandSetPlan& plan, const std::vector<placement::Stage>& stages,
+                           const hw::Architecture& design, bool recompute, Scheduling& scheduling) override;
+  /// placement::hand_set_stages in words.
+  std::string hand_set_rule() const override;
+};
 
 }  // namespace phaze::search

@@ -107,7 +107,7 @@ PlanPrice MegatronPricer::price_hand_set(const SearchQuestion& q, const ModelCas
   }
   const std::optional<MegatronWidth> width = megatron_width(graph, design, scheduling);
   if (!width) {
-    out.reason = fmt::format("an operator has no finite estimate on this design at t = {}", plan.width);
+    out.reason = no_estimate_at_width_reason(plan.width);
     return out;
   }
   const megatron::StepPrediction p =

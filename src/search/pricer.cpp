@@ -43,4 +43,8 @@ std::string no_estimate_reason() {
   return "an operator has no finite estimate on this design at every width";
 }
 
+std::string no_estimate_at_width_reason(int64_t t) {
+  return fmt::format("an operator has no finite estimate on this design at t = {}", t);
+}
+
 }  // namespace phaze::search

@@ -93,5 +93,7 @@ void score_point(PointOutcome& point);
 std::string no_plan_fits_reason(int64_t hbm_bytes, int64_t devices);
 /// Why a model has no plan on a design where some operator has no finite estimate at every width.
 std::string no_estimate_reason();
+/// Why a plan of width `t` has no time on a design where some operator has no finite estimate at that width.
+std::string no_estimate_at_width_reason(int64_t t);
 
 }  // namespace phaze::search

@@ -62,23 +62,12 @@ std::vector<PointOutcome> StagewisePricer::price_points(const Workload& workload
       });
 }
 
-PlanPrice StagewisePricer::price_hand_set(const SearchQuestion& q, const ModelCase&, const model::LayerGraph& graph,
-                                          const placement::HandSetPlan& plan,
-                                          const std::vector<placement::Stage>& stages, const hw::Architecture& design,
-                                          bool recompute, Scheduling& scheduling) {
-  return price_hand_set_on_chain(q, graph, plan, stages, design, recompute, scheduling);
-}
-
 void StagewisePricer::describe(const SearchQuestion&, nlohmann::ordered_json& settings) const {
   settings["planner"] = "stagewise";
 }
 
 std::string StagewisePricer::description(const SearchQuestion&) const {
   return "placement: stagewise (each stage its own t and d, each layer its own recomputation when on)\n";
-}
-
-std::string StagewisePricer::hand_set_rule() const {
-  return hand_set_on_chain_rule();
 }
 
 }  // namespace phaze::search

@@ -14,18 +14,14 @@
 
 namespace phaze::search {
 
-class StagewisePricer : public Pricer {
+class StagewisePricer : public ChainPricer {
  public:
   void find_fitting(Workload& workload) override;
   std::vector<PointOutcome> price_points(const Workload& workload, Scheduling& scheduling, const hw::Design& design,
                                          const std::function<bool(const std::string&)>& wanted,
                                          const LeaveOutTest& leave_out, std::vector<LeftOutPoint>* left_out) override;
-  PlanPrice price_hand_set(const SearchQuestion& question, const ModelCase& model, const model::LayerGraph& graph,
-                           const placement::HandSetPlan& plan, const std::vector<placement::Stage>& stages,
-                           const hw::Architecture& design, bool recompute, Scheduling& scheduling) override;
   void describe(const SearchQuestion& question, nlohmann::ordered_json& settings) const override;
   std::string description(const SearchQuestion& question) const override;
-  std::string hand_set_rule() const override;
 
  private:
   /// One model's plans at the points of one micro-batch, over the chains of `chain_width` (width indices).

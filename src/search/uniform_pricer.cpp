@@ -281,14 +281,4 @@ std::vector<PointOutcome> UniformPricer::price_points(const Workload& workload, 
                          });
 }
 
-PlanPrice UniformPricer::price_hand_set(const SearchQuestion& q, const ModelCase&, const model::LayerGraph& graph,
-                                        const placement::HandSetPlan& plan, const std::vector<placement::Stage>& stages,
-                                        const hw::Architecture& design, bool recompute, Scheduling& scheduling) {
-  return price_hand_set_on_chain(q, graph, plan, stages, design, recompute, scheduling);
-}
-
-std::string UniformPricer::hand_set_rule() const {
-  return hand_set_on_chain_rule();
-}
-
 }  // namespace phaze::search

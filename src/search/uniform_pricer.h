@@ -16,17 +16,13 @@
 
 namespace phaze::search {
 
-class UniformPricer : public Pricer {
+class UniformPricer : public ChainPricer {
  public:
   void find_fitting(Workload& workload) override;
   bool bounds_points() const override { return true; }
   std::vector<PointOutcome> price_points(const Workload& workload, Scheduling& scheduling, const hw::Design& design,
                                          const std::function<bool(const std::string&)>& wanted,
                                          const LeaveOutTest& leave_out, std::vector<LeftOutPoint>* left_out) override;
-  PlanPrice price_hand_set(const SearchQuestion& question, const ModelCase& model, const model::LayerGraph& graph,
-                           const placement::HandSetPlan& plan, const std::vector<placement::Stage>& stages,
-                           const hw::Architecture& design, bool recompute, Scheduling& scheduling) override;
-  std::string hand_set_rule() const override;
 
  private:
   /// One model's best plans at the points of one micro-batch (clusters) over its widths, and the schedules

@@ -107,125 +107,150 @@ OperatorGraph LayerBuilder::build_forward() const {
   return graph;
 }
 
-OperatorGraph LayerBuilder::build_backward() const {
-  OperatorGraph graph{Direction::Backward, {}};
-  std::map<ValueKey, std::vector<Contribution>> gradients;
-  for (const auto& [value, to_next] : outputs_) gradients[key(value)].push_back({-1, elements(value)});
+/// The gradient tensors of every value so far, by the value: what each consumer's backward node produced.
+struct LayerBuilder::Gradients {
+  std::map<ValueKey, std::vector<Contribution>> of;
+};
 
-  // Sums several gradient tensors of one value: into a vector contributor that follows all the others,
-  // or in an explicit node. Returns the nodes the gradient's consumers must wait for.
-  auto accumulate = [&](const std::vector<Contribution>& contributions, const std::string& id,
-                        int64_t value_elements) -> std::vector<int> {
-    std::vector<int> nodes = nodes_of(contributions);
-    if (contributions.size() < 2) return nodes;
-    for (int candidate : nodes) {
-      if (graph.ops[candidate].engine != Engine::Vector) continue;
-      const bool follows_all = std::all_of(nodes.begin(), nodes.end(), [&](int other) {
-        return other == candidate || has_ancestor(graph, candidate, other);
-      });
-      if (!follows_all) continue;
-      Operator& absorber = graph.ops[candidate];
-      absorber.name += " + gradient accumulation";
+/// The gradients of one operator's outputs, as its backward nodes take them: the nodes that produce them,
+/// the accumulation passes its absorbing node takes over, and their bytes.
+struct LayerBuilder::OutputGradients {
+  std::vector<int> dependencies;
+  std::vector<VectorPass> absorbed;
+  CheckedInt bytes = 0;
+};
+
+namespace {
+
+/// Sums several gradient tensors of one value: into a vector contributor that follows all the others, or in
+/// an explicit node `id`. Returns the nodes the gradient's consumers must wait for.
+std::vector<int> accumulate(OperatorGraph& graph, const std::vector<Contribution>& contributions, const std::string& id,
+                            int64_t value_elements, int64_t activation_bytes) {
+  std::vector<int> nodes = nodes_of(contributions);
+  if (contributions.size() < 2) return nodes;
+  for (int candidate : nodes) {
+    if (graph.ops[candidate].engine != Engine::Vector) continue;
+    const bool follows_all = std::all_of(nodes.begin(), nodes.end(), [&](int other) {
+      return other == candidate || has_ancestor(graph, candidate, other);
+    });
+    if (!follows_all) continue;
+    Operator& absorber = graph.ops[candidate];
+    absorber.name += " + gradient accumulation";
+    const auto passes = accumulation_passes(contributions);
+    absorber.passes.insert(absorber.passes.begin(), passes.begin(), passes.end());
+    return {candidate};
+  }
+  Operator sum{id,
+               "gradient accumulation",
+               Engine::Vector,
+               std::nullopt,
+               accumulation_passes(contributions),
+               std::nullopt,
+               nodes,
+               0,
+               0,
+               false};
+  std::sort(sum.predecessors.begin(), sum.predecessors.end());
+  for (const Contribution& c : contributions)
+    sum.read_bytes = checked_add(sum.read_bytes, CheckedInt(c.elements) * activation_bytes);
+  sum.write_bytes = CheckedInt(value_elements) * activation_bytes;
+  graph.ops.push_back(std::move(sum));
+  return {static_cast<int>(graph.ops.size()) - 1};
+}
+
+/// Elements of the gradient an operand receives.
+int64_t gradient_elements(const Operand& operand, int64_t value_elements) {
+  return operand.gradient_elements > 0 ? operand.gradient_elements : value_elements;
+}
+
+}  // namespace
+
+LayerBuilder::OutputGradients LayerBuilder::output_gradients(int i, int absorber, const std::string& base,
+                                                             OperatorGraph& graph, Gradients& gradients) const {
+  const ForwardSpec& spec = ops_[i];
+  OutputGradients out;
+  for (size_t o = 0; o < spec.output_elements.size(); ++o) {
+    const Value value{i, static_cast<int>(o)};
+    out.bytes += bytes(value);
+    const auto& contributions = gradients.of[key(value)];
+    std::vector<int> nodes;
+    if (absorber >= 0 || contributions.size() < 2) {
+      nodes = nodes_of(contributions);
       const auto passes = accumulation_passes(contributions);
-      absorber.passes.insert(absorber.passes.begin(), passes.begin(), passes.end());
-      return {candidate};
+      out.absorbed.insert(out.absorbed.end(), passes.begin(), passes.end());
+    } else {
+      const std::string id = spec.output_elements.size() == 1 ? base + "acc" : base + "acc" + std::to_string(o);
+      nodes = accumulate(graph, contributions, id, elements(value), precision_.activation_bytes);
     }
-    Operator sum{id,
-                 "gradient accumulation",
-                 Engine::Vector,
-                 std::nullopt,
-                 accumulation_passes(contributions),
-                 std::nullopt,
-                 nodes,
-                 0,
-                 0,
-                 false};
-    std::sort(sum.predecessors.begin(), sum.predecessors.end());
-    for (const Contribution& c : contributions)
-      sum.read_bytes = checked_add(sum.read_bytes, CheckedInt(c.elements) * precision_.activation_bytes);
-    sum.write_bytes = CheckedInt(value_elements) * precision_.activation_bytes;
-    graph.ops.push_back(std::move(sum));
-    return {static_cast<int>(graph.ops.size()) - 1};
-  };
+    for (int node : nodes) add_unique(out.dependencies, node);
+  }
+  std::sort(out.dependencies.begin(), out.dependencies.end());
+  return out;
+}
 
-  for (int i = static_cast<int>(ops_.size()) - 1; i >= 0; --i) {
-    const ForwardSpec& spec = ops_[i];
-    if (spec.backward.empty()) continue;
-    // Transformer ids follow models.md (F3 → B3a); embedding and head ids keep their letter (H5 → HB5a).
-    const std::string base = (spec.id[0] == 'F' ? "B" : spec.id.substr(0, 1) + "B") + spec.id.substr(1);
+void LayerBuilder::add_backward_of(int i, OperatorGraph& graph, Gradients& gradients) const {
+  const ForwardSpec& spec = ops_[i];
+  // Transformer ids follow models.md (F3 → B3a); embedding and head ids keep their letter (H5 → HB5a).
+  const std::string base = (spec.id[0] == 'F' ? "B" : spec.id.substr(0, 1) + "B") + spec.id.substr(1);
 
-    // The first vector node that reads the output gradient absorbs the accumulation of that gradient.
-    int absorber = -1;
-    for (size_t k = 0; k < spec.backward.size(); ++k)
-      if (spec.backward[k].needs_output_gradient && spec.backward[k].engine == Engine::Vector) {
-        absorber = static_cast<int>(k);
-        break;
-      }
-
-    std::vector<int> dependencies;
-    std::vector<VectorPass> absorbed;
-    CheckedInt output_gradient_bytes = 0;
-    for (size_t o = 0; o < spec.output_elements.size(); ++o) {
-      const Value value{i, static_cast<int>(o)};
-      output_gradient_bytes += bytes(value);
-      const auto& contributions = gradients[key(value)];
-      std::vector<int> nodes;
-      if (absorber >= 0 || contributions.size() < 2) {
-        nodes = nodes_of(contributions);
-        const auto passes = accumulation_passes(contributions);
-        absorbed.insert(absorbed.end(), passes.begin(), passes.end());
-      } else {
-        const std::string id = spec.output_elements.size() == 1 ? base + "acc" : base + "acc" + std::to_string(o);
-        nodes = accumulate(contributions, id, elements(value));
-      }
-      for (int node : nodes) add_unique(dependencies, node);
+  // The first vector node that reads the output gradient absorbs the accumulation of that gradient.
+  int absorber = -1;
+  for (size_t k = 0; k < spec.backward.size(); ++k)
+    if (spec.backward[k].needs_output_gradient && spec.backward[k].engine == Engine::Vector) {
+      absorber = static_cast<int>(k);
+      break;
     }
-    std::sort(dependencies.begin(), dependencies.end());
+  const OutputGradients incoming = output_gradients(i, absorber, base, graph, gradients);
 
-    CheckedInt saved_bytes = spec.saved_extra_bytes;
-    for (const Value& value : spec.saved) saved_bytes += bytes(value);
+  CheckedInt saved_bytes = spec.saved_extra_bytes;
+  for (const Value& value : spec.saved) saved_bytes += bytes(value);
 
-    std::vector<int> created;
-    for (size_t k = 0; k < spec.backward.size(); ++k) {
-      const BackwardSpec& b = spec.backward[k];
-      Operator op{base + b.suffix, b.name, b.engine, b.gemm, b.passes, b.collective, {}, 0, 0, b.weight_gradient};
-      if (b.needs_output_gradient) {
-        op.predecessors = dependencies;
-        op.read_bytes = checked_add(op.read_bytes, output_gradient_bytes);
-      }
-      for (int a : b.after) add_unique(op.predecessors, created.at(a));
-      std::sort(op.predecessors.begin(), op.predecessors.end());
-      if (static_cast<int>(k) == absorber && !absorbed.empty()) {
-        op.passes.insert(op.passes.begin(), absorbed.begin(), absorbed.end());
-        op.name += " + gradient accumulation";
-      }
-      if (b.engine == Engine::Vector || b.engine == Engine::Fused)
-        op.read_bytes = checked_add(op.read_bytes, saved_bytes);
-      for (int j : b.gradients_for) {
-        const Operand& operand = spec.operands.at(j);
-        if (!operand.differentiable) continue;
-        const int64_t grad_elements =
-            operand.gradient_elements > 0 ? operand.gradient_elements : elements(operand.value);
-        op.write_bytes = checked_add(op.write_bytes, CheckedInt(grad_elements) * precision_.activation_bytes);
-      }
-      graph.ops.push_back(std::move(op));
-      const int index = static_cast<int>(graph.ops.size()) - 1;
-      created.push_back(index);
-      for (int j : b.gradients_for) {
-        const Operand& operand = spec.operands.at(j);
-        if (!operand.differentiable) continue;
-        const int64_t grad_elements =
-            operand.gradient_elements > 0 ? operand.gradient_elements : elements(operand.value);
-        gradients[key(operand.value)].push_back({index, grad_elements});
-      }
+  std::vector<int> created;
+  for (size_t k = 0; k < spec.backward.size(); ++k) {
+    const BackwardSpec& b = spec.backward[k];
+    Operator op{base + b.suffix, b.name, b.engine, b.gemm, b.passes, b.collective, {}, 0, 0, b.weight_gradient};
+    if (b.needs_output_gradient) {
+      op.predecessors = incoming.dependencies;
+      op.read_bytes = checked_add(op.read_bytes, incoming.bytes);
+    }
+    for (int a : b.after) add_unique(op.predecessors, created.at(a));
+    std::sort(op.predecessors.begin(), op.predecessors.end());
+    if (static_cast<int>(k) == absorber && !incoming.absorbed.empty()) {
+      op.passes.insert(op.passes.begin(), incoming.absorbed.begin(), incoming.absorbed.end());
+      op.name += " + gradient accumulation";
+    }
+    if (b.engine == Engine::Vector || b.engine == Engine::Fused)
+      op.read_bytes = checked_add(op.read_bytes, saved_bytes);
+    for (int j : b.gradients_for) {
+      const Operand& operand = spec.operands.at(j);
+      if (!operand.differentiable) continue;
+      op.write_bytes = checked_add(op.write_bytes, CheckedInt(gradient_elements(operand, elements(operand.value))) *
+                                                       precision_.activation_bytes);
+    }
+    graph.ops.push_back(std::move(op));
+    const int index = static_cast<int>(graph.ops.size()) - 1;
+    created.push_back(index);
+    for (int j : b.gradients_for) {
+      const Operand& operand = spec.operands.at(j);
+      if (!operand.differentiable) continue;
+      gradients.of[key(operand.value)].push_back({index, gradient_elements(operand, elements(operand.value))});
     }
   }
+}
+
+OperatorGraph LayerBuilder::build_backward() const {
+  OperatorGraph graph{Direction::Backward, {}};
+  Gradients gradients;
+  for (const auto& [value, to_next] : outputs_) gradients.of[key(value)].push_back({-1, elements(value)});
+  for (int i = static_cast<int>(ops_.size()) - 1; i >= 0; --i)
+    if (!ops_[i].backward.empty()) add_backward_of(i, graph, gradients);
 
   // The gradient handed to the previous layer is summed inside this layer.
   for (size_t in = 0; in < inputs_.size(); ++in) {
-    const auto& contributions = gradients[key(Value{-1, static_cast<int>(in)})];
+    const auto& contributions = gradients.of[key(Value{-1, static_cast<int>(in)})];
     const std::string prefix = kind_ == LayerKind::Transformer ? "B" : kind_ == LayerKind::Embedding ? "EB" : "HB";
-    accumulate(contributions, prefix + (in == 0 ? "0" : "0_" + std::to_string(in)), inputs_[in].elements);
+    accumulate(graph, contributions, prefix + (in == 0 ? "0" : "0_" + std::to_string(in)), inputs_[in].elements,
+               precision_.activation_bytes);
   }
   return graph;
 }

@@ -91,9 +91,16 @@ class LayerBuilder {
     int64_t bytes_per_element;
     bool from_previous_layer;
   };
+  struct Gradients;
+  struct OutputGradients;
   int64_t bytes(Value value) const;
   OperatorGraph build_forward() const;
   OperatorGraph build_backward() const;
+  /// Appends the backward nodes of forward operator `i`, taking its outputs' gradients from `gradients`
+  /// and recording the gradients of its operands there.
+  void add_backward_of(int i, OperatorGraph& graph, Gradients& gradients) const;
+  OutputGradients output_gradients(int i, int absorber, const std::string& base, OperatorGraph& graph,
+                                   Gradients& gradients) const;
 
   LayerKind kind_;
   Precision precision_;

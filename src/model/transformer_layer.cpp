@@ -32,37 +32,52 @@ ForwardSpec residual_op(std::string id, const ModelSpec& m, Value branch, Value 
   return spec;
 }
 
-}  // namespace
+/// The sizes of one rank's layer that its blocks share.
+struct LayerDims {
+  CheckedInt t, b, s, T;       // tensor-parallel width, micro-batch, sequence, tokens b·s
+  CheckedInt h, dh;            // hidden size, head size
+  CheckedInt heads_t, kv_t;    // query and key/value heads of one rank
+  CheckedInt group;            // query heads sharing one key/value head
+  CheckedInt f_t;              // FFN columns of one rank
+  CheckedInt q_cols, kv_cols;  // query and key/value projection columns of one rank
+  CheckedInt scores_n;         // attention scores of one rank: b · heads/t · s²
+};
 
-Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Precision& p) {
-  const CheckedInt t = shape.tp, b = shape.micro_batch, s = shape.seq, T = shape.tokens();
-  const CheckedInt h = m.hidden, dh = m.head_dim(), heads_t = m.heads / t, kv_t = m.kv_heads / t;
-  const CheckedInt group = m.heads / m.kv_heads;  // query heads sharing one key/value head
-  const CheckedInt f_t = m.ffn / t, q_cols = h / t, kv_cols = kv_t * dh;
-  const CheckedInt scores_n = b * heads_t * s * s;
+LayerDims dims_of(const ModelSpec& m, const Shape& shape) {
+  LayerDims d;
+  d.t = shape.tp;
+  d.b = shape.micro_batch;
+  d.s = shape.seq;
+  d.T = shape.tokens();
+  d.h = m.hidden;
+  d.dh = m.head_dim();
+  d.heads_t = m.heads / d.t;
+  d.kv_t = m.kv_heads / d.t;
+  d.group = m.heads / m.kv_heads;
+  d.f_t = m.ffn / d.t;
+  d.q_cols = d.h / d.t;
+  d.kv_cols = d.kv_t * d.dh;
+  d.scores_n = d.b * d.heads_t * d.s * d.s;
+  return d;
+}
 
-  LayerBuilder lb(LayerKind::Transformer, p);
-  const Value x = lb.input("hidden state", T * h, p.activation_bytes, true);
-  auto norm = [&](const char* id, const std::string& name, Value in) {
-    return lb.out(lb.add(norm_op(id, name + " " + norm_name(m.norm), m.norm, in, T * h, h, m.biases)));
-  };
-
-  // Attention block.
-  Value attn_in = m.pre_norm ? norm("F1", "input", x) : x;
-  if (t > 1) attn_in = lb.out(lb.add(enter_tp_op("F2", attn_in, T * h, t, p)));
-
+struct QueryKeyValue {
   Value q, k, v;
+};
+
+/// F3–F4: the query, key and value projections (fused or not), and RoPE on q and k when the model has it.
+QueryKeyValue project_qkv(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value attn_in, const Precision& p) {
+  const CheckedInt t = d.t, T = d.T, h = d.h;
+  QueryKeyValue out;
   if (m.fused_qkv) {
-    const CheckedInt cols = q_cols + 2 * kv_cols;
+    const CheckedInt cols = d.q_cols + 2 * d.kv_cols;
     std::vector<Weight> w{split_weight(h * cols, t)};
     if (m.biases) w.push_back(split_weight(cols, t));
     const int qkv = lb.add(linear_op("F3", m.biases ? "QKV projection + bias" : "QKV projection", Gemm{T, cols, h, 1},
                                      attn_in, w, Epilogue{m.biases, false, {}}, p));
     const int split =
-        lb.add(layout_op("F4", "split into heads", {lb.out(qkv)}, {T * q_cols, T * kv_cols, T * kv_cols}));
-    q = lb.out(split, 0);
-    k = lb.out(split, 1);
-    v = lb.out(split, 2);
+        lb.add(layout_op("F4", "split into heads", {lb.out(qkv)}, {T * d.q_cols, T * d.kv_cols, T * d.kv_cols}));
+    out = {lb.out(split, 0), lb.out(split, 1), lb.out(split, 2)};
   } else {
     auto projection = [&](const char* id, const std::string& what, CheckedInt cols, bool scale) {
       std::vector<Weight> w{split_weight(h * cols, t)};
@@ -70,19 +85,25 @@ Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Prec
       const std::string name = what + " projection" + (m.biases ? " + bias" : "") + (scale ? " + scale" : "");
       return lb.out(lb.add(linear_op(id, name, Gemm{T, cols, h, 1}, attn_in, w, Epilogue{m.biases, scale, {}}, p)));
     };
-    q = projection("F3q", "query", q_cols, m.scale_query);
-    k = projection("F3k", "key", kv_cols, false);
-    v = projection("F3v", "value", kv_cols, false);
+    out.q = projection("F3q", "query", d.q_cols, m.scale_query);
+    out.k = projection("F3k", "key", d.kv_cols, false);
+    out.v = projection("F3v", "value", d.kv_cols, false);
   }
   if (m.rotary) {
     auto rope = [&](const char* id, const char* name, Value in, CheckedInt n) {
       return lb.out(
           lb.add(vector_op(id, name, {Operand{in}}, {fwd(VectorKind::Rope, n)}, n, {bwd(VectorKind::Rope, n)})));
     };
-    q = rope("F4q", "RoPE on q", q, T * q_cols);
-    k = rope("F4k", "RoPE on k", k, T * kv_cols);
+    out.q = rope("F4q", "RoPE on q", out.q, T * d.q_cols);
+    out.k = rope("F4k", "RoPE on k", out.k, T * d.kv_cols);
   }
+  return out;
+}
 
+/// F5–F8: the materialised attention core, scores, softmax, dropout and context; returns the context.
+Value attention_core(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, const QueryKeyValue& qkv,
+                     const Precision& p) {
+  const CheckedInt s = d.s, dh = d.dh, scores_n = d.scores_n, heads = d.b * d.heads_t, kv = d.b * d.kv_t;
   // Scores S = Q·Kᵀ, reduction over d_h. One key/value head serves `group` query heads, so the gradients
   // of K and V also reduce over the group's rows.
   const bool scale_scores = !m.scale_query;
@@ -90,17 +111,16 @@ Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Prec
   scores.id = "F5";
   scores.name = std::string("scores Q·Kᵀ") + (scale_scores ? " × 1/√d_h" : "") + " + mask";
   scores.engine = Engine::Fused;
-  scores.gemm = Gemm{s, s, dh, b * heads_t};
+  scores.gemm = Gemm{s, s, dh, heads};
   if (scale_scores) scores.passes.push_back(fwd(VectorKind::Scale, scores_n));
   scores.passes.push_back(fwd(VectorKind::Mask, scores_n));
-  scores.operands = {Operand{q}, Operand{k}};
+  scores.operands = {Operand{qkv.q}, Operand{qkv.k}};
   scores.output_elements = {scores_n};
-  scores.saved = {q, k};
+  scores.saved = {qkv.q, qkv.k};
   scores.backward = {
+      BackwardSpec{"a", "dQ = dS·K", Engine::Tensor, Gemm{s, dh, s, heads}, {}, std::nullopt, true, {}, {0}, false},
       BackwardSpec{
-          "a", "dQ = dS·K", Engine::Tensor, Gemm{s, dh, s, b * heads_t}, {}, std::nullopt, true, {}, {0}, false},
-      BackwardSpec{
-          "b", "dK = dSᵀ·Q", Engine::Tensor, Gemm{s, dh, s * group, b * kv_t}, {}, std::nullopt, true, {}, {1}, false}};
+          "b", "dK = dSᵀ·Q", Engine::Tensor, Gemm{s, dh, s * d.group, kv}, {}, std::nullopt, true, {}, {1}, false}};
   const Value score = lb.out(lb.add(scores));
 
   std::vector<VectorPass> softmax_bwd{bwd(VectorKind::Softmax, scores_n, s)};
@@ -122,19 +142,58 @@ Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Prec
   context.id = "F8";
   context.name = "context P·V";
   context.engine = Engine::Tensor;
-  context.gemm = Gemm{s, dh, s, b * heads_t};
-  context.operands = {Operand{probs}, Operand{v}};
-  context.output_elements = {T * q_cols};
-  context.saved = {probs, v};
+  context.gemm = Gemm{s, dh, s, heads};
+  context.operands = {Operand{probs}, Operand{qkv.v}};
+  context.output_elements = {d.T * d.q_cols};
+  context.saved = {probs, qkv.v};
   context.backward = {
+      BackwardSpec{"a", "dP = dO·Vᵀ", Engine::Tensor, Gemm{s, s, dh, heads}, {}, std::nullopt, true, {}, {0}, false},
       BackwardSpec{
-          "a", "dP = dO·Vᵀ", Engine::Tensor, Gemm{s, s, dh, b * heads_t}, {}, std::nullopt, true, {}, {0}, false},
-      BackwardSpec{
-          "b", "dV = Pᵀ·dO", Engine::Tensor, Gemm{s, dh, s * group, b * kv_t}, {}, std::nullopt, true, {}, {1}, false}};
-  const Value ctx = lb.out(lb.add(context));
-  const Value merged = lb.out(lb.add(layout_op("F9", "merge heads", {ctx}, {T * q_cols})));
-  Value attn_out = lb.out(lb.add(linear_op("F10", "attention output projection", Gemm{T, h, q_cols, 1}, merged,
-                                           {split_weight(q_cols * h, t)}, Epilogue{}, p)));
+          "b", "dV = Pᵀ·dO", Engine::Tensor, Gemm{s, dh, s * d.group, kv}, {}, std::nullopt, true, {}, {1}, false}};
+  return lb.out(lb.add(context));
+}
+
+/// F15: the MLP's first projection and activation (SwiGLU's gate and up projections, or FFN1 with ReLU or
+/// GELU in its epilogue); returns the activation.
+Value mlp_activation(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value mlp_in, const Precision& p) {
+  const CheckedInt t = d.t, T = d.T, h = d.h, f_t = d.f_t;
+  if (m.activation == Activation::SwiGlu) {
+    const Value gate = lb.out(lb.add(
+        linear_op("F15g", "gate projection", Gemm{T, f_t, h, 1}, mlp_in, {split_weight(h * f_t, t)}, Epilogue{}, p)));
+    const Value up = lb.out(lb.add(
+        linear_op("F15u", "up projection", Gemm{T, f_t, h, 1}, mlp_in, {split_weight(h * f_t, t)}, Epilogue{}, p)));
+    ForwardSpec swiglu = vector_op("F15s", "SiLU(gate) ⊙ up", {Operand{gate}, Operand{up}},
+                                   {fwd(VectorKind::SwiGlu, T * f_t)}, T * f_t, {bwd(VectorKind::SwiGlu, T * f_t)});
+    swiglu.saved = {gate, up};
+    return lb.out(lb.add(swiglu));
+  }
+  const VectorKind kind = m.activation == Activation::Relu ? VectorKind::Relu : VectorKind::Gelu;
+  std::vector<Weight> w{split_weight(h * f_t, t)};
+  if (m.biases) w.push_back(split_weight(f_t, t));
+  const std::string name =
+      std::string("FFN1") + (m.biases ? " + bias" : "") + " + " + (kind == VectorKind::Relu ? "ReLU" : "GELU");
+  return lb.out(lb.add(linear_op("F15", name, Gemm{T, f_t, h, 1}, mlp_in, w, Epilogue{m.biases, false, kind}, p)));
+}
+
+}  // namespace
+
+Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Precision& p) {
+  const LayerDims d = dims_of(m, shape);
+  const CheckedInt t = d.t, T = d.T, h = d.h;
+
+  LayerBuilder lb(LayerKind::Transformer, p);
+  const Value x = lb.input("hidden state", T * h, p.activation_bytes, true);
+  auto norm = [&](const char* id, const std::string& name, Value in) {
+    return lb.out(lb.add(norm_op(id, name + " " + norm_name(m.norm), m.norm, in, T * h, h, m.biases)));
+  };
+
+  // Attention block.
+  Value attn_in = m.pre_norm ? norm("F1", "input", x) : x;
+  if (t > 1) attn_in = lb.out(lb.add(enter_tp_op("F2", attn_in, T * h, t, p)));
+  const Value ctx = attention_core(lb, m, d, project_qkv(lb, m, d, attn_in, p), p);
+  const Value merged = lb.out(lb.add(layout_op("F9", "merge heads", {ctx}, {T * d.q_cols})));
+  Value attn_out = lb.out(lb.add(linear_op("F10", "attention output projection", Gemm{T, h, d.q_cols, 1}, merged,
+                                           {split_weight(d.q_cols * h, t)}, Epilogue{}, p)));
   if (t > 1) attn_out = lb.out(lb.add(leave_tp_op("F11", "g: all-reduce", attn_out, T * h, t, p)));
   Value h1 = lb.out(lb.add(residual_op("F12", m, attn_out, x, T * h, p)));
 
@@ -147,27 +206,9 @@ Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Prec
     mlp_in = h1;
   }
   if (t > 1) mlp_in = lb.out(lb.add(enter_tp_op("F14", mlp_in, T * h, t, p)));
-
-  Value act;
-  if (m.activation == Activation::SwiGlu) {
-    const Value gate = lb.out(lb.add(
-        linear_op("F15g", "gate projection", Gemm{T, f_t, h, 1}, mlp_in, {split_weight(h * f_t, t)}, Epilogue{}, p)));
-    const Value up = lb.out(lb.add(
-        linear_op("F15u", "up projection", Gemm{T, f_t, h, 1}, mlp_in, {split_weight(h * f_t, t)}, Epilogue{}, p)));
-    ForwardSpec swiglu = vector_op("F15s", "SiLU(gate) ⊙ up", {Operand{gate}, Operand{up}},
-                                   {fwd(VectorKind::SwiGlu, T * f_t)}, T * f_t, {bwd(VectorKind::SwiGlu, T * f_t)});
-    swiglu.saved = {gate, up};
-    act = lb.out(lb.add(swiglu));
-  } else {
-    const VectorKind kind = m.activation == Activation::Relu ? VectorKind::Relu : VectorKind::Gelu;
-    std::vector<Weight> w{split_weight(h * f_t, t)};
-    if (m.biases) w.push_back(split_weight(f_t, t));
-    const std::string name =
-        std::string("FFN1") + (m.biases ? " + bias" : "") + " + " + (kind == VectorKind::Relu ? "ReLU" : "GELU");
-    act = lb.out(lb.add(linear_op("F15", name, Gemm{T, f_t, h, 1}, mlp_in, w, Epilogue{m.biases, false, kind}, p)));
-  }
+  const Value act = mlp_activation(lb, m, d, mlp_in, p);
   Value mlp_out =
-      lb.out(lb.add(linear_op("F16", "FFN2", Gemm{T, h, f_t, 1}, act, {split_weight(f_t * h, t)}, Epilogue{}, p)));
+      lb.out(lb.add(linear_op("F16", "FFN2", Gemm{T, h, d.f_t, 1}, act, {split_weight(d.f_t * h, t)}, Epilogue{}, p)));
   if (t > 1) mlp_out = lb.out(lb.add(leave_tp_op("F17", "g: all-reduce", mlp_out, T * h, t, p)));
   Value y = lb.out(lb.add(residual_op("F18", m, mlp_out, h1, T * h, p)));
   if (!m.pre_norm) y = norm("F19", "output", y);

@@ -26,79 +26,49 @@ void set(Bits& b, int v, bool on) {
   }
 }
 
-}  // namespace
+/// The walk over a graph's downsets, with its budget of node visits: bounded so that a wide graph is refused
+/// quickly rather than enumerated for hours.
+class DownsetWalk {
+ public:
+  explicit DownsetWalk(const Problem& problem) : problem_(problem), n_(static_cast<int>(problem.nodes.size())) {}
 
-Downsets enumerate_downsets(const Problem& problem) {
-  const int n = static_cast<int>(problem.nodes.size());
-  const size_t words = (static_cast<size_t>(n) + 63) / 64;
-  // A node may join a downset once all its successors are in it; it may leave one (keeping it a downset)
-  // when none of its predecessors is in it.
-  auto successors_in = [&](const Bits& b, int v) {
-    for (int e : problem.nodes[static_cast<size_t>(v)].out_edges)
-      if (!has(b, problem.edges[static_cast<size_t>(e)].to)) return false;
-    return true;
-  };
-  auto predecessors_out = [&](const Bits& b, int v) {
-    for (int e : problem.nodes[static_cast<size_t>(v)].in_edges)
-      if (has(b, problem.edges[static_cast<size_t>(e)].from)) return false;
-    return true;
-  };
-
-  // Node visits of the enumeration, bounded so that a wide graph is refused quickly rather than enumerated
-  // for hours.
-  int64_t work = 0;
-  auto count_work = [&] {
-    work += n;
-    if (work > piper_limits::kDownsetWork)
-      throw InputError(
-          fmt::format("enumerating the graph's downsets takes more than {} node visits: too wide to plan "
-                      "exhaustively",
-                      piper_limits::kDownsetWork));
-  };
-  // Breadth first from ∅ by size: each level's downsets grow by one node.
-  std::map<Bits, int> index;
-  std::vector<Bits> level{Bits(words, 0)}, all{level};
-  while (!level.empty()) {
-    std::map<Bits, int> next;
-    for (const Bits& b : level) {
-      count_work();
-      for (int v = 0; v < n; ++v)
-        if (!has(b, v) && successors_in(b, v)) {
-          Bits grown = b;
-          set(grown, v, true);
-          next.emplace(std::move(grown), 0);
-        }
+  /// Every downset, breadth first from ∅ by size: each level's downsets grow by one node.
+  std::vector<Bits> all() {
+    const size_t words = (static_cast<size_t>(n_) + 63) / 64;
+    std::vector<Bits> level{Bits(words, 0)}, all{level};
+    while (!level.empty()) {
+      std::map<Bits, int> next;
+      for (const Bits& b : level) {
+        count_work();
+        for (int v = 0; v < n_; ++v)
+          if (!has(b, v) && successors_in(b, v)) {
+            Bits grown = b;
+            set(grown, v, true);
+            next.emplace(std::move(grown), 0);
+          }
+      }
+      level.clear();
+      for (auto& [b, unused] : next) level.push_back(b);
+      all.insert(all.end(), level.begin(), level.end());
+      if (static_cast<int64_t>(all.size()) > piper_limits::kDownsets)
+        throw InputError(
+            fmt::format("the graph has more than {} downsets (cuts into an earlier and a later part): too "
+                        "wide to plan exhaustively",
+                        piper_limits::kDownsets));
     }
-    level.clear();
-    for (auto& [b, unused] : next) level.push_back(b);
-    all.insert(all.end(), level.begin(), level.end());
-    if (static_cast<int64_t>(all.size()) > piper_limits::kDownsets)
-      throw InputError(
-          fmt::format("the graph has more than {} downsets (cuts into an earlier and a later part): too "
-                      "wide to plan exhaustively",
-                      piper_limits::kDownsets));
+    return all;
   }
 
-  Downsets out;
-  out.sets = std::move(all);
-  for (size_t i = 0; i < out.sets.size(); ++i) {
-    index.emplace(out.sets[i], static_cast<int>(i));
-    int size = 0;
-    for (uint64_t w : out.sets[i]) size += __builtin_popcountll(w);
-    out.sizes.push_back(size);
-  }
-  out.full = static_cast<int>(out.sets.size()) - 1;
-  // The downsets below D: D minus one removable node, closed transitively.
-  out.below.resize(out.sets.size());
-  for (size_t d = 0; d < out.sets.size(); ++d) {
+  /// The downsets below downset `d` of `sets`: D minus one removable node, closed transitively; sorted.
+  std::vector<int> below(const std::vector<Bits>& sets, const std::map<Bits, int>& index, size_t d) {
     std::unordered_set<int> seen;
     std::vector<int> stack{static_cast<int>(d)};
     while (!stack.empty()) {
       const int top = stack.back();
       stack.pop_back();
-      const Bits& b = out.sets[static_cast<size_t>(top)];
+      const Bits& b = sets[static_cast<size_t>(top)];
       count_work();
-      for (int v = 0; v < n; ++v)
+      for (int v = 0; v < n_; ++v)
         if (has(b, v) && predecessors_out(b, v)) {
           Bits smaller = b;
           set(smaller, v, false);
@@ -106,8 +76,55 @@ Downsets enumerate_downsets(const Problem& problem) {
           if (seen.insert(k).second) stack.push_back(k);
         }
     }
-    out.below[d].assign(seen.begin(), seen.end());
-    std::sort(out.below[d].begin(), out.below[d].end());
+    std::vector<int> out(seen.begin(), seen.end());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  // A node may join a downset once all its successors are in it; it may leave one (keeping it a downset)
+  // when none of its predecessors is in it.
+  bool successors_in(const Bits& b, int v) const {
+    for (int e : problem_.nodes[static_cast<size_t>(v)].out_edges)
+      if (!has(b, problem_.edges[static_cast<size_t>(e)].to)) return false;
+    return true;
+  }
+  bool predecessors_out(const Bits& b, int v) const {
+    for (int e : problem_.nodes[static_cast<size_t>(v)].in_edges)
+      if (has(b, problem_.edges[static_cast<size_t>(e)].from)) return false;
+    return true;
+  }
+  void count_work() {
+    work_ += n_;
+    if (work_ > piper_limits::kDownsetWork)
+      throw InputError(
+          fmt::format("enumerating the graph's downsets takes more than {} node visits: too wide to plan "
+                      "exhaustively",
+                      piper_limits::kDownsetWork));
+  }
+
+  const Problem& problem_;
+  int n_;
+  int64_t work_ = 0;  // node visits so far
+};
+
+}  // namespace
+
+Downsets enumerate_downsets(const Problem& problem) {
+  DownsetWalk walk(problem);
+  Downsets out;
+  out.sets = walk.all();
+  std::map<Bits, int> index;
+  for (size_t i = 0; i < out.sets.size(); ++i) {
+    index.emplace(out.sets[i], static_cast<int>(i));
+    int size = 0;
+    for (uint64_t w : out.sets[i]) size += __builtin_popcountll(w);
+    out.sizes.push_back(size);
+  }
+  out.full = static_cast<int>(out.sets.size()) - 1;
+  out.below.resize(out.sets.size());
+  for (size_t d = 0; d < out.sets.size(); ++d) {
+    out.below[d] = walk.below(out.sets, index, d);
     out.pairs += static_cast<int64_t>(out.below[d].size());
     for (int k : out.below[d]) out.stage_node_count += out.sizes[d] - out.sizes[static_cast<size_t>(k)];
     if (out.stage_node_count > piper_limits::kStageNodes)

@@ -130,30 +130,45 @@ class Planner {
                               d,
                               c,
                               std::max(r.slowest_s, sc[static_cast<size_t>(c)].time_s(d))};
-            if (slot >= 0) {
-              candidates_[static_cast<size_t>(slot)] = point;
-            } else {
-              slot = static_cast<int>(candidates_.size());
-              candidates_.push_back(point);
-              touched_.push_back(sigma);
-            }
+            place(slot, point);
           }
         }
       }
-      // Fewer devices with more Σ d is the only trade-off worth keeping: a way dominated in both goes.
-      std::sort(touched_.begin(), touched_.end());
-      std::vector<Point>& kept = ways_[outer];
-      for (int64_t sigma : touched_) {
-        int& slot = slot_of_sigma_[static_cast<size_t>(sigma)];
-        const Point& c = candidates_[static_cast<size_t>(slot)];
-        if (kept.empty() || c.devices < kept.back().devices) kept.push_back(c);
-        slot = -1;
-      }
+      keep_candidates(outer);
     }
+    return fewest_devices();
+  }
+
+  /// Puts `point` in the candidates' slot of its Σ d (`slot`: −1 while that Σ d has none).
+  void place(int& slot, const Point& point) {
+    if (slot >= 0) {
+      candidates_[static_cast<size_t>(slot)] = point;
+    } else {
+      slot = static_cast<int>(candidates_.size());
+      candidates_.push_back(point);
+      touched_.push_back(point.sigma);
+    }
+  }
+
+  /// The ways of downset `outer` from its candidates. Fewer devices with more Σ d is the only trade-off worth
+  /// keeping: a way dominated in both goes.
+  void keep_candidates(size_t outer) {
+    std::sort(touched_.begin(), touched_.end());
+    std::vector<Point>& kept = ways_[outer];
+    for (int64_t sigma : touched_) {
+      int& slot = slot_of_sigma_[static_cast<size_t>(sigma)];
+      const Point& c = candidates_[static_cast<size_t>(slot)];
+      if (kept.empty() || c.devices < kept.back().devices) kept.push_back(c);
+      slot = -1;
+    }
+  }
+
+  /// The way of the whole graph with the fewest devices (the last: devices fall as Σ d grows), traced back
+  /// stage by stage; nothing when the graph has no way.
+  std::optional<Found> fewest_devices() const {
     const std::vector<Point>& all = ways_[static_cast<size_t>(downsets_.full)];
     if (all.empty()) return std::nullopt;
     Found found;
-    // The way with the fewest devices (the last: devices fall as Σ d grows).
     int at = static_cast<int>(all.size()) - 1;
     found.slowest_s = all[static_cast<size_t>(at)].slowest_s;
     for (int downset = downsets_.full; downset != 0;) {

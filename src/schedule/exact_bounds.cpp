@@ -187,7 +187,7 @@ bool ExactSearch::packing_proves_once(uint64_t rest, uint64_t parallel_set, doub
 // and first tasks paired in sorted order give every core its largest count). Times are relative to t0;
 // once a task runs parallel, the cut-out intervals lie after every core is free, so releases later than
 // that are taken at that time.
-bool ExactSearch::packing_fits(uint64_t rest, uint64_t parallel_set, double t0, double span) const {
+void ExactSearch::set_releases_and_tails(uint64_t rest, uint64_t parallel_set) const {
   auto duration = [&](int s) { return (parallel_set >> s & 1) || q_.use[s] == kNone ? 0.0 : q_.single[s]; };
   release_.resize(n_);
   tail_.assign(n_, 0);
@@ -209,6 +209,78 @@ bool ExactSearch::packing_fits(uint64_t rest, uint64_t parallel_set, double t0, 
       tail_[s] = std::max(tail_[s], duration(d) + tail_[d]);
     }
   }
+}
+
+bool ExactSearch::lone_tasks_fit(int64_t cores, double span) const {
+  // Tasks that share a core with no other task take a core of their own: the latest free one they fit
+  // on, the most constrained task first, which leaves the earliest cores to the others.
+  shared_.clear();
+  latest_starts_.clear();
+  for (int s : packing_items_) {
+    bool shares = false;
+    for (int k : packing_items_)
+      if (k != s &&
+          std::min(release_[s], release_[k]) + q_.single[s] + q_.single[k] + std::min(tail_[s], tail_[k]) <= span) {
+        shares = true;
+        break;
+      }
+    if (shares)
+      shared_.push_back(s);
+    else
+      latest_starts_.push_back(span - q_.single[s] - tail_[s]);
+  }
+  if (static_cast<int64_t>(latest_starts_.size()) > cores) return false;
+  if (latest_starts_.empty()) return true;
+  std::sort(latest_starts_.begin(), latest_starts_.end());
+  taken_.assign(free_.size(), 0);
+  for (double latest : latest_starts_) {
+    int core = -1;
+    for (int c = 0; c < static_cast<int>(free_.size()) && free_[c] <= latest; ++c)
+      if (!taken_[c]) core = c;
+    if (core < 0) return false;
+    taken_[core] = 1;
+  }
+  size_t kept = 0;
+  for (size_t c = 0; c < free_.size(); ++c)
+    if (!taken_[c]) free_[kept++] = free_[c];
+  free_.resize(kept);
+  return true;
+}
+
+bool ExactSearch::shared_tasks_fit(double span) const {
+  const size_t used = std::min(free_.size(), shared_.size());
+  if (used == 0) return false;
+  lengths_.clear();
+  releases_.clear();
+  tails_.clear();
+  double least_release = kInf, least_tail = kInf;
+  for (int s : shared_) {
+    lengths_.push_back(q_.single[s]);
+    releases_.push_back(release_[s]);
+    tails_.push_back(tail_[s]);
+    least_release = std::min(least_release, release_[s]);
+    least_tail = std::min(least_tail, tail_[s]);
+  }
+  std::sort(lengths_.begin(), lengths_.end());
+  std::sort(releases_.begin(), releases_.end());
+  std::sort(tails_.begin(), tails_.end());
+  // Tasks a core can hold: the shortest ones, from `from` to the end less `to_end`.
+  auto holds = [&](double from, double to_end) {
+    size_t k = 0;
+    double sum = from + to_end;
+    while (k < lengths_.size() && sum + lengths_[k] <= span) sum += lengths_[k++];
+    return k;
+  };
+  size_t by_release = 0, by_tail = 0;
+  for (size_t i = 0; i < used; ++i) {
+    by_release += holds(std::max(free_[i], releases_[i]), least_tail);
+    by_tail += holds(std::max(free_[0], least_release), tails_[i]);
+  }
+  return by_release >= shared_.size() && by_tail >= shared_.size();
+}
+
+bool ExactSearch::packing_fits(uint64_t rest, uint64_t parallel_set, double t0, double span) const {
+  set_releases_and_tails(rest, parallel_set);
   for (const uint8_t type : {kTc, kVc}) {
     packing_items_.clear();
     for (uint64_t m = rest & ~parallel_set; m; m &= m - 1) {
@@ -229,69 +301,8 @@ bool ExactSearch::packing_fits(uint64_t rest, uint64_t parallel_set, double t0, 
     if (free_.empty()) return false;
     for (int s : packing_items_)
       if (std::max(free_[0], release_[s]) + q_.single[s] + tail_[s] > span) return false;
-    // Tasks that share a core with no other task take a core of their own: the latest free one they fit
-    // on, the most constrained task first, which leaves the earliest cores to the others.
-    shared_.clear();
-    latest_starts_.clear();
-    for (int s : packing_items_) {
-      bool shares = false;
-      for (int k : packing_items_)
-        if (k != s &&
-            std::min(release_[s], release_[k]) + q_.single[s] + q_.single[k] + std::min(tail_[s], tail_[k]) <= span) {
-          shares = true;
-          break;
-        }
-      if (shares)
-        shared_.push_back(s);
-      else
-        latest_starts_.push_back(span - q_.single[s] - tail_[s]);
-    }
-    if (static_cast<int64_t>(latest_starts_.size()) > cores) return false;
-    if (!latest_starts_.empty()) {
-      std::sort(latest_starts_.begin(), latest_starts_.end());
-      taken_.assign(free_.size(), 0);
-      for (double latest : latest_starts_) {
-        int core = -1;
-        for (int c = 0; c < static_cast<int>(free_.size()) && free_[c] <= latest; ++c)
-          if (!taken_[c]) core = c;
-        if (core < 0) return false;
-        taken_[core] = 1;
-      }
-      size_t kept = 0;
-      for (size_t c = 0; c < free_.size(); ++c)
-        if (!taken_[c]) free_[kept++] = free_[c];
-      free_.resize(kept);
-    }
-    if (shared_.empty()) continue;
-    const size_t used = std::min(free_.size(), shared_.size());
-    if (used == 0) return false;
-    lengths_.clear();
-    releases_.clear();
-    tails_.clear();
-    double least_release = kInf, least_tail = kInf;
-    for (int s : shared_) {
-      lengths_.push_back(q_.single[s]);
-      releases_.push_back(release_[s]);
-      tails_.push_back(tail_[s]);
-      least_release = std::min(least_release, release_[s]);
-      least_tail = std::min(least_tail, tail_[s]);
-    }
-    std::sort(lengths_.begin(), lengths_.end());
-    std::sort(releases_.begin(), releases_.end());
-    std::sort(tails_.begin(), tails_.end());
-    // Tasks a core can hold: the shortest ones, from `from` to the end less `to_end`.
-    auto holds = [&](double from, double to_end) {
-      size_t k = 0;
-      double sum = from + to_end;
-      while (k < lengths_.size() && sum + lengths_[k] <= span) sum += lengths_[k++];
-      return k;
-    };
-    size_t by_release = 0, by_tail = 0;
-    for (size_t i = 0; i < used; ++i) {
-      by_release += holds(std::max(free_[i], releases_[i]), least_tail);
-      by_tail += holds(std::max(free_[0], least_release), tails_[i]);
-    }
-    if (by_release < shared_.size() || by_tail < shared_.size()) return false;
+    if (!lone_tasks_fit(cores, span)) return false;
+    if (!shared_.empty() && !shared_tasks_fit(span)) return false;
   }
   return true;
 }
@@ -400,22 +411,24 @@ double ExactSearch::exact_part(uint64_t set) const {
   });
 }
 
-double ExactSearch::compute_exclusive_bound(uint64_t set) const {
+ExactSearch::ExclusiveSet ExactSearch::collect_exclusive_items(uint64_t set) const {
   items_.clear();
-  double all_parallel = 0, forced_work[4] = {0, 0, 0, 0}, forced_longest = 0;
-  bool forced = false;
+  ExclusiveSet e;
   for (int s = 0; s < n_; ++s) {
     if (!(set >> s & 1) || q_.use[s] == kNone) continue;
     if (!q_.can_parallel[s] || !std::isfinite(q_.parallel[s])) {
-      forced = true;
-      forced_longest = std::max(forced_longest, q_.single[s]);
-      forced_work[q_.use[s]] += q_.single[s];
+      e.forced = true;
+      e.forced_longest = std::max(e.forced_longest, q_.single[s]);
+      e.forced_work[q_.use[s]] += q_.single[s];
       continue;
     }
-    all_parallel += q_.parallel[s];
+    e.all_parallel += q_.parallel[s];
     items_.push_back(Item{q_.single[s], q_.parallel[s], q_.use[s], s});
   }
-  if (items_.empty() && !forced) return 0;
+  return e;
+}
+
+void ExactSearch::set_chain_flows(uint64_t set) const {
   // A longest chain of the set (fastest variants): its single-core tasks run one after another, all in
   // the time no parallel task runs, so that time is also at least their sum.
   path_length_.assign(n_, 0);
@@ -448,20 +461,10 @@ double ExactSearch::compute_exclusive_bound(uint64_t set) const {
     if (outs == 0) continue;
     for (uint64_t m = q_.successor_mask[s] & set; m; m &= m - 1) flow_[1][std::countr_zero(m)] += flow_[1][s] / outs;
   }
-  std::sort(items_.begin(), items_.end(), [](const Item& a, const Item& b) { return a.single < b.single; });
+}
+
+double ExactSearch::knapsack_bound(const ExclusiveSet& e, double no_single) const {
   const double n_tc = static_cast<double>(p_.tensor_cores), n_vc = static_cast<double>(p_.vector_cores);
-  const double no_single = forced ? kInf : all_parallel;  // the class without single-core tasks
-  // Classes: the longest single-core task is forced_longest (when some task cannot run parallel) or one
-  // of the distinct lengths of the others; a class costs at least its M, so only those below the
-  // all-parallel time matter.
-  classes_.clear();
-  if (forced && forced_longest < no_single) classes_.push_back(forced_longest);
-  for (size_t k = 0; k < items_.size(); ++k) {
-    const double m = items_[k].single;
-    if (m >= no_single) break;
-    if (m < forced_longest || (k + 1 < items_.size() && items_[k + 1].single == m)) continue;
-    classes_.push_back(m);
-  }
   // Per mix (α, γ): α shares the work term between the core types, γ mixes it with the chain term. The
   // items' weights and their order by ℓ'/weight are made once per mix, when a class first needs them.
   constexpr size_t kMixCount = std::size(kMixes);
@@ -477,7 +480,7 @@ double ExactSearch::compute_exclusive_bound(uint64_t set) const {
       return single * (((use & kTc) ? w_tc : 0.0) + ((use & kVc) ? w_vc : 0.0));
     };
     forced_used[x] =
-        weight(kTc, forced_work[kTc]) + weight(kVc, forced_work[kVc]) + weight(kTc | kVc, forced_work[kTc | kVc]);
+        weight(kTc, e.forced_work[kTc]) + weight(kVc, e.forced_work[kVc]) + weight(kTc | kVc, e.forced_work[kTc | kVc]);
     double* w = weights_.data() + x * k;
     int* order = orders_.data() + x * k;
     for (size_t i = 0; i < k; ++i) {
@@ -513,11 +516,31 @@ double ExactSearch::compute_exclusive_bound(uint64_t set) const {
         gain += part * items_[i].parallel + (1 - part) * std::max(items_[i].parallel - w[i], 0.0);
         used += w[i];
       }
-      class_bound = std::max(class_bound, all_parallel - gain + m + std::max(forced_used[x] - m, 0.0));
+      class_bound = std::max(class_bound, e.all_parallel - gain + m + std::max(forced_used[x] - m, 0.0));
     }
     best = std::min(best, class_bound);
   }
   return best;
+}
+
+double ExactSearch::compute_exclusive_bound(uint64_t set) const {
+  const ExclusiveSet e = collect_exclusive_items(set);
+  if (items_.empty() && !e.forced) return 0;
+  set_chain_flows(set);
+  std::sort(items_.begin(), items_.end(), [](const Item& a, const Item& b) { return a.single < b.single; });
+  const double no_single = e.forced ? kInf : e.all_parallel;  // the class without single-core tasks
+  // Classes: the longest single-core task is forced_longest (when some task cannot run parallel) or one
+  // of the distinct lengths of the others; a class costs at least its M, so only those below the
+  // all-parallel time matter.
+  classes_.clear();
+  if (e.forced && e.forced_longest < no_single) classes_.push_back(e.forced_longest);
+  for (size_t k = 0; k < items_.size(); ++k) {
+    const double m = items_[k].single;
+    if (m >= no_single) break;
+    if (m < e.forced_longest || (k + 1 < items_.size() && items_[k + 1].single == m)) continue;
+    classes_.push_back(m);
+  }
+  return knapsack_bound(e, no_single);
 }
 
 double ExactSearch::after_link_task(int c, uint64_t rest) const {

@@ -305,6 +305,78 @@ void ExactSearch::dive(uint64_t done, double last_start, int last_task, double l
   }
 }
 
+void ExactSearch::update_phase(const Choice& c) {
+  closed_begin_ = closed_end_ = -1;
+  if (q_.use[c.task] == kNone) return;
+  // A compute task starting at or after the end of the current phase closes it.
+  const int index = static_cast<int>(path_.size());
+  const bool closes = phase_begin_ >= 0 && c.start >= phase_end_;
+  if (closes) {
+    closed_begin_ = phase_begin_;
+    closed_end_ = index;
+  }
+  if (c.parallel) {
+    phase_begin_ = -1;
+  } else if (phase_begin_ < 0 || closes) {
+    phase_begin_ = index;
+    phase_end_ = c.finish;
+  } else {
+    phase_end_ = std::max(phase_end_, c.finish);
+  }
+}
+
+void ExactSearch::occupy_cores(const Choice& c, Saved& sv) {
+  const int s = c.task;
+  const uint8_t use = q_.use[s];
+  for (int type : {0, 1, 2})
+    if (type == 0 || (use & type)) compute_end_[type] = std::max(compute_end_[type], c.finish);
+  if (c.parallel) {
+    parallel_end_[0] = std::max(parallel_end_[0], c.finish);
+    for (int type : {1, 2})
+      if (use & type) parallel_end_[type] = std::max(parallel_end_[type], c.finish);
+    if (use == (kTc | kVc)) parallel_end_[3] = std::max(parallel_end_[3], c.finish);
+  }
+  if (use & kTc) remaining_tc_ -= std::min(q_.single[s], static_cast<double>(p_.tensor_cores) * q_.parallel[s]);
+  if (use & kVc) remaining_vc_ -= std::min(q_.single[s], static_cast<double>(p_.vector_cores) * q_.parallel[s]);
+  if (c.group >= 0) {
+    // One core of the group moves to a new state.
+    Group& g = groups_[c.group];
+    sv.old_group = g;
+    --g.count;
+    Group moved = g;
+    moved.count = 1;
+    if (use & kTc) moved.tc_free = c.finish;
+    if (use & kVc) moved.vc_free = c.finish;
+    groups_.push_back(moved);
+    sv.new_group = static_cast<int>(groups_.size()) - 1;
+  } else if (c.parallel) {
+    // All cores of the used types are busy until the finish.
+    sv.new_group = -2;
+    // Copied into a kept vector (no allocation once the depth was reached before).
+    if (saved_groups_used_ == saved_groups_.size()) saved_groups_.emplace_back();
+    saved_groups_[saved_groups_used_++] = groups_;
+    for (Group& g : groups_) {
+      if (use & kTc && g.kind & kTc) g.tc_free = std::max(g.tc_free, c.finish);
+      if (use & kVc && g.kind & kVc) g.vc_free = std::max(g.vc_free, c.finish);
+    }
+  }
+}
+
+void ExactSearch::record_overlaps(const Choice& c) {
+  // Which single-core compute tasks overlap another compute task.
+  if (q_.use[c.task] != kNone) {
+    for (int k : open_singles_) {
+      if (finish_[k] <= c.start) continue;
+      overlap_log_.push_back(k);
+      ++overlaps_[k];
+      overlap_log_.push_back(c.task);
+      ++overlaps_[c.task];
+    }
+    if (!c.parallel) open_singles_.push_back(c.task);
+  }
+  overlap_marks_.push_back(overlap_log_.size());
+}
+
 void ExactSearch::apply(const Choice& c) {
   Saved sv{makespan_,
            link_end_,
@@ -320,80 +392,20 @@ void ExactSearch::apply(const Choice& c) {
            phase_end_,
            -1,
            {}};
-  closed_begin_ = closed_end_ = -1;
-  if (q_.use[c.task] != kNone) {
-    // A compute task starting at or after the end of the current phase closes it.
-    const int index = static_cast<int>(path_.size());
-    const bool closes = phase_begin_ >= 0 && c.start >= phase_end_;
-    if (closes) {
-      closed_begin_ = phase_begin_;
-      closed_end_ = index;
-    }
-    if (c.parallel) {
-      phase_begin_ = -1;
-    } else if (phase_begin_ < 0 || closes) {
-      phase_begin_ = index;
-      phase_end_ = c.finish;
-    } else {
-      phase_end_ = std::max(phase_end_, c.finish);
-    }
-  }
+  update_phase(c);
   std::copy(std::begin(compute_end_), std::end(compute_end_), sv.compute_end);
   std::copy(std::begin(parallel_end_), std::end(parallel_end_), sv.parallel_end);
   const int s = c.task;
   start_[s] = c.start;
   finish_[s] = c.finish;
   makespan_ = std::max(makespan_, c.finish);
-  const uint8_t use = q_.use[s];
   if (q_.comm[s]) {
     link_end_ = std::max(link_end_, c.finish);
     remaining_link_ -= q_.single[s];
   } else {
-    for (int type : {0, 1, 2})
-      if (type == 0 || (use & type)) compute_end_[type] = std::max(compute_end_[type], c.finish);
-    if (c.parallel) {
-      parallel_end_[0] = std::max(parallel_end_[0], c.finish);
-      for (int type : {1, 2})
-        if (use & type) parallel_end_[type] = std::max(parallel_end_[type], c.finish);
-      if (use == (kTc | kVc)) parallel_end_[3] = std::max(parallel_end_[3], c.finish);
-    }
-    if (use & kTc) remaining_tc_ -= std::min(q_.single[s], static_cast<double>(p_.tensor_cores) * q_.parallel[s]);
-    if (use & kVc) remaining_vc_ -= std::min(q_.single[s], static_cast<double>(p_.vector_cores) * q_.parallel[s]);
-    if (c.group >= 0) {
-      // One core of the group moves to a new state.
-      Group& g = groups_[c.group];
-      sv.old_group = g;
-      --g.count;
-      Group moved = g;
-      moved.count = 1;
-      if (use & kTc) moved.tc_free = c.finish;
-      if (use & kVc) moved.vc_free = c.finish;
-      groups_.push_back(moved);
-      sv.new_group = static_cast<int>(groups_.size()) - 1;
-    } else if (c.parallel) {
-      // All cores of the used types are busy until the finish.
-      sv.new_group = -2;
-      // Copied into a kept vector (no allocation once the depth was reached before).
-      if (saved_groups_used_ == saved_groups_.size()) saved_groups_.emplace_back();
-      saved_groups_[saved_groups_used_++] = groups_;
-      for (Group& g : groups_) {
-        if (use & kTc && g.kind & kTc) g.tc_free = std::max(g.tc_free, c.finish);
-        if (use & kVc && g.kind & kVc) g.vc_free = std::max(g.vc_free, c.finish);
-      }
-    }
+    occupy_cores(c, sv);
   }
-  // Which single-core compute tasks overlap another compute task.
-  if (q_.use[c.task] != kNone) {
-    for (int k : open_singles_) {
-      if (finish_[k] <= c.start) continue;
-      overlap_log_.push_back(k);
-      ++overlaps_[k];
-      overlap_log_.push_back(c.task);
-      ++overlaps_[c.task];
-    }
-    if (!c.parallel) open_singles_.push_back(c.task);
-  }
-  overlap_marks_.push_back(overlap_log_.size());
+  record_overlaps(c);
   last_ = c;
   path_.push_back(c);
   saved_.push_back(sv);

@@ -92,12 +92,31 @@ class ExactSearch {
   bool packing_proves(uint64_t rest, uint64_t parallel_set, double t0, double target, int depth) const;
   bool packing_proves_once(uint64_t rest, uint64_t parallel_set, double t0, double target, int depth) const;
   bool packing_fits(uint64_t rest, uint64_t parallel_set, double t0, double span) const;
+  /// packing_fits' releases (release_) and tails (tail_) of the rest's tasks, times relative to t0.
+  void set_releases_and_tails(uint64_t rest, uint64_t parallel_set) const;
+  /// packing_fits for the tasks of packing_items_ that share a core with no other: each takes a core of
+  /// free_ (removed from it); the others go to shared_.
+  bool lone_tasks_fit(int64_t cores, double span) const;
+  /// packing_fits for the tasks of shared_ on the cores left in free_.
+  bool shared_tasks_fit(double span) const;
   double exclusive_bound(uint64_t set) const;
   double split_exclusive_bound(uint64_t set) const;
   double cached_base(uint64_t set) const;
   double part_bound(uint64_t set) const;
   double exact_part(uint64_t set) const;
   double compute_exclusive_bound(uint64_t set) const;
+  /// What compute_exclusive_bound gathers of a set besides its items (items_).
+  struct ExclusiveSet {
+    double all_parallel = 0;               // Σ ℓ' of the items
+    double forced_work[4] = {0, 0, 0, 0};  // single-core work of the tasks that run only so, by core use
+    double forced_longest = 0;             // the longest of those
+    bool forced = false;                   // whether there are any
+  };
+  ExclusiveSet collect_exclusive_items(uint64_t set) const;
+  /// The longest chain of the set and the two unit flows through it (path_length_, path_prev_, flow_).
+  void set_chain_flows(uint64_t set) const;
+  /// The least bound over the classes (classes_) and the mixes: a fractional knapsack per pair.
+  double knapsack_bound(const ExclusiveSet& e, double no_single) const;
   double after_link_task(int c, uint64_t rest) const;
 
   // A state is what the rest of the schedule depends on, all times seen from the last start on: the
@@ -127,6 +146,11 @@ class ExactSearch {
     Group old_group;
   };
   std::vector<Saved> saved_;
+  // The parts of apply: the phase of single-core tasks the choice closes or extends; the cores, ends and
+  // remaining work it takes (its old group saved in `sv`); the single-core tasks it overlaps.
+  void update_phase(const Choice& c);
+  void occupy_cores(const Choice& c, Saved& sv);
+  void record_overlaps(const Choice& c);
 
   const Problem& p_;
   const Prepared& q_;

@@ -125,44 +125,32 @@ std::vector<int> topological_order(const Problem& problem, std::vector<std::vect
   return order;
 }
 
-Instance prepare(const Problem& problem) {
-  Instance in;
-  in.problem = &problem;
-  in.n_tc = problem.tensor_cores;
-  in.n_vc = problem.vector_cores;
-  in.n_p = problem.pairs();
-  const int count = static_cast<int>(problem.tasks.size());
-  std::vector<std::vector<int>> succs;
-  in.full_order = topological_order(problem, succs, in.full_preds);
-
-  std::vector<int> index(count, -1);
-  for (int u = 0; u < count; ++u) {
-    const Task& t = problem.tasks[u];
-    if (t.kind == TaskKind::None) continue;
-    index[u] = in.n++;
-    in.task.push_back(u);
-    Kind k = Kind::Link;
-    bool par = true;
-    switch (t.kind) {
-      case TaskKind::Tensor: k = Kind::Tensor; break;
-      case TaskKind::Vector: k = Kind::Vector; break;
-      case TaskKind::Fused: k = Kind::Fused; break;
-      case TaskKind::Comm:
-        k = problem.comm_as_vector ? Kind::Vector : Kind::Link;
-        par = false;
-        break;
-      case TaskKind::None: break;
-    }
-    in.kind.push_back(k);
-    in.may_parallel.push_back(par ? 1 : 0);
-    in.parallel_only.push_back(0);
-    in.single.push_back(t.single_s);
-    in.parallel.push_back(par ? t.parallel_s : t.single_s);
-    in.big_m += std::min(in.single.back(), in.parallel.back());
+/// Appends task `t` to the instance's operators: its kind and its single- and parallel-core latencies.
+void add_operator(Instance& in, const Problem& problem, const Task& t) {
+  Kind k = Kind::Link;
+  bool par = true;
+  switch (t.kind) {
+    case TaskKind::Tensor: k = Kind::Tensor; break;
+    case TaskKind::Vector: k = Kind::Vector; break;
+    case TaskKind::Fused: k = Kind::Fused; break;
+    case TaskKind::Comm:
+      k = problem.comm_as_vector ? Kind::Vector : Kind::Link;
+      par = false;
+      break;
+    case TaskKind::None: break;
   }
-  // A variant longer than H, the serial schedule's makespan, is in no optimal schedule: the operator is
-  // forced into its other one. Then an unused variant (a single-core run of 1e10 s) no longer sets the time
-  // scale, which had pushed every other latency below CBC's tolerances.
+  in.kind.push_back(k);
+  in.may_parallel.push_back(par ? 1 : 0);
+  in.parallel_only.push_back(0);
+  in.single.push_back(t.single_s);
+  in.parallel.push_back(par ? t.parallel_s : t.single_s);
+  in.big_m += std::min(in.single.back(), in.parallel.back());
+}
+
+/// A variant longer than H, the serial schedule's makespan, is in no optimal schedule: the operator is
+/// forced into its other one. Then an unused variant (a single-core run of 1e10 s) no longer sets the time
+/// scale, which had pushed every other latency below CBC's tolerances.
+void drop_variants_beyond_serial(Instance& in) {
   for (int a = 0; a < in.n; ++a) {
     if (!in.may_parallel[a]) continue;
     if (in.single[a] > in.big_m) {
@@ -173,6 +161,11 @@ Instance prepare(const Problem& problem) {
       in.parallel[a] = in.single[a];
     }
   }
+}
+
+/// The time scale (1 / the longest latency) and tolerance; refuses latencies further apart than CBC's
+/// tolerances resolve.
+void set_scale(Instance& in, const Problem& problem) {
   double largest = 0;
   double smallest = 0;  // non-zero
   int longest = -1;
@@ -195,8 +188,12 @@ Instance prepare(const Problem& problem) {
         problem.tasks[in.task[shortest]].id, smallest, kMaxLatencySpan, largest, problem.tasks[in.task[longest]].id));
   in.scale = largest > 0 ? 1.0 / largest : 1.0;
   in.tolerance = 1e-12 * in.big_m;
+}
 
-  // R(u) over the full DAG (paths through NOPs), restricted to V.
+/// R(u) over the full DAG of `count` tasks (paths through NOPs), restricted to the operators (`index`: a
+/// task's operator, or −1).
+void set_reach(Instance& in, const std::vector<std::vector<int>>& succs, const std::vector<int>& index) {
+  const int count = static_cast<int>(succs.size());
   std::vector<std::vector<char>> full(count, std::vector<char>(count, 0));
   for (auto it = in.full_order.rbegin(); it != in.full_order.rend(); ++it) {
     const int u = *it;
@@ -211,6 +208,29 @@ Instance prepare(const Problem& problem) {
     for (int b = 0; b < in.n; ++b) in.reach[a][b] = full[in.task[a]][in.task[b]];
   for (int u : in.full_order)
     if (index[u] >= 0) in.order.push_back(index[u]);
+}
+
+Instance prepare(const Problem& problem) {
+  Instance in;
+  in.problem = &problem;
+  in.n_tc = problem.tensor_cores;
+  in.n_vc = problem.vector_cores;
+  in.n_p = problem.pairs();
+  const int count = static_cast<int>(problem.tasks.size());
+  std::vector<std::vector<int>> succs;
+  in.full_order = topological_order(problem, succs, in.full_preds);
+
+  std::vector<int> index(count, -1);
+  for (int u = 0; u < count; ++u) {
+    const Task& t = problem.tasks[u];
+    if (t.kind == TaskKind::None) continue;
+    index[u] = in.n++;
+    in.task.push_back(u);
+    add_operator(in, problem, t);
+  }
+  drop_variants_beyond_serial(in);
+  set_scale(in, problem);
+  set_reach(in, succs, index);
   return in;
 }
 
@@ -273,6 +293,11 @@ class MilpBuilder {
   PhaseSolution solve(const MilpOptions& options) const;
 
  private:
+  /// The model as a CBC model of CLP's LP, its integer columns marked.
+  OsiClpSolverInterface lp_of_model() const;
+  /// The phase's schedule read from a solution of the model's columns.
+  void read_solution(const double* sol, PhaseSolution& out) const;
+
   int add_column(double lo, double hi, double cost, bool integer) {
     col_lo_.push_back(lo);
     col_hi_.push_back(hi);
@@ -717,36 +742,9 @@ class MilpBuilder {
   std::vector<double> row_hi_;
 };
 
-PhaseSolution MilpBuilder::solve(const MilpOptions& options) const {
-  const auto started = std::chrono::steady_clock::now();
-  const int columns = static_cast<int>(col_lo_.size());
-  const int rows = static_cast<int>(row_lo_.size());
-  std::vector<int> lengths(rows);
-  for (int r = 0; r < rows; ++r) lengths[r] = static_cast<int>(starts_[r + 1] - starts_[r]);
-  const CoinPackedMatrix matrix(false, columns, rows, starts_.back(), value_.data(), index_.data(), starts_.data(),
-                                lengths.data());
-
-  OsiClpSolverInterface lp;
-  lp.messageHandler()->setLogLevel(0);
-  lp.setHintParam(OsiDoReducePrint, true, OsiHintTry);
-  lp.loadProblem(matrix, col_lo_.data(), col_hi_.data(), cost_.data(), row_lo_.data(), row_hi_.data());
-  for (int c = 0; c < columns; ++c)
-    if (integer_[c]) lp.setInteger(c);
-  double root_bound = 0;
-  if (options.root_bound) {
-    OsiClpSolverInterface relaxation(lp);
-    relaxation.setDblParam(OsiPrimalTolerance, 1e-9);
-    relaxation.setDblParam(OsiDualTolerance, 1e-9);
-    relaxation.initialSolve();
-    if (relaxation.isProvenOptimal()) root_bound = relaxation.getObjValue() / in_.scale;
-  }
-
-  CbcModel model(lp);
-  model.setLogLevel(0);
-  model.messageHandler()->setLogLevel(0);
-  model.solver()->messageHandler()->setLogLevel(0);
-  // CBC's stand-alone driver (its default cuts and heuristics) proves these models faster than a bare
-  // CbcModel::branchAndBound() (phase 1 of a 12-task DAG: 0.1 s instead of 3-10 s).
+/// The arguments of CBC's stand-alone driver for these models: exact, silent, single-threaded, and without
+/// the parts that failed on them (each reason below).
+std::vector<std::string> cbc_arguments(const MilpOptions& options) {
   std::vector<std::string> args = {"phaze"};
   const auto option = [&args](const char* name, const char* value) {
     args.emplace_back(name);
@@ -786,24 +784,82 @@ PhaseSolution MilpBuilder::solve(const MilpOptions& options) const {
   }
   args.push_back("-solve");
   args.push_back("-quit");
+  return args;
+}
+
+/// Runs CBC's stand-alone driver on `model` with `args`.
+void run_cbc(CbcModel& model, const std::vector<std::string>& args) {
   std::vector<const char*> argv;
   argv.reserve(args.size());
   for (const std::string& arg : args) argv.push_back(arg.c_str());
-  {
-    // CbcMain0/CbcMain1 keep parts of their state in globals of libCbcSolver: one solve at a time.
-    static std::mutex cbc_main;
-    const std::lock_guard<std::mutex> lock(cbc_main);
-    CbcSolverUsefulData data;
-    data.noPrinting_ = true;
-    data.useSignalHandler_ = false;
-    CbcMain0(model, data);
-    CbcMain1(static_cast<int>(argv.size()), argv.data(), model, no_callback, data);
+  // CbcMain0/CbcMain1 keep parts of their state in globals of libCbcSolver: one solve at a time.
+  static std::mutex cbc_main;
+  const std::lock_guard<std::mutex> lock(cbc_main);
+  CbcSolverUsefulData data;
+  data.noPrinting_ = true;
+  data.useSignalHandler_ = false;
+  CbcMain0(model, data);
+  CbcMain1(static_cast<int>(argv.size()), argv.data(), model, no_callback, data);
+}
+
+OsiClpSolverInterface MilpBuilder::lp_of_model() const {
+  const int columns = static_cast<int>(col_lo_.size());
+  const int rows = static_cast<int>(row_lo_.size());
+  std::vector<int> lengths(rows);
+  for (int r = 0; r < rows; ++r) lengths[r] = static_cast<int>(starts_[r + 1] - starts_[r]);
+  const CoinPackedMatrix matrix(false, columns, rows, starts_.back(), value_.data(), index_.data(), starts_.data(),
+                                lengths.data());
+  OsiClpSolverInterface lp;
+  lp.messageHandler()->setLogLevel(0);
+  lp.setHintParam(OsiDoReducePrint, true, OsiHintTry);
+  lp.loadProblem(matrix, col_lo_.data(), col_hi_.data(), cost_.data(), row_lo_.data(), row_hi_.data());
+  for (int c = 0; c < columns; ++c)
+    if (integer_[c]) lp.setInteger(c);
+  return lp;
+}
+
+void MilpBuilder::read_solution(const double* sol, PhaseSolution& out) const {
+  const Instance& in = in_;
+  out.objective_s = sol[col_makespan_] / in.scale;
+  out.y.resize(in.n);
+  out.x.assign(in.n, std::vector<char>(in.n, 0));
+  out.tensor_core.assign(in.n, -1);
+  out.vector_core.assign(in.n, -1);
+  for (int a = 0; a < in.n; ++a) {
+    out.y[a] = value_of(sol, col_y_[a]) > 0.5 ? 1 : 0;
+    for (int b = 0; b < in.n; ++b)
+      if (a != b) out.x[a][b] = value_of(sol, col_x_[a][b]) > 0.5 ? 1 : 0;
+    for (size_t c = 0; c < col_ztc_[a].size(); ++c)
+      if (sol[col_ztc_[a][c]] > 0.5) out.tensor_core[a] = static_cast<int64_t>(c);
+    for (size_t c = 0; c < col_zvc_[a].size(); ++c)
+      if (sol[col_zvc_[a][c]] > 0.5) out.vector_core[a] = static_cast<int64_t>(c);
   }
+}
+
+PhaseSolution MilpBuilder::solve(const MilpOptions& options) const {
+  const auto started = std::chrono::steady_clock::now();
+  OsiClpSolverInterface lp = lp_of_model();
+  double root_bound = 0;
+  if (options.root_bound) {
+    OsiClpSolverInterface relaxation(lp);
+    relaxation.setDblParam(OsiPrimalTolerance, 1e-9);
+    relaxation.setDblParam(OsiDualTolerance, 1e-9);
+    relaxation.initialSolve();
+    if (relaxation.isProvenOptimal()) root_bound = relaxation.getObjValue() / in_.scale;
+  }
+
+  CbcModel model(lp);
+  model.setLogLevel(0);
+  model.messageHandler()->setLogLevel(0);
+  model.solver()->messageHandler()->setLogLevel(0);
+  // CBC's stand-alone driver (its default cuts and heuristics) proves these models faster than a bare
+  // CbcModel::branchAndBound() (phase 1 of a 12-task DAG: 0.1 s instead of 3-10 s).
+  run_cbc(model, cbc_arguments(options));
 
   PhaseSolution out;
   out.root_bound_s = root_bound;
-  out.rows = rows;
-  out.columns = columns;
+  out.rows = static_cast<int>(row_lo_.size());
+  out.columns = static_cast<int>(col_lo_.size());
   // Fall back to the serial schedule (objective H) when CBC has no solution (a time limit stopped it first)
   // or one worse than the serial schedule, which no correct optimum is. The serial schedule is not handed
   // to CBC as a first incumbent: CbcMain1 then prunes improvements smaller than its own tolerance.
@@ -814,24 +870,8 @@ PhaseSolution MilpBuilder::solve(const MilpOptions& options) const {
     serial = serial_solution();
     sol = serial.data();
   }
-  {
-    const Instance& in = in_;
-    out.proven_optimal = from_cbc && model.isProvenOptimal();
-    out.objective_s = sol[col_makespan_] / in.scale;
-    out.y.resize(in.n);
-    out.x.assign(in.n, std::vector<char>(in.n, 0));
-    out.tensor_core.assign(in.n, -1);
-    out.vector_core.assign(in.n, -1);
-    for (int a = 0; a < in.n; ++a) {
-      out.y[a] = value_of(sol, col_y_[a]) > 0.5 ? 1 : 0;
-      for (int b = 0; b < in.n; ++b)
-        if (a != b) out.x[a][b] = value_of(sol, col_x_[a][b]) > 0.5 ? 1 : 0;
-      for (size_t c = 0; c < col_ztc_[a].size(); ++c)
-        if (sol[col_ztc_[a][c]] > 0.5) out.tensor_core[a] = static_cast<int64_t>(c);
-      for (size_t c = 0; c < col_zvc_[a].size(); ++c)
-        if (sol[col_zvc_[a][c]] > 0.5) out.vector_core[a] = static_cast<int64_t>(c);
-    }
-  }
+  out.proven_optimal = from_cbc && model.isProvenOptimal();
+  read_solution(sol, out);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;
 }

@@ -175,118 +175,130 @@ void tell_rank_zero(MpiJob& job, const std::exception_ptr& error) {
   job.send(0, kFail, with_slot(-1, failure_text(error)));
 }
 
-void serve_designs(MpiJob& job, const SearchQuestion& q, int threads) {
-  struct Work {
-    int slot = 0;
-    size_t position = 0;
-    std::map<std::string, size_t> combination;  ///< per key wanted, its combination
-    std::optional<AnswerThresholds> reached;    ///< when points may be left out on their bounds
-  };
+namespace {
+
+/// One design rank 0 asks this rank to evaluate.
+struct ServedWork {
+  int slot = 0;
+  size_t position = 0;
+  std::map<std::string, size_t> combination;  ///< per key wanted, its combination
+  std::optional<AnswerThresholds> reached;    ///< when points may be left out on their bounds
+};
+
+ServedWork work_from_message(const std::string& bytes) {
+  const nlohmann::json request = nlohmann::json::parse(bytes);
+  ServedWork w;
+  w.slot = request.at("slot").get<int>();
+  w.position = request.at("position").get<size_t>();
+  const nlohmann::json& keys = request.at("keys");
+  const nlohmann::json& combinations = request.at("combinations");
+  if (keys.size() != combinations.size())
+    throw std::runtime_error("MPI: a work message's keys and combinations differ in number");
+  for (size_t k = 0; k < keys.size(); ++k)
+    w.combination.emplace(keys[k].get<std::string>(), combinations[k].get<size_t>());
+  if (request.contains("thresholds")) w.reached = thresholds_from_json(request.at("thresholds"));
+  return w;
+}
+
+/// The answer to one piece of work, as the (tag, message) to send to rank 0.
+std::pair<int, std::string> answer_work(Evaluator& evaluator, const std::vector<hw::Design>& designs,
+                                        const BucketOrder& order, const ServedWork& w) {
+  try {
+    if (w.position >= order.designs.size())
+      throw std::runtime_error(fmt::format("MPI: no design at position {}", w.position));
+    const int64_t unproven_before = evaluator.unproven_passes();
+    // The test rank 0's own threads apply (driver.cpp), on the thresholds it sent.
+    LeaveOutTest test;
+    if (w.reached)
+      test = [&](const std::string& key, const std::vector<std::optional<double>>& bounds) {
+        return cannot_enter(*w.reached, w.combination.at(key), bounds);
+      };
+    std::vector<LeftOutPoint> out;
+    const std::vector<PointOutcome> points = evaluator.evaluate(
+        designs[order.designs[w.position]], [&](const std::string& key) { return w.combination.contains(key); }, test,
+        &out);
+    nlohmann::json done = {{"unproven", evaluator.unproven_passes() - unproven_before},
+                           {"points", nlohmann::json::array()},
+                           {"left_out", nlohmann::json::array()}};
+    for (const PointOutcome& p : points) done["points"].push_back({p.key, to_record(p)});
+    for (const LeftOutPoint& p : out) done["left_out"].push_back({p.key, p.feasible});
+    return {kDone, with_slot(w.slot, done.dump())};
+  } catch (...) {
+    return {kFail, with_slot(w.slot, failure_text(std::current_exception()))};
+  }
+}
+
+/// What this rank's receiving loop and its evaluating threads share. However the scope that owns it ends
+/// (stopped, or by an exception), the threads are stopped and joined before what they read is destroyed.
+/// Work not yet taken is dropped: rank 0 wants no more answers.
+struct ServedQueue {
   std::mutex mutex;
   std::condition_variable arrived;
-  std::deque<Work> work;
+  std::deque<ServedWork> work;
   std::deque<std::pair<int, std::string>> outbox;  // (tag, message)
   bool stopping = false;
   std::vector<std::thread> pool;
+
+  ~ServedQueue() {
+    {
+      std::lock_guard lock(mutex);
+      stopping = true;
+      work.clear();
+    }
+    arrived.notify_all();
+    for (std::thread& t : pool) t.join();
+  }
+
+  /// The next work, or nothing once stopping.
+  std::optional<ServedWork> take() {
+    std::unique_lock lock(mutex);
+    arrived.wait(lock, [&] { return stopping || !work.empty(); });
+    if (work.empty()) return std::nullopt;
+    ServedWork w = std::move(work.front());
+    work.pop_front();
+    return w;
+  }
+};
+
+}  // namespace
+
+void serve_designs(MpiJob& job, const SearchQuestion& q, int threads) {
   try {
     validate(q);
     const std::vector<hw::Design> designs = search_designs(q);
     const BucketOrder order = bucket_order(designs, q.bucket_um2);
     const Workload workload = prepare_workload(q);
     ScheduleCache cache;
-    auto evaluate = [&] {
-      Evaluator evaluator(workload, cache);
-      while (true) {
-        Work w;
-        {
-          std::unique_lock lock(mutex);
-          arrived.wait(lock, [&] { return stopping || !work.empty(); });
-          if (work.empty()) return;
-          w = std::move(work.front());
-          work.pop_front();
+    ServedQueue queue;  // after what its threads read: destroyed (and joined) first
+    for (int t = 0; t < threads; ++t)
+      queue.pool.emplace_back([&] {
+        Evaluator evaluator(workload, cache);
+        while (const std::optional<ServedWork> w = queue.take()) {
+          std::pair<int, std::string> answer = answer_work(evaluator, designs, order, *w);
+          std::lock_guard lock(queue.mutex);
+          queue.outbox.push_back(std::move(answer));
         }
-        std::pair<int, std::string> answer;
-        try {
-          if (w.position >= order.designs.size())
-            throw std::runtime_error(fmt::format("MPI: no design at position {}", w.position));
-          const int64_t unproven_before = evaluator.unproven_passes();
-          // The test rank 0's own threads apply (driver.cpp), on the thresholds it sent.
-          LeaveOutTest test;
-          if (w.reached)
-            test = [&](const std::string& key, const std::vector<std::optional<double>>& bounds) {
-              return cannot_enter(*w.reached, w.combination.at(key), bounds);
-            };
-          std::vector<LeftOutPoint> out;
-          const std::vector<PointOutcome> points = evaluator.evaluate(
-              designs[order.designs[w.position]], [&](const std::string& key) { return w.combination.contains(key); },
-              test, &out);
-          nlohmann::json done = {{"unproven", evaluator.unproven_passes() - unproven_before},
-                                 {"points", nlohmann::json::array()},
-                                 {"left_out", nlohmann::json::array()}};
-          for (const PointOutcome& p : points) done["points"].push_back({p.key, to_record(p)});
-          for (const LeftOutPoint& p : out) done["left_out"].push_back({p.key, p.feasible});
-          answer = {kDone, with_slot(w.slot, done.dump())};
-        } catch (...) {
-          answer = {kFail, with_slot(w.slot, failure_text(std::current_exception()))};
-        }
-        std::lock_guard lock(mutex);
-        outbox.push_back(std::move(answer));
-      }
-    };
-    // The threads read the designs, the workload and the cache of this scope: however the scope ends
-    // (stopped, or by an exception), they are stopped and joined before those are destroyed. Work not yet
-    // taken is dropped: rank 0 wants no more answers.
-    struct Joined {
-      std::vector<std::thread>& pool;
-      std::mutex& mutex;
-      std::condition_variable& arrived;
-      std::deque<Work>& work;
-      bool& stopping;
-      ~Joined() {
-        {
-          std::lock_guard lock(mutex);
-          stopping = true;
-          work.clear();
-        }
-        arrived.notify_all();
-        for (std::thread& t : pool) t.join();
-      }
-    } joined{pool, mutex, arrived, work, stopping};
-    for (int t = 0; t < threads; ++t) pool.emplace_back(evaluate);
+      });
     job.send(0, kHello, std::to_string(threads));
 
     while (true) {
       std::deque<std::pair<int, std::string>> out;
       {
-        std::lock_guard lock(mutex);
-        out.swap(outbox);
+        std::lock_guard lock(queue.mutex);
+        out.swap(queue.outbox);
       }
       for (const auto& [tag, bytes] : out) job.send(0, tag, bytes);
       bool heard = false;
       while (const std::optional<MpiJob::Message> m = job.try_receive()) {
         heard = true;
-        std::lock_guard lock(mutex);
-        if (m->tag == kStop) {
-          stopping = true;
-        } else if (m->tag == kWork) {
-          const nlohmann::json request = nlohmann::json::parse(m->bytes);
-          Work w;
-          w.slot = request.at("slot").get<int>();
-          w.position = request.at("position").get<size_t>();
-          const nlohmann::json& keys = request.at("keys");
-          const nlohmann::json& combinations = request.at("combinations");
-          if (keys.size() != combinations.size())
-            throw std::runtime_error("MPI: a work message's keys and combinations differ in number");
-          for (size_t k = 0; k < keys.size(); ++k)
-            w.combination.emplace(keys[k].get<std::string>(), combinations[k].get<size_t>());
-          if (request.contains("thresholds")) w.reached = thresholds_from_json(request.at("thresholds"));
-          work.push_back(std::move(w));
-        }
+        std::lock_guard lock(queue.mutex);
+        if (m->tag == kStop) queue.stopping = true;
+        if (m->tag == kWork) queue.work.push_back(work_from_message(m->bytes));
       }
-      arrived.notify_all();
+      queue.arrived.notify_all();
       {
-        std::lock_guard lock(mutex);
-        if (stopping) break;
+        std::lock_guard lock(queue.mutex);
+        if (queue.stopping) break;
       }
       if (out.empty() && !heard) std::this_thread::sleep_for(kPollInterval);
     }

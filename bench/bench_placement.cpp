@@ -49,7 +49,7 @@ void BM_PlaceGpt3_OneWidth(benchmark::State& state) {
 /// SGD update streaming 3 bytes per parameter byte at 1.2·10^12 B/s of HBM.
 placement::Cluster corrected(placement::Cluster cluster) {
   cluster.corrected.enabled = true;
-  cluster.data_parallel_link.latency_s = 5e-6;
+  cluster.data_parallel_network.tiers[0].latency_s = 5e-6;
   cluster.corrected.optimizer_seconds_per_byte = 3.0 / 1.2e12;
   return cluster;
 }

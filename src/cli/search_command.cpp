@@ -341,9 +341,9 @@ void add_execution_options(CLI::App* cmd, SearchOptions& o) {
   CLI::Option* system = cmd->add_option("--system", o.system,
                                         "System preset or JSON file whose network joins the devices (see 'phaze "
                                         "system list'): TP collectives on the tier their group spans (a group wider "
-                                        "than a node shares its node's links there), pipeline and data-parallel "
-                                        "traffic on the tier spanning the cluster; its device is not used (the "
-                                        "search chooses the chip)");
+                                        "than a node shares its node's links there), data-parallel rings and "
+                                        "pipeline sends on the tiers the plan's layout puts them on; its device "
+                                        "is not used (the search chooses the chip)");
   link->excludes(system);
   system->excludes(link);
   cmd->add_option("--optimizer", o.optimizer, "sgd or adam (memory and optimizer-step time)")

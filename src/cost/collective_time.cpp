@@ -32,10 +32,14 @@ double reduce_scatter_s(const hw::Network& network, DeviceGroup group, double by
   return all_reduce_s(network, group, bytes) / 2;
 }
 
+GroupLink send_link(const hw::Network& network, int64_t distance) {
+  const hw::NetworkTier& tier = hw::tier_spanning(network, CheckedInt(std::max<int64_t>(distance, 1)) + 1);
+  return GroupLink{tier.effective_bandwidth(), tier.latency_s};
+}
+
 double send_s(const hw::Network& network, int64_t distance, double bytes) {
   if (distance <= 0 || bytes <= 0) return 0;
-  const hw::NetworkTier& tier = hw::tier_spanning(network, CheckedInt(distance) + 1);
-  return bytes / tier.effective_bandwidth() + tier.latency_s;
+  return transfer_s(send_link(network, distance), bytes);
 }
 
 }  // namespace phaze::cost

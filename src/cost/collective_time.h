@@ -30,6 +30,13 @@ struct GroupLink {
 
 /// The link a group's ring runs on.
 GroupLink group_link(const hw::Network& network, DeviceGroup group);
+/// The link of a point-to-point transfer to the device `distance` positions further on (distance ≥ 1), while
+/// every device sends likewise: the tier spanning both, at its per-device bandwidth.
+GroupLink send_link(const hw::Network& network, int64_t distance);
+/// Seconds of one transfer of `bytes` bytes on `link`: bytes / bandwidth + latency.
+inline double transfer_s(const GroupLink& link, double bytes) {
+  return bytes / link.bandwidth + link.latency_s;
+}
 
 /// Ring all-reduce of `bytes` bytes on every member on the group's link: 2(n−1)/n · bytes / bandwidth +
 /// 2(n−1) · latency (all_reduce_seconds, accelerator.md 7).
@@ -37,7 +44,7 @@ double all_reduce_s(const hw::Network& network, DeviceGroup group, double bytes)
 /// Ring reduce-scatter (or all-gather) of a `bytes`-byte buffer: (n−1)/n · bytes / bandwidth + (n−1) · latency.
 double reduce_scatter_s(const hw::Network& network, DeviceGroup group, double bytes);
 /// A point-to-point transfer of `bytes` bytes to the device `distance` positions further on, while every
-/// device sends likewise (pipeline stages): on the tier spanning both, at its per-device bandwidth.
+/// device sends likewise (pipeline stages): transfer_s on send_link.
 double send_s(const hw::Network& network, int64_t distance, double bytes);
 
 }  // namespace phaze::cost

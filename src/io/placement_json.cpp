@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "placement/links.h"
 #include "util/input_error.h"
 #include "util/json_input.h"
 
@@ -185,13 +186,13 @@ void require_finite_times(const Chain& chain, const Cluster& c, const Fields& to
     work_s += n.forward_time + n.backward_time;
     parameter_bytes += n.parameter_bytes;
   }
-  const double bandwidth = c.pipeline_link.effective_bandwidth();
-  const double sync_bandwidth = c.data_parallel_link.effective_bandwidth();
-  for (const ChainEdge& e : chain.edges) transfer_s += e.bytes / bandwidth;
+  // The placement format's networks are one link each: every send and ring runs on it.
+  const cost::GroupLink send = pipeline_link(c, chain.width), ring = reference_link(c);
+  for (const ChainEdge& e : chain.edges) transfer_s += cost::transfer_s(send, e.bytes);
   const double load_s = 3 * (work_s + transfer_s);
   const double slots = static_cast<double>(c.micro_batches) + static_cast<double>(chain.nodes.size());
-  const double sync_s = 4 * parameter_bytes / bandwidth + 2 * parameter_bytes / sync_bandwidth +
-                        2 * static_cast<double>(c.devices) * c.data_parallel_link.latency_s +
+  const double sync_s = 4 * parameter_bytes / send.bandwidth + 2 * parameter_bytes / ring.bandwidth +
+                        2 * static_cast<double>(c.devices) * ring.latency_s +
                         parameter_bytes * c.corrected.optimizer_seconds_per_byte;
   const double bound_s = load_s * slots + sync_s;
   if (!std::isfinite(bound_s))
@@ -206,10 +207,10 @@ void require_finite_times(const Chain& chain, const Cluster& c, const Fields& to
 void read_cluster(const Fields& top, Cluster& c) {
   c.devices = top.integer_in("maxDevices", 1, placement_limits::kDevices);
   // placement.md's one bandwidth carries every transfer; correctedTerms may give the data-parallel link its own.
-  c.pipeline_link.bandwidth = top.number("bandwidth");
-  if (!(c.pipeline_link.bandwidth > 0))
-    top.fail(fmt::format("'bandwidth' = {} must be positive", c.pipeline_link.bandwidth));
-  c.data_parallel_link.bandwidth = c.pipeline_link.bandwidth;
+  const double bandwidth = top.number("bandwidth");
+  if (!(bandwidth > 0)) top.fail(fmt::format("'bandwidth' = {} must be positive", bandwidth));
+  c.pipeline_network = hw::one_tier_network(bandwidth);
+  c.data_parallel_network = hw::one_tier_network(bandwidth);
   c.memory_bytes = top.number("maxMemoryPerDevice");
   if (!(c.memory_bytes > 0)) top.fail(fmt::format("'maxMemoryPerDevice' = {} must be positive", c.memory_bytes));
   c.micro_batches = top.integer_in("mbsInBatch", 1, placement_limits::kMicroBatches);
@@ -291,12 +292,12 @@ void read_corrected_terms(const Fields& top, const std::string& source, Cluster&
                       key));
   CorrectedTerms& terms = c.corrected;
   terms.enabled = true;
-  if (f.has("ringLatency")) c.data_parallel_link.latency_s = f.non_negative("ringLatency");
+  hw::NetworkTier& ring = c.data_parallel_network.tiers.front();  // the format's one data-parallel link
+  if (f.has("ringLatency")) ring.latency_s = f.non_negative("ringLatency");
   if (f.has("dataParallelBandwidth")) {
-    c.data_parallel_link.bandwidth = f.number("dataParallelBandwidth");
-    if (!(c.data_parallel_link.bandwidth > 0))
-      f.fail(
-          fmt::format("correctedTerms: 'dataParallelBandwidth' = {} must be positive", c.data_parallel_link.bandwidth));
+    ring.bandwidth = f.number("dataParallelBandwidth");
+    if (!(ring.bandwidth > 0))
+      f.fail(fmt::format("correctedTerms: 'dataParallelBandwidth' = {} must be positive", ring.bandwidth));
   }
   if (f.has("optimizerTimePerByte")) terms.optimizer_seconds_per_byte = f.non_negative("optimizerTimePerByte");
 }
@@ -341,15 +342,15 @@ ordered_json placement_input_json(const PlacementInput& input) {
   const Cluster& c = input.cluster;
   ordered_json out{{"maxMemoryPerDevice", c.memory_bytes},
                    {"maxDevices", c.devices},
-                   {"bandwidth", c.pipeline_link.bandwidth},
+                   {"bandwidth", c.pipeline_network.tiers.front().bandwidth},
                    {"mbsInBatch", c.micro_batches},
                    {"activationRecomputation", c.recompute},
                    {"optimizerAlgorithm", c.optimizer == Optimizer::Adam ? "Adam" : "SGD"}};
   if (c.corrected.enabled) {
-    ordered_json terms{{"ringLatency", c.data_parallel_link.latency_s},
+    const hw::NetworkTier& ring = c.data_parallel_network.tiers.front();
+    ordered_json terms{{"ringLatency", ring.latency_s},
                        {"optimizerTimePerByte", c.corrected.optimizer_seconds_per_byte}};
-    if (c.data_parallel_link.bandwidth != c.pipeline_link.bandwidth)
-      terms["dataParallelBandwidth"] = c.data_parallel_link.bandwidth;
+    if (ring.bandwidth != c.pipeline_network.tiers.front().bandwidth) terms["dataParallelBandwidth"] = ring.bandwidth;
     out["correctedTerms"] = terms;
   }
   if (input.hand_set) {

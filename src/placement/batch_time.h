@@ -4,6 +4,7 @@
 
 #include "cost/vector_cost.h"
 #include "placement/chain.h"
+#include "placement/links.h"
 
 namespace phaze::placement {
 
@@ -33,30 +34,27 @@ inline int64_t pipeline_slots(int64_t micro_batches, int64_t data_parallel, int6
 }
 
 /// The corrected terms' once-per-iteration cost of one stage (method.md D22, D3): the ring all-reduce of its
-/// P parameter bytes per device over its d replicas on the data-parallel link (accelerator.md 7), then the
-/// optimizer step over those bytes. Every stage runs both at the same time, so the largest sets the tail.
-/// The one place the corrected terms read the data-parallel link and the optimizer's seconds per byte.
+/// P parameter bytes per device over its d replicas on its data-parallel link (accelerator.md 7; the link
+/// follows the plan's layout, placement/links.h), then the optimizer step over those bytes. Every stage runs
+/// both at the same time, so the largest sets the tail. The one place the corrected terms price the
+/// all-reduce and read the optimizer's seconds per byte.
 class StageSyncModel {
  public:
   explicit StageSyncModel(const Cluster& cluster)
-      : bandwidth_(cluster.data_parallel_link.effective_bandwidth()),
-        latency_s_(cluster.data_parallel_link.latency_s),
-        optimizer_seconds_per_byte_(cluster.corrected.optimizer_seconds_per_byte) {}
+      : optimizer_seconds_per_byte_(cluster.corrected.optimizer_seconds_per_byte) {}
 
-  /// Seconds of the ring all-reduce of `parameter_bytes` over `data_parallel` replicas.
-  double sync_s(double parameter_bytes, int64_t data_parallel) const {
-    return cost::all_reduce_seconds(parameter_bytes, data_parallel, bandwidth_, latency_s_);
+  /// Seconds of the ring all-reduce of `parameter_bytes` over `data_parallel` replicas on `link`.
+  static double sync_s(double parameter_bytes, int64_t data_parallel, const cost::GroupLink& link) {
+    return cost::all_reduce_seconds(parameter_bytes, data_parallel, link.bandwidth, link.latency_s);
   }
   /// Seconds of the optimizer step over `parameter_bytes`.
   double optimizer_s(double parameter_bytes) const { return parameter_bytes * optimizer_seconds_per_byte_; }
   /// Both, in the order every answer was computed in.
-  double total_s(double parameter_bytes, int64_t data_parallel) const {
-    return sync_s(parameter_bytes, data_parallel) + optimizer_s(parameter_bytes);
+  double total_s(double parameter_bytes, int64_t data_parallel, const cost::GroupLink& link) const {
+    return sync_s(parameter_bytes, data_parallel, link) + optimizer_s(parameter_bytes);
   }
 
  private:
-  double bandwidth_;  // bytes per second of the data-parallel link
-  double latency_s_;  // α, per ring step
   double optimizer_seconds_per_byte_;
 };
 
@@ -69,33 +67,42 @@ struct BatchTime {
 };
 
 /// The one time per batch of placement, for every planner and evaluator (so a plan a planner reconstructs
-/// re-evaluates to the same bits), at one data-parallel degree d on one cluster. With
-/// `cluster.corrected.enabled` off, placement.md's formula:
+/// re-evaluates to the same bits), at one data-parallel degree d of replicas on R devices each, on one
+/// cluster. With `cluster.corrected.enabled` off, placement.md's formula:
 ///
 ///     max load · (⌈N/d⌉ + p − 1) + 4·(d − 1)·P_first / (d·bandwidth)
 ///
-/// on, ours (method.md D22, D3):
+/// (bandwidth: reference_link's); on, ours (method.md D22, D3):
 ///
 ///     max load · (⌈N/d⌉ + p − 1) + (ring all-reduce(P_max, d) + P_max · optimizer seconds per byte)
 ///
-/// with the ring all-reduce of accelerator.md 7, 2·(d − 1)/d · P_max / BW + 2·(d − 1)·α, on the
-/// data-parallel link (Cluster::data_parallel_link: its effective bandwidth and latency), StageSyncModel.
+/// with the ring all-reduce of accelerator.md 7, 2·(d − 1)/d · P_max / BW + 2·(d − 1)·α, on the plan's
+/// data-parallel link (replica_ring_link of d and R: its effective bandwidth and latency), StageSyncModel.
 /// The stagewise planner and its evaluator, whose stages each have their own d, take the same three rules
 /// per stage: pipeline_slots, StageSyncModel and the sum of the two largest terms.
 ///
-/// Bound to d because the planners price many plans per degree in their innermost loops: what depends on d
-/// and the cluster alone is computed once, to the same bits, and inline the compiler drops the parts when
-/// only the total is read (computed per plan and out of line, the reference planner took about a sixth
+/// Bound to d and R because the planners price many plans per pair in their innermost loops: what depends
+/// on them and the cluster alone is computed once, to the same bits, and inline the compiler drops the parts
+/// when only the total is read (computed per plan and out of line, the reference planner took about a sixth
 /// longer).
 class BatchTimeModel {
  public:
-  BatchTimeModel(const Cluster& cluster, int64_t data_parallel)
+  /// The link the data-parallel term reads for `data_parallel` replicas of `replica_devices` devices:
+  /// replica_ring_link with the corrected terms, reference_link (the same for every plan) without.
+  static cost::GroupLink sync_link(const Cluster& cluster, int64_t data_parallel, int64_t replica_devices) {
+    return cluster.corrected.enabled ? replica_ring_link(cluster, data_parallel, replica_devices)
+                                     : reference_link(cluster);
+  }
+  BatchTimeModel(const Cluster& cluster, int64_t data_parallel, int64_t replica_devices)
+      : BatchTimeModel(cluster, data_parallel, sync_link(cluster, data_parallel, replica_devices)) {}
+  /// With the link sync_link gives, computed once by a caller that prices many plans on it.
+  BatchTimeModel(const Cluster& cluster, int64_t data_parallel, const cost::GroupLink& link)
       : corrected_(cluster.corrected.enabled),
         data_parallel_(data_parallel),
         per_replica_(replica_micro_batches(cluster.micro_batches, data_parallel)),
         reference_sync_numerator_(4.0 * static_cast<double>(data_parallel - 1)),
-        reference_sync_denominator_(cluster.data_parallel_link.effective_bandwidth() *
-                                    static_cast<double>(data_parallel)),
+        reference_sync_denominator_(link.bandwidth * static_cast<double>(data_parallel)),
+        link_(link),
         sync_(cluster) {}
 
   BatchTime batch_time(const PipelineShape& shape) const {
@@ -104,7 +111,7 @@ class BatchTimeModel {
     t.parts.steady_state = shape.max_stage_load * static_cast<double>(per_replica_);
     t.parts.fill_drain = shape.max_stage_load * static_cast<double>(shape.stages - 1);
     if (corrected_) {
-      t.parts.data_parallel_sync = sync_.sync_s(shape.max_stage_parameter_bytes, data_parallel_);
+      t.parts.data_parallel_sync = StageSyncModel::sync_s(shape.max_stage_parameter_bytes, data_parallel_, link_);
       t.parts.optimizer_step = sync_.optimizer_s(shape.max_stage_parameter_bytes);
       // Both once-per-iteration terms first, then the pipeline: the order every answer was computed in.
       t.total = shape.max_stage_load * slots + (t.parts.data_parallel_sync + t.parts.optimizer_step);
@@ -122,6 +129,7 @@ class BatchTimeModel {
   int64_t per_replica_;                // ⌈N/d⌉ micro-batches of one replica
   double reference_sync_numerator_;    // 4·(d − 1)
   double reference_sync_denominator_;  // bytes per second · d
+  cost::GroupLink link_;               // the corrected terms' data-parallel ring
   StageSyncModel sync_;
 };
 

@@ -43,7 +43,7 @@ enum class Optimizer { Sgd, Adam };
 ///
 /// where P_max is the largest per-device parameter bytes of any stage and sync is the ring all-reduce of
 /// accelerator.md 7 over the d replicas, 2·(d − 1)/d · P_max / BW + 2·(d − 1)·α on the data-parallel link
-/// (BW its effective bandwidth, α its latency; CorrectedPlanner). Every
+/// of the plan's layout (BW its effective bandwidth, α its latency; placement/links.h; CorrectedPlanner). Every
 /// stage synchronises its own gradients at the same time on its own links, so the slowest (largest) stage
 /// sets both terms. Both formulas are BatchTimeModel (batch_time.h); its per-stage rules there serve the
 /// stagewise planner too.
@@ -57,24 +57,23 @@ struct CorrectedTerms {
   double optimizer_seconds_per_byte = 0;
 };
 
-/// The cluster and training settings of one placement question. The links are tiers of the system's
-/// network (hw/network.h): the one carrying activations and gradients between consecutive stages, and the
-/// one carrying the data-parallel all-reduce. The reference formula uses only their effective bandwidths
-/// (placement.md's one `bandwidth` is both); the corrected terms also use the data-parallel tier's latency.
+/// The cluster and training settings of one placement question. Two networks (hw/network.h): the one
+/// carrying activations and gradients between stages, and the one carrying the data-parallel all-reduce.
+/// The co-search gives both the system's network (use_network); the placement format gives each one link
+/// (`bandwidth`, and `dataParallelBandwidth` with `ringLatency`). Which link of them a transfer runs on
+/// follows where a plan puts its devices (placement/links.h).
 struct Cluster {
   int64_t devices = 1;      ///< K
   double memory_bytes = 0;  ///< per device (M)
-  hw::NetworkTier pipeline_link{"link", 0, 1, 0, 1};
-  hw::NetworkTier data_parallel_link{"link", 0, 1, 0, 1};
+  hw::Network pipeline_network{{hw::NetworkTier{"link", 0, 1, 0, 1}}};
+  hw::Network data_parallel_network{{hw::NetworkTier{"link", 0, 1, 0, 1}}};
   int64_t micro_batches = 1;  ///< N, micro-batches in one global batch
   bool recompute = false;     ///< recompute activations (true) or stash them
   Optimizer optimizer = Optimizer::Sgd;
   CorrectedTerms corrected;  ///< off: placement.md's reference formula
 };
 
-/// Both links of `cluster` set to the tier of `network` that spans all its devices: stages and replicas
-/// are spread over the whole cluster, so pipeline sends and the data-parallel ring cross its outermost
-/// groups. (With one tier, that tier.)
+/// Both networks of `cluster` set to `network`.
 void use_network(Cluster& cluster, const hw::Network& network);
 
 /// The parts of a time per batch, in seconds (in the reference format: the unit of the input). Their sum

@@ -47,6 +47,34 @@ class CorrectedPlanner final : public Planner {
   void extend_frontier(std::vector<FrontPoint>& acc, const FrontPoint* rest, int rest_size, double load, double params,
                        int next);
 
+  /// The dimensions of one call's frontier table, cells (suffix start i, stages s, one-device stages e).
+  struct FrontierShape {
+    int n = 0;             // chain positions
+    int64_t t = 1, K = 1;  // width, devices
+    bool mixed = false;    // stages of 1 and of t devices
+    int64_t a = 1;         // devices of every stage when not mixed
+    int64_t cap = 0;       // the most stages of a plan
+    int64_t e_top = 0;     // the most one-device stages of a plan
+    size_t sdim = 1, edim = 1;
+    size_t cell(int i, int64_t s, int64_t e) const {
+      return (static_cast<size_t>(i) * sdim + static_cast<size_t>(s)) * edim + static_cast<size_t>(e);
+    }
+    /// Devices of one replica of a plan of s stages, e of them on one device.
+    int64_t devices_of(int64_t s, int64_t e) const { return s + (s - e) * (t - 1); }
+  };
+  /// Sizes the table for `chain`; false when no plan can exist (no positions, or no stage fits the devices).
+  bool set_up(const Chain& chain, const Cluster& cluster);
+  /// floor_ for suffix start i.
+  void set_floors(int i);
+  /// The frontiers of every cell (i, s) of a chain whose stages all have the same devices.
+  void uniform_frontiers(int i);
+  /// The frontiers of every cell (i, s, e) of a chain with stages of 1 and of t devices.
+  void mixed_frontiers(int i);
+  /// Whether `front` holds a plan with at most `params` and at most `load`.
+  static bool dominated(const std::vector<FrontPoint>& front, double params, double load);
+  /// The best plan over every data-parallel degree and every frontier point of the whole chain.
+  Plan best_plan(const Cluster& cluster) const;
+
   StageCosts costs_;
   // Frontiers of every (suffix start, stages[, t-device stages]) cell, as slices of pool_.
   std::vector<FrontPoint> pool_;
@@ -56,6 +84,7 @@ class CorrectedPlanner final : public Planner {
   std::vector<char> closed_;   // per wide-stage count of the cell being built: no longer first stage can help
   std::vector<double> floor_;  // per stage end: the smallest load of any longer stage from the same start
   std::vector<int> lowest_;    // per stage count: the smallest suffix start with a plan in that many stages
+  FrontierShape shape_;        // of the call being solved
 };
 
 }  // namespace phaze::placement

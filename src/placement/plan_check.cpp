@@ -49,7 +49,7 @@ PlanCheck check_plan(const StageCosts& costs, const std::vector<Stage>& stages, 
     return result;
   }
   shape.first_stage_parameter_bytes = costs.parameter_bytes(stages.front().first, stages.front().last);
-  const BatchTime time = BatchTimeModel(cluster, data_parallel).batch_time(shape);
+  const BatchTime time = BatchTimeModel(cluster, data_parallel, devices).batch_time(shape);
   result.feasible = true;
   result.time_per_batch = time.total;
   result.parts = time.parts;
@@ -122,9 +122,9 @@ bool stages_fit_memory(const Chain& chain, const std::vector<Stage>& stages, con
 }
 
 bool differ_only_in_memory(const Cluster& a, const Cluster& b) {
-  return a.devices == b.devices && a.pipeline_link == b.pipeline_link && a.data_parallel_link == b.data_parallel_link &&
-         a.micro_batches == b.micro_batches && a.recompute == b.recompute && a.optimizer == b.optimizer &&
-         a.corrected.enabled == b.corrected.enabled &&
+  return a.devices == b.devices && a.pipeline_network == b.pipeline_network &&
+         a.data_parallel_network == b.data_parallel_network && a.micro_batches == b.micro_batches &&
+         a.recompute == b.recompute && a.optimizer == b.optimizer && a.corrected.enabled == b.corrected.enabled &&
          a.corrected.optimizer_seconds_per_byte == b.corrected.optimizer_seconds_per_byte;
 }
 

@@ -90,13 +90,15 @@ Plan ReferencePlanner::solve_uniform(const Chain& chain, const Cluster& cluster)
     }
   }
 
-  // Final round: the first stage [0, j) and the data-parallel degree d.
+  // Final round: the first stage [0, j) and the data-parallel degree d, on the one link of the reference
+  // formula.
   Candidate best;
+  const cost::GroupLink link = reference_link(cluster);
   const int64_t replicas = std::min(K, cluster.micro_batches);
   for (int64_t d = 1; d <= replicas; d = last_equivalent_degree(d, cluster.micro_batches, K) + 1) {
     const int64_t stage_cap = std::min(cap, (K / d) / a);
     if (stage_cap < 1) break;  // K/d only shrinks
-    const BatchTimeModel time(cluster, d);
+    const BatchTimeModel time(cluster, d, link);
     for (int j = n; j >= 1; --j) {
       const int64_t top = std::min<int64_t>({costs_.max_in_flight(0, j), stage_cap, n - j + 1});
       const double params = costs_.parameter_bytes(0, j);
@@ -117,6 +119,27 @@ Plan ReferencePlanner::solve_uniform(const Chain& chain, const Cluster& cluster)
     i = j;
   }
   return plan;
+}
+
+void ReferencePlanner::set_prefix_best(int n, int64_t cap) {
+  const size_t w = static_cast<size_t>(cap) + 1;
+  auto cell = [w](int i, int64_t s, int64_t c) { return (static_cast<size_t>(i) * w + s) * w + c; };
+  // Best over c ≤ bound for each (suffix, stages): the final round asks "at most k devices".
+  prefix_best_.assign(best_.size(), kInfinity);
+  prefix_arg_.assign(best_.size(), -1);
+  for (int j = 1; j <= n; ++j)
+    for (int64_t s = 0; s <= cap; ++s) {
+      double running = kInfinity;
+      int arg = -1;
+      for (int64_t c = 0; c <= s && c <= cap; ++c) {
+        if (best_[cell(j, s, c)] < running) {
+          running = best_[cell(j, s, c)];
+          arg = static_cast<int>(c);
+        }
+        prefix_best_[cell(j, s, c)] = running;
+        prefix_arg_[cell(j, s, c)] = arg;
+      }
+    }
 }
 
 Plan ReferencePlanner::solve_mixed(const Chain& chain, const Cluster& cluster) {
@@ -154,28 +177,14 @@ Plan ReferencePlanner::solve_mixed(const Chain& chain, const Cluster& cluster) {
     }
   }
 
-  // Best over c ≤ bound for each (suffix, stages): the final round asks "at most k devices".
-  prefix_best_.assign(best_.size(), kInfinity);
-  prefix_arg_.assign(best_.size(), -1);
-  for (int j = 1; j <= n; ++j)
-    for (int64_t s = 0; s <= cap; ++s) {
-      double running = kInfinity;
-      int arg = -1;
-      for (int64_t c = 0; c <= s && c <= cap; ++c) {
-        if (best_[cell(j, s, c)] < running) {
-          running = best_[cell(j, s, c)];
-          arg = static_cast<int>(c);
-        }
-        prefix_best_[cell(j, s, c)] = running;
-        prefix_arg_[cell(j, s, c)] = arg;
-      }
-    }
+  set_prefix_best(n, cap);
 
   Candidate best;
+  const cost::GroupLink link = reference_link(cluster);  // the reference formula's one link
   const int64_t replicas = std::min(K, cluster.micro_batches);
   for (int64_t d = 1; d <= replicas; d = last_equivalent_degree(d, cluster.micro_batches, K) + 1) {
     const int64_t kd = K / d;
-    const BatchTimeModel time(cluster, d);
+    const BatchTimeModel time(cluster, d, link);
     for (int j = n; j >= 1; --j) {
       const int64_t a = costs_.devices(0, j);
       if (kd < a) continue;

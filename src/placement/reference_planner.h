@@ -30,6 +30,9 @@ class ReferencePlanner final : public Planner {
  private:
   Plan solve_uniform(const Chain& chain, const Cluster& cluster);
   Plan solve_mixed(const Chain& chain, const Cluster& cluster);
+  /// prefix_best_ and prefix_arg_ of solve_mixed's table (n positions, at most `cap` stages): per (suffix,
+  /// stages, c) the best over at most c stages on t devices.
+  void set_prefix_best(int n, int64_t cap);
 
   StageCosts costs_;
   std::vector<double> best_;  // best max stage load per (suffix start, stages[, t-device stages])

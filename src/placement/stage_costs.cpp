@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "placement/links.h"
 #include "placement/stage_memory.h"
 
 namespace phaze::placement {
@@ -26,14 +27,14 @@ bool same_chain(const Chain& a, const Chain& b) {
 }  // namespace
 
 void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
-  const double bandwidth = cluster.pipeline_link.effective_bandwidth();
+  const cost::GroupLink link = pipeline_link(cluster, chain.width);
   recompute_ = cluster.recompute;
-  if (bandwidth == bandwidth_ && same_chain(chain, chain_)) {
+  if (link.bandwidth == link_.bandwidth && link.latency_s == link_.latency_s && same_chain(chain, chain_)) {
     use_in_flight_table(chain, cluster);
     return;
   }
   chain_ = chain;
-  bandwidth_ = bandwidth;
+  link_ = link;
   n_ = static_cast<int>(chain.nodes.size());
   width_ = chain.width;
   // Every stage [i, j), i < j, is written below; the cells j ≤ i are never read. So the buffers only grow,
@@ -45,12 +46,16 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
   any_tp_.resize(cells);
 
   in_edges_.resize(n_);
-  out_edges_.resize(n_);
-  for (auto& list : in_edges_) list.clear();
-  for (auto& list : out_edges_) list.clear();
+  in_sends_.resize(n_);
+  out_sends_.resize(n_);
+  for (auto* lists : {&in_edges_, &in_sends_, &out_sends_})
+    for (auto& list : *lists) list.clear();
+  // Each edge's send, priced once: the loads below read it for every stage it crosses.
   for (const ChainEdge& e : chain.edges) {
+    const double send_s = cost::transfer_s(link, e.bytes);
     in_edges_[e.to].emplace_back(e.from, e.bytes);
-    out_edges_[e.from].emplace_back(e.to, e.bytes);
+    in_sends_[e.to].emplace_back(e.from, send_s);
+    out_sends_[e.from].emplace_back(e.to, send_s);
   }
 
   size_t tp_nodes = 0;
@@ -63,8 +68,8 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
     bool tp = false;
     for (int v = i; v < n_; ++v) {
       double start = v > i ? finish : 0.0;
-      for (const auto& [u, bytes] : in_edges_[v])
-        if (u < i) start = std::max(start, bytes / bandwidth);
+      for (const auto& [u, send_s] : in_sends_[v])
+        if (u < i) start = std::max(start, send_s);
       const ChainNode& node = chain.nodes[v];
       finish = start + node.forward_time;
       f0 += node.forward_time;
@@ -85,8 +90,8 @@ void StageCosts::compute(const Chain& chain, const Cluster& cluster) {
     double finish = 0, backward_sum = 0;
     for (int v = j - 1; v >= 0; --v) {
       double start = v + 1 < j ? finish : 0.0;
-      for (const auto& [w, bytes] : out_edges_[v])
-        if (w >= j) start = std::max(start, bytes / bandwidth);
+      for (const auto& [w, send_s] : out_sends_[v])
+        if (w >= j) start = std::max(start, send_s);
       finish = start + chain.nodes[v].backward_time;
       backward_sum += chain.nodes[v].backward_time;
       const size_t cell = at(v, j);
@@ -143,9 +148,8 @@ void StageCosts::use_in_flight_table(const Chain& chain, const Cluster& cluster)
 }
 
 void use_network(Cluster& cluster, const hw::Network& network) {
-  const hw::NetworkTier& tier = hw::tier_spanning(network, cluster.devices);
-  cluster.pipeline_link = tier;
-  cluster.data_parallel_link = tier;
+  cluster.pipeline_network = network;
+  cluster.data_parallel_network = network;
 }
 
 }  // namespace phaze::placement

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "cost/collective_time.h"
 #include "placement/chain.h"
 #include "placement/stage_memory.h"
 
@@ -58,9 +59,9 @@ class StageCosts {
   std::vector<double> load_plain_, load_recompute_, params_;
   std::vector<double> forward_finish_, backward_finish_, backward_sum_;
   std::vector<char> any_tp_;
-  // What the tables were computed for: the chain and the pipeline link's bandwidth (bytes/s).
+  // What the tables were computed for: the chain and its pipeline link (placement/links.h).
   Chain chain_;
-  double bandwidth_ = -1;
+  cost::GroupLink link_{-1, -1};
   /// The cluster figures that max_in_flight reads.
   struct MemoryKey {
     double memory_bytes = -1;
@@ -87,7 +88,9 @@ class StageCosts {
   std::vector<double> footprint_;  // scratch: the footprint of the chain asked about
   // scratch
   std::vector<double> finish_, incoming_, outgoing_;
-  std::vector<std::vector<std::pair<int, double>>> in_edges_, out_edges_;
+  std::vector<std::vector<std::pair<int, double>>> in_edges_;  // per position: (from, bytes)
+  // Per position: the seconds of the sends of its entering (from, s) and leaving (to, s) edges.
+  std::vector<std::vector<std::pair<int, double>>> in_sends_, out_sends_;
 };
 
 }  // namespace phaze::placement

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "placement/links.h"
 #include "placement/stage_costs.h"
 #include "placement/stage_memory.h"
 
@@ -215,27 +216,36 @@ const StagewisePlanner::Label& StagewisePlanner::label(int64_t s, int i, int k) 
   return last_pareto_ ? cells_[cell][static_cast<size_t>(k)] : single_[cell];
 }
 
+void StagewisePlanner::reset_cells(int64_t p, bool pareto) {
+  const size_t row = static_cast<size_t>(n_) + 1, used = static_cast<size_t>(p + 1) * row;
+  if (pareto) {
+    if (cells_.size() < used) cells_.resize(used);
+    for (size_t k = 0; k < used; ++k) cells_[k].clear();
+    cells_[static_cast<size_t>(n_)].push_back(Label{0, 0.0, n_, -1, -1});
+  } else {
+    single_.assign(used, kNoLabel);
+    single_[static_cast<size_t>(n_)] = Label{0, 0.0, n_, -1, -1};
+  }
+}
+
+double StagewisePlanner::stage_sync_s(size_t cell, int64_t d) const {
+  // The stage's d copies of its devices side by side (placement/links.h).
+  return sync_->total_s(params_[cell], d, stage_ring_link(cluster_, d, stage_devices_[cell]));
+}
+
 int StagewisePlanner::run(int64_t p, double theta, bool pareto, double sync_cap) {
   ++programs_;
   last_pareto_ = pareto;
   const int n = n_;
-  const size_t row = static_cast<size_t>(n) + 1, used = static_cast<size_t>(p + 1) * row;
-  constexpr Label kNone{std::numeric_limits<int64_t>::max() / 4, kInfinity, 0, 0, -1};
-  if (pareto) {
-    if (cells_.size() < used) cells_.resize(used);
-    for (size_t k = 0; k < used; ++k) cells_[k].clear();
-    cells_[static_cast<size_t>(n)].push_back(Label{0, 0.0, n, -1, -1});
-  } else {
-    single_.assign(used, kNone);
-    single_[static_cast<size_t>(n)] = Label{0, 0.0, n, -1, -1};
-  }
+  const size_t row = static_cast<size_t>(n) + 1;
+  reset_cells(p, pareto);
   const size_t widths = params_.size() / kinds_;
   double next_change = kInfinity;
   for (int64_t s = 1; s <= p; ++s) {
     // Cells [i, n) in s stages with p − s stages before them, each of one position at least.
     for (int i = n - static_cast<int>(s); i >= static_cast<int>(p - s); --i) {
       scratch_.clear();
-      Label best = kNone;
+      Label best = kNoLabel;
       for (size_t w = 0; w < widths; ++w) {
         const double* work = &work_[w * static_cast<size_t>(n)];
         const double* loads = &loads_[(w * static_cast<size_t>(max_stages_) + static_cast<size_t>(s - 1)) * kinds_];
@@ -265,16 +275,14 @@ int StagewisePlanner::run(int64_t p, double theta, bool pareto, double sync_cap)
           if (!pareto) {
             const Label& rest = single_[rest_cell];
             if (devices + rest.devices > devices_) continue;
-            const double params = params_[cell];
-            const double sync = sync_->total_s(params, d);
+            const double sync = stage_sync_s(cell, d);
             const Label l{devices + rest.devices, std::max(sync, rest.sync), j, static_cast<int>(w), 0};
             if (l.devices < best.devices || (l.devices == best.devices && l.sync < best.sync)) best = l;
             continue;
           }
           const std::vector<Label>& rest = cells_[rest_cell];
           if (rest.empty() || devices + rest[0].devices > devices_) continue;
-          const double params = params_[cell];
-          const double sync = sync_->total_s(params, d);
+          const double sync = stage_sync_s(cell, d);
           if (sync >= sync_cap) continue;
           // Rest labels come by devices up and S down; once their S is below this stage's, the rest only adds
           // devices. The stages before this cell need p − s devices at least.
@@ -353,6 +361,7 @@ void StagewisePlanner::prepare(const std::vector<Chain>& chains, const Cluster& 
   micro_batches_ = cluster.micro_batches;
   max_stages_ = std::min<int64_t>(n_, devices_);
   sync_.emplace(cluster);
+  cluster_ = cluster;
   build_tables(chains, cluster);
 }
 

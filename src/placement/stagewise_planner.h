@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -50,6 +51,9 @@ class StagewisePlanner {
     int chain = 0;    // its chain
     int child = -1;   // label of the rest at (next, stages − 1)
   };
+  /// No label: more devices than any cluster, and an infinite sync.
+  static constexpr Label kNoLabel{std::numeric_limits<int64_t>::max() / 4, std::numeric_limits<double>::infinity(), 0,
+                                  0, -1};
   void prepare(const std::vector<Chain>& chains, const Cluster& cluster);
   /// `hint`'s stages, chains and degrees with this cluster's recomputation; infeasible when they do not fit.
   StagewisePlan replay(const StagewisePlan& hint, const std::vector<Chain>& chains, const Cluster& cluster);
@@ -69,6 +73,10 @@ class StagewisePlanner {
   /// (then least S): enough to decide feasibility. A Pareto run drops stages whose S is at least `sync_cap`.
   /// Either way next_change_ becomes the least threshold above θ at which some stage's least degree changes:
   /// up to it the program's outcome stays the same.
+  /// Empties the cells of a run of p stages, but for the empty suffix.
+  void reset_cells(int64_t p, bool pareto);
+  /// The corrected terms' once-per-iteration seconds of stage cell `cell` at degree d.
+  double stage_sync_s(size_t cell, int64_t d) const;
   int run(int64_t p, double theta, bool pareto, double sync_cap);
   /// The least-load recomputation set of stage [i, j) of `chain` that fits with `in_flight` micro-batches.
   std::vector<int> recomputed_layers(const Chain& chain, int i, int j, int64_t in_flight, double params,
@@ -95,6 +103,7 @@ class StagewisePlanner {
   int n_ = 0;
   int64_t max_stages_ = 0, devices_ = 0, micro_batches_ = 0;
   std::optional<StageSyncModel> sync_;     // of the last call's cluster
+  Cluster cluster_;                        // the last call's: its data-parallel network prices the rings
   size_t kinds_ = 0;                       // distinct stages
   std::vector<uint32_t> kind_;             // [i][j]
   std::vector<double> loads_;              // [chain][in flight − 1][kind]; +inf: does not fit

@@ -23,6 +23,11 @@ void add(std::vector<uint64_t>& key, const hw::NetworkTier& tier) {
   add(key, tier.members);
 }
 
+void add(std::vector<uint64_t>& key, const hw::Network& network) {
+  add(key, static_cast<int64_t>(network.tiers.size()));
+  for (const hw::NetworkTier& tier : network.tiers) add(key, tier);
+}
+
 /// Everything the planner's answer depends on, as bit patterns: the graph (its layers' bytes and edges),
 /// the passes' makespans and every field of the cluster. A key equal bit for bit means the same plan.
 void make_key(const model::LayerGraph& graph, const LayerSchedules& schedules, const placement::Cluster& c,
@@ -35,8 +40,8 @@ void make_key(const model::LayerGraph& graph, const LayerSchedules& schedules, c
   }
   add(key, c.devices);
   add(key, c.memory_bytes);
-  add(key, c.pipeline_link);
-  add(key, c.data_parallel_link);
+  add(key, c.pipeline_network);
+  add(key, c.data_parallel_network);
   add(key, c.micro_batches);
   add(key, static_cast<int64_t>(c.recompute));
   add(key, static_cast<int64_t>(c.optimizer));

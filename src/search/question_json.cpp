@@ -28,7 +28,9 @@ constexpr int64_t kQuestionVersion = 1;
 /// 2: a search that names no node budget gives each layer schedule kSearchScheduleNodes, not the solver's default.
 /// 3: a tensor-parallel all-reduce wider than the innermost tier's groups reaches the inner group's share of
 ///    the outer tier (cost::group_link), as under Megatron-LM execution, not one device's.
-constexpr int kSearchVersion = 3;
+/// 4: under PHAZE's execution the data-parallel rings and the pipeline sends run on the links of the plan's
+///    layout (placement/links.h: cost::group_link, cost::send_link), not on the tier spanning the cluster.
+constexpr int kSearchVersion = 4;
 
 // ---- Names of the enumerations, both ways ----
 

@@ -37,7 +37,8 @@ using phaze::placement::testing::with_corrected;
 // placement.md's formula, one stage of load 9 on d = 4 replicas, N = 8, first stage 30 bytes, bandwidth 10:
 // 9·(⌈8/4⌉ + 1 − 1) + 4·3·30/(10·4) = 18 + 9 = 27. The largest stage's bytes do not enter it.
 TEST(PlacementBatchTime, ReferenceOneStageFourReplicas) {
-  const BatchTime t = BatchTimeModel(cluster(4, 8, 100, 10), 4).batch_time(PipelineShape{9, 1, 30, 1e9});
+  const BatchTime t =
+      BatchTimeModel(cluster(4, 8, 100, 10), 4, /*replica_devices=*/1).batch_time(PipelineShape{9, 1, 30, 1e9});
   EXPECT_DOUBLE_EQ(t.total, 27.0);
   EXPECT_DOUBLE_EQ(t.parts.steady_state, 18.0);
   EXPECT_DOUBLE_EQ(t.parts.fill_drain, 0.0);
@@ -48,7 +49,8 @@ TEST(PlacementBatchTime, ReferenceOneStageFourReplicas) {
 // Two stages, largest load 7, d = 2, N = 8, first stage 10 bytes, bandwidth 10:
 // 7·(4 + 2 − 1) + 4·1·10/(10·2) = 35 + 2 = 37, of which 7·4 = 28 steady state and 7·1 filling and draining.
 TEST(PlacementBatchTime, ReferenceTwoStagesTwoReplicas) {
-  const BatchTime t = BatchTimeModel(cluster(4, 8, 100, 10), 2).batch_time(PipelineShape{7, 2, 10, 0});
+  const BatchTime t =
+      BatchTimeModel(cluster(4, 8, 100, 10), 2, /*replica_devices=*/1).batch_time(PipelineShape{7, 2, 10, 0});
   EXPECT_DOUBLE_EQ(t.total, 37.0);
   EXPECT_DOUBLE_EQ(t.parts.steady_state, 28.0);
   EXPECT_DOUBLE_EQ(t.parts.fill_drain, 7.0);
@@ -60,14 +62,16 @@ TEST(PlacementBatchTime, ReferenceTwoStagesTwoReplicas) {
 // bandwidth 2 (sync_bandwidth 0) the all-reduce takes 4 + 0.5. The first stage's bytes do not enter it.
 TEST(PlacementBatchTime, CorrectedRingAllReduce) {
   const Cluster base = cluster(4, 8, 1000, 2);
-  const BatchTime t = BatchTimeModel(with_corrected(base, 0.25, 4, 0), 2).batch_time(PipelineShape{2, 2, 1e9, 8});
+  const BatchTime t = BatchTimeModel(with_corrected(base, 0.25, 4, 0), 2, /*replica_devices=*/1)
+                          .batch_time(PipelineShape{2, 2, 1e9, 8});
   EXPECT_DOUBLE_EQ(t.total, 12.5);
   EXPECT_DOUBLE_EQ(t.parts.steady_state, 8.0);
   EXPECT_DOUBLE_EQ(t.parts.fill_drain, 2.0);
   EXPECT_DOUBLE_EQ(t.parts.data_parallel_sync, 2.5);
   EXPECT_DOUBLE_EQ(t.parts.optimizer_step, 0.0);
 
-  const BatchTime common = BatchTimeModel(with_corrected(base, 0.25, 0, 0), 2).batch_time(PipelineShape{2, 2, 1e9, 8});
+  const BatchTime common = BatchTimeModel(with_corrected(base, 0.25, 0, 0), 2, /*replica_devices=*/1)
+                               .batch_time(PipelineShape{2, 2, 1e9, 8});
   EXPECT_DOUBLE_EQ(common.total, 14.5);
   EXPECT_DOUBLE_EQ(common.parts.data_parallel_sync, 4.5);
 }
@@ -75,8 +79,8 @@ TEST(PlacementBatchTime, CorrectedRingAllReduce) {
 // The optimizer step charges the largest stage once per iteration, with or without replicas: d = 1,
 // 20 bytes at 1 s per byte, load 8 over N = 4 in 2 stages: 8·5 + 20 = 60 (no synchronisation with d = 1).
 TEST(PlacementBatchTime, CorrectedOptimizerStep) {
-  const BatchTime t =
-      BatchTimeModel(with_corrected(cluster(2, 4, 1000, 1), 0, 0, 1.0), 1).batch_time(PipelineShape{8, 2, 0, 20});
+  const BatchTime t = BatchTimeModel(with_corrected(cluster(2, 4, 1000, 1), 0, 0, 1.0), 1, /*replica_devices=*/1)
+                          .batch_time(PipelineShape{8, 2, 0, 20});
   EXPECT_DOUBLE_EQ(t.total, 60.0);
   EXPECT_DOUBLE_EQ(t.parts.data_parallel_sync, 0.0);
   EXPECT_DOUBLE_EQ(t.parts.optimizer_step, 20.0);
@@ -94,16 +98,16 @@ TEST(PlacementBatchTime, MatchesTheFormulasOnRandomShapes) {
     Cluster c = cluster(4096, count(rng) * 4, 1e12, real(rng) * 1e3);
     const double d = static_cast<double>(data_parallel);
     const double slots = std::ceil(static_cast<double>(c.micro_batches) / d) + static_cast<double>(s.stages) - 1;
-    double want =
-        s.max_stage_load * slots + 4 * (d - 1) / d * s.first_stage_parameter_bytes / c.pipeline_link.bandwidth;
+    double want = s.max_stage_load * slots +
+                  4 * (d - 1) / d * s.first_stage_parameter_bytes / c.pipeline_network.tiers[0].bandwidth;
     if (k % 2 == 1) {
       c = with_corrected(c, real(rng) * 1e-6, k % 4 == 1 ? 0 : real(rng) * 1e3, real(rng) * 1e-12);
-      const double link = c.data_parallel_link.bandwidth;
+      const double link = c.data_parallel_network.tiers[0].bandwidth;
       want = s.max_stage_load * slots + 2 * (d - 1) / d * s.max_stage_parameter_bytes / link +
-             2 * (d - 1) * c.data_parallel_link.latency_s +
+             2 * (d - 1) * c.data_parallel_network.tiers[0].latency_s +
              s.max_stage_parameter_bytes * c.corrected.optimizer_seconds_per_byte;
     }
-    const BatchTime t = BatchTimeModel(c, data_parallel).batch_time(s);
+    const BatchTime t = BatchTimeModel(c, data_parallel, /*replica_devices=*/1).batch_time(s);
     EXPECT_NEAR(t.total, want, 1e-12 * want) << "shape " << k;
     EXPECT_NEAR(t.parts.total(), t.total, 1e-12 * t.total) << "shape " << k;
   }

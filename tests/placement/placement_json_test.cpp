@@ -93,8 +93,8 @@ TEST(PlacementJson, BaseInputParses) {
   const PlacementInput in = accepted(base_input());
   EXPECT_EQ(in.cluster.devices, 4);
   EXPECT_DOUBLE_EQ(in.cluster.memory_bytes, 100);
-  EXPECT_DOUBLE_EQ(in.cluster.pipeline_link.bandwidth, 10);
-  EXPECT_DOUBLE_EQ(in.cluster.data_parallel_link.bandwidth, 10);
+  EXPECT_DOUBLE_EQ(in.cluster.pipeline_network.tiers[0].bandwidth, 10);
+  EXPECT_DOUBLE_EQ(in.cluster.data_parallel_network.tiers[0].bandwidth, 10);
   EXPECT_EQ(in.cluster.micro_batches, 8);
   EXPECT_FALSE(in.cluster.recompute);
   EXPECT_EQ(in.cluster.optimizer, Optimizer::Sgd);
@@ -486,22 +486,23 @@ TEST(PlacementJson, CorrectedTermsAreOffUnlessGiven) {
   j["correctedTerms"] = json::object();  // on, every field at its default
   const PlacementInput empty = accepted(j);
   EXPECT_TRUE(empty.cluster.corrected.enabled);
-  EXPECT_EQ(empty.cluster.data_parallel_link.latency_s, 0.0);
-  EXPECT_EQ(empty.cluster.data_parallel_link.bandwidth, empty.cluster.pipeline_link.bandwidth);  // the common one
+  EXPECT_EQ(empty.cluster.data_parallel_network.tiers[0].latency_s, 0.0);
+  EXPECT_EQ(empty.cluster.data_parallel_network.tiers[0].bandwidth,
+            empty.cluster.pipeline_network.tiers[0].bandwidth);  // the common one
   EXPECT_EQ(empty.cluster.corrected.optimizer_seconds_per_byte, 0.0);
 
   j["correctedTerms"] = {{"ringLatency", 5e-6}, {"dataParallelBandwidth", 4e9}, {"optimizerTimePerByte", 2.5e-12}};
   const PlacementInput full = accepted(j);
   EXPECT_TRUE(full.cluster.corrected.enabled);
-  EXPECT_EQ(full.cluster.data_parallel_link.latency_s, 5e-6);
-  EXPECT_EQ(full.cluster.data_parallel_link.bandwidth, 4e9);
+  EXPECT_EQ(full.cluster.data_parallel_network.tiers[0].latency_s, 5e-6);
+  EXPECT_EQ(full.cluster.data_parallel_network.tiers[0].bandwidth, 4e9);
   EXPECT_EQ(full.cluster.corrected.optimizer_seconds_per_byte, 2.5e-12);
 
   // Written back and read again, the settings survive.
   const PlacementInput again = accepted(json::parse(phaze::io::placement_input_json(full).dump()));
   EXPECT_TRUE(again.cluster.corrected.enabled);
-  EXPECT_EQ(again.cluster.data_parallel_link.latency_s, 5e-6);
-  EXPECT_EQ(again.cluster.data_parallel_link.bandwidth, 4e9);
+  EXPECT_EQ(again.cluster.data_parallel_network.tiers[0].latency_s, 5e-6);
+  EXPECT_EQ(again.cluster.data_parallel_network.tiers[0].bandwidth, 4e9);
   EXPECT_EQ(again.cluster.corrected.optimizer_seconds_per_byte, 2.5e-12);
   EXPECT_FALSE(json::parse(phaze::io::placement_input_json(accepted(base_input())).dump()).contains("correctedTerms"));
 }

@@ -428,7 +428,7 @@ TEST(PlacementExamples, CorrectedSyncMatchesTheRingFormula) {
   EXPECT_DOUBLE_EQ(check.parts.steady_state, 1.5 * 8);
   EXPECT_DOUBLE_EQ(check.time_per_batch, 12.0205078125);
 
-  c.data_parallel_link.latency_s = 1e-6;
+  c.data_parallel_network.tiers[0].latency_s = 1e-6;
   EXPECT_DOUBLE_EQ(check_plan(costs, {Stage{0, 1, 1}}, 8, c).parts.data_parallel_sync, 0.0205078125 + 14e-6);
 }
 

@@ -42,6 +42,9 @@ using phaze::placement::PlanCheck;
 using phaze::placement::Planner;
 using phaze::placement::ReferencePlanner;
 using phaze::placement::Stage;
+using phaze::placement::testing::RefLink;
+using phaze::placement::testing::ring_link;
+using phaze::placement::testing::send_link;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -79,6 +82,9 @@ RefStage reference_stage(const Chain& chain, const Cluster& cluster, int first, 
     acts += chain.nodes[v].activation_bytes;
   }
   r.devices = any_tp ? chain.width : 1;
+  // Consecutive stages of t devices are t apart (one replica on consecutive devices): every send of the
+  // chain runs on the link t devices on.
+  const RefLink send = send_link(cluster.pipeline_network, chain.width);
 
   // Forward pass: start(v) = max over incoming edges of finish(u) (u inside) or cost/bandwidth (outside).
   std::vector<double> fwd(n, 0.0), fwd0(n, 0.0);
@@ -90,7 +96,7 @@ RefStage reference_stage(const Chain& chain, const Cluster& cluster, int first, 
         start = std::max(start, fwd[e.from]);
         start0 = std::max(start0, fwd0[e.from]);
       } else {
-        start = std::max(start, e.bytes / cluster.pipeline_link.bandwidth);  // F0 ignores outside inputs
+        start = std::max(start, e.bytes / send.bandwidth + send.latency_s);  // F0 ignores outside inputs
       }
     }
     fwd[v] = start + chain.nodes[v].forward_time;
@@ -109,8 +115,8 @@ RefStage reference_stage(const Chain& chain, const Cluster& cluster, int first, 
         start = std::max(start, bwd[e.to]);
         start_r = std::max(start_r, rec[e.to]);
       } else {
-        start = std::max(start, e.bytes / cluster.pipeline_link.bandwidth);
-        start_r = std::max(start_r, e.bytes / cluster.pipeline_link.bandwidth);
+        start = std::max(start, e.bytes / send.bandwidth + send.latency_s);
+        start_r = std::max(start_r, e.bytes / send.bandwidth + send.latency_s);
       }
     }
     bwd[v] = start + chain.nodes[v].backward_time;
@@ -139,21 +145,25 @@ double stage_load(const RefStage& st, int64_t s, const Cluster& cluster) {
 }
 
 /// Time per batch from the largest stage load, the stage count p, d and the stages' parameter bytes:
-/// placement.md's formula, or with the corrected terms every stage's ring all-reduce over d ranks,
-/// 2·(d − 1)/d · P / BW + 2·(d − 1)·α, all at once (the largest counts), then the optimizer pass over
-/// the largest stage's parameters.
+/// placement.md's formula (its one bandwidth: a ring over all K devices), or with the corrected terms every
+/// stage's ring all-reduce over d ranks, 2·(d − 1)/d · P / BW + 2·(d − 1)·α, all at once (the largest
+/// counts), then the optimizer pass over the largest stage's parameters. Each replica sits on R consecutive
+/// devices (R: its stages' devices), so a stage's d copies are R apart: the ring's link is that of d
+/// devices at stride R.
 double reference_time(double max_load, int64_t p, int64_t d, const std::vector<RefStage>& stages,
                       const Cluster& cluster) {
   const double pipeline = max_load * static_cast<double>(ceil_div(cluster.micro_batches, d) + p - 1);
   const double dd = static_cast<double>(d);
   if (!cluster.corrected.enabled)
-    return pipeline + 4.0 * (dd - 1) * stages.front().params / (cluster.data_parallel_link.bandwidth * dd);
+    return pipeline + 4.0 * (dd - 1) * stages.front().params /
+                          (ring_link(cluster.data_parallel_network, cluster.devices, 1).bandwidth * dd);
   const CorrectedTerms& c = cluster.corrected;
-  const double bandwidth = cluster.data_parallel_link.bandwidth;
+  int64_t replica_devices = 0;
+  for (const RefStage& st : stages) replica_devices += st.devices;
+  const RefLink ring = ring_link(cluster.data_parallel_network, d, replica_devices);
   double slowest = 0;
   for (const RefStage& st : stages) {
-    const double sync =
-        2.0 * (dd - 1) / dd * st.params / bandwidth + 2.0 * (dd - 1) * cluster.data_parallel_link.latency_s;
+    const double sync = 2.0 * (dd - 1) / dd * st.params / ring.bandwidth + 2.0 * (dd - 1) * ring.latency_s;
     const double update = st.params * c.optimizer_seconds_per_byte;
     slowest = std::max(slowest, sync + update);
   }
@@ -379,11 +389,11 @@ std::string Instance::describe() const {
   std::ostringstream s;
   s.precision(17);
   s << "K=" << cluster.devices << " N=" << cluster.micro_batches << " M=" << cluster.memory_bytes
-    << " bw=" << cluster.pipeline_link.bandwidth << " recompute=" << cluster.recompute
+    << " bw=" << cluster.pipeline_network.tiers[0].bandwidth << " recompute=" << cluster.recompute
     << " opt=" << (cluster.optimizer == Optimizer::Adam ? "Adam" : "SGD");
   if (cluster.corrected.enabled)
-    s << " corrected: alpha=" << cluster.data_parallel_link.latency_s
-      << " sync_bw=" << cluster.data_parallel_link.bandwidth
+    s << " corrected: alpha=" << cluster.data_parallel_network.tiers[0].latency_s
+      << " sync_bw=" << cluster.data_parallel_network.tiers[0].bandwidth
       << " update/byte=" << cluster.corrected.optimizer_seconds_per_byte;
   s << "\n";
   for (const Chain& c : chains) {
@@ -405,6 +415,7 @@ struct Options {
   bool multi_width = true;
   bool mixed_tp = false;   // widths > 1 only, some layers split and some not
   bool corrected = false;  // corrected terms on, with random ring latency, link and optimizer cost
+  bool two_tiers = false;  // with `corrected`: one random network of two tiers for sends and rings
 };
 
 Instance random_instance(std::mt19937& rng, const Options& opt = {}) {
@@ -467,8 +478,9 @@ Instance random_instance(std::mt19937& rng, const Options& opt = {}) {
   Cluster& cl = inst.cluster;
   cl.devices = uniform_int(1, 13);
   cl.micro_batches = uniform_int(1, 13);
-  cl.pipeline_link.bandwidth = std::vector<double>{1.0, 2.5, 10.0, 100.0, 0.5}[static_cast<size_t>(uniform_int(0, 4))];
-  cl.data_parallel_link.bandwidth = cl.pipeline_link.bandwidth;
+  cl.pipeline_network.tiers[0].bandwidth =
+      std::vector<double>{1.0, 2.5, 10.0, 100.0, 0.5}[static_cast<size_t>(uniform_int(0, 4))];
+  cl.data_parallel_network.tiers[0].bandwidth = cl.pipeline_network.tiers[0].bandwidth;
   cl.recompute = opt.force_recompute ? opt.recompute_value : coin(0.5);
   cl.optimizer = coin(0.5) ? Optimizer::Adam : Optimizer::Sgd;
   // From tight (most stages infeasible, sometimes nothing fits) to loose.
@@ -479,14 +491,27 @@ Instance random_instance(std::mt19937& rng, const Options& opt = {}) {
     // From negligible to dominant next to loads of up to ~20 per micro-batch and up to 13 micro-batches.
     CorrectedTerms& c = cl.corrected;
     c.enabled = true;
-    cl.data_parallel_link.latency_s =
+    cl.data_parallel_network.tiers[0].latency_s =
         std::vector<double>{0.0, 0.0, 0.1, 1.0, 5.0}[static_cast<size_t>(uniform_int(0, 4))];
     // 0: the data-parallel link is the pipeline link.
     const double sync_bandwidth =
         std::vector<double>{0.0, 0.0, 0.05, 0.25, 1.0, 20.0}[static_cast<size_t>(uniform_int(0, 5))];
-    if (sync_bandwidth > 0) cl.data_parallel_link.bandwidth = sync_bandwidth;
+    if (sync_bandwidth > 0) cl.data_parallel_network.tiers[0].bandwidth = sync_bandwidth;
     c.optimizer_seconds_per_byte =
         std::vector<double>{0.0, 0.0, 0.01, 0.1, 1.0, 5.0}[static_cast<size_t>(uniform_int(0, 5))];
+    if (opt.two_tiers) {
+      // Groups of 2 or 4 devices on a fast inner tier, a slower outer tier between them: plans of 1 to 13
+      // devices put their rings and sends on either, depending on d, R and t.
+      const int64_t members = uniform_int(0, 1) == 0 ? 2 : 4;
+      const double inner = std::vector<double>{5.0, 20.0, 100.0}[static_cast<size_t>(uniform_int(0, 2))];
+      const double outer = std::vector<double>{0.1, 0.5, 2.5}[static_cast<size_t>(uniform_int(0, 2))];
+      const double inner_latency = std::vector<double>{0.0, 0.05}[static_cast<size_t>(uniform_int(0, 1))];
+      const double outer_latency = std::vector<double>{0.05, 0.5, 2.0}[static_cast<size_t>(uniform_int(0, 2))];
+      const double efficiency = std::vector<double>{1.0, 0.8}[static_cast<size_t>(uniform_int(0, 1))];
+      cl.pipeline_network =
+          phaze::placement::testing::two_tiers(members, inner, inner_latency, outer, outer_latency, efficiency);
+      cl.data_parallel_network = cl.pipeline_network;
+    }
   }
   return inst;
 }
@@ -600,6 +625,19 @@ TEST(PlacementPlannerProperty, CorrectedTermsMatchBruteForceMixedDeviceStages) {
   const Tally tally = run_random(31415u, 600, opt, "corrected-mixed-tp");
   EXPECT_GT(tally.mixed_devices, 10) << "too few plans mixed 1-device and t-device stages";
   EXPECT_GT(tally.load_not_minimal, 10);
+}
+
+// On a network of two tiers the rings and sends of a plan run on the tier its layout puts them on
+// (placement/links.h): the planner must stay exact when the data-parallel link changes with d and the
+// replica's devices, and the stage loads with the width's send link.
+TEST(PlacementPlannerProperty, CorrectedTermsOnTwoTierNetworksMatchBruteForce) {
+  Options opt;
+  opt.corrected = true;
+  opt.two_tiers = true;
+  run_random(16180u, 600, opt, "corrected-two-tiers");
+  opt.mixed_tp = true;
+  const Tally tally = run_random(57721u, 400, opt, "corrected-two-tiers-mixed-tp");
+  EXPECT_GT(tally.mixed_devices, 10) << "too few plans mixed 1-device and t-device stages";
 }
 
 TEST(PlacementPlannerProperty, CorrectedTermsMoreSeeds) {
@@ -831,11 +869,11 @@ TEST(PlacementPlannerProperty, ReusedStageCostsMatchFreshOnes) {
           case 1: cluster.recompute = !cluster.recompute; break;
           case 2: cluster.optimizer = cluster.optimizer == Optimizer::Adam ? Optimizer::Sgd : Optimizer::Adam; break;
           case 3: cluster.devices = uniform_int(1, 13); break;
-          case 4: cluster.pipeline_link.bandwidth *= 2; break;
+          case 4: cluster.pipeline_network.tiers[0].bandwidth *= 2; break;
           default: break;  // the same call again
         }
-        const bool same_chain_and_link =
-            change > 0 && cluster.pipeline_link.bandwidth == inst.cluster.pipeline_link.bandwidth;
+        const bool same_chain_and_link = change > 0 && cluster.pipeline_network.tiers[0].bandwidth ==
+                                                           inst.cluster.pipeline_network.tiers[0].bandwidth;
         partial += same_chain_and_link;
         reused.compute(chain, cluster);
         phaze::placement::StageCosts fresh;
@@ -1050,7 +1088,7 @@ TEST(PlacementPlannerProperty, ReferenceStageSimulationSanity) {
   cl.devices = 4;
   cl.micro_batches = 8;
   cl.memory_bytes = 100;
-  cl.pipeline_link.bandwidth = cl.data_parallel_link.bandwidth = 10;
+  cl.pipeline_network.tiers[0].bandwidth = cl.data_parallel_network.tiers[0].bandwidth = 10;
   EXPECT_DOUBLE_EQ(reference_stage(c, cl, 1, 3).load_plain, 7.0);
   EXPECT_DOUBLE_EQ(reference_stage(c, cl, 0, 1).load_plain, 4.0);  // F = 1, B = 10/10 + 2
   EXPECT_DOUBLE_EQ(reference_stage(c, cl, 0, 3).load_plain, 9.0);

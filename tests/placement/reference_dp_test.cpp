@@ -39,7 +39,7 @@ StageFigures simulate_stage(const Chain& c, const Cluster& k, int i, int j) {
         start = std::max(start, fin[e.from]);
         start0 = std::max(start0, fin0[e.from]);
       } else {
-        start = std::max(start, e.bytes / k.pipeline_link.bandwidth);
+        start = std::max(start, e.bytes / k.pipeline_network.tiers[0].bandwidth);
         entering += e.bytes;
       }
     }
@@ -58,8 +58,8 @@ StageFigures simulate_stage(const Chain& c, const Cluster& k, int i, int j) {
         start = std::max(start, bfin[e.to]);
         rstart = std::max(rstart, rfin[e.to]);
       } else {
-        start = std::max(start, e.bytes / k.pipeline_link.bandwidth);
-        rstart = std::max(rstart, e.bytes / k.pipeline_link.bandwidth);
+        start = std::max(start, e.bytes / k.pipeline_network.tiers[0].bandwidth);
+        rstart = std::max(rstart, e.bytes / k.pipeline_network.tiers[0].bandwidth);
       }
     }
     bfin[v] = start + c.nodes[v].backward_time;
@@ -107,9 +107,9 @@ double reference_time(const Chain& c, const Cluster& k) {
       for (int64_t s = 1; s <= std::min(S.smax, smax_all); ++s) {
         const double rest = dp[j][kd - S.devices][s - 1];
         if (rest == kInf) continue;
-        const double time =
-            std::max(rest, load(0, j, s)) * static_cast<double>(Nd + s - 1) +
-            4.0 * static_cast<double>(d - 1) * S.params / (k.data_parallel_link.bandwidth * static_cast<double>(d));
+        const double time = std::max(rest, load(0, j, s)) * static_cast<double>(Nd + s - 1) +
+                            4.0 * static_cast<double>(d - 1) * S.params /
+                                (k.data_parallel_network.tiers[0].bandwidth * static_cast<double>(d));
         best = std::min(best, time);
       }
     }
@@ -143,7 +143,8 @@ TEST(PlacementReferenceDp, MediumInstancesAgreeWithTheLiteralDynamicProgram) {
     Cluster cluster;
     cluster.devices = 1 + static_cast<int64_t>(rng() % 70);
     cluster.micro_batches = 1 + static_cast<int64_t>(rng() % 90);
-    cluster.pipeline_link.bandwidth = cluster.data_parallel_link.bandwidth = 5.0 + static_cast<double>(rng() % 40);
+    cluster.pipeline_network.tiers[0].bandwidth = cluster.data_parallel_network.tiers[0].bandwidth =
+        5.0 + static_cast<double>(rng() % 40);
     cluster.memory_bytes = 60.0 + static_cast<double>(rng() % 600);
     cluster.recompute = trial % 2 == 0;
     cluster.optimizer = trial % 4 == 1 ? Optimizer::Adam : Optimizer::Sgd;

@@ -46,7 +46,9 @@ struct Figures {
 
 Figures figures(const Chain& c, const Cluster& cluster, int first, int last, const std::vector<bool>& recomputed) {
   const int n = static_cast<int>(c.nodes.size());
-  const double bw = cluster.pipeline_link.effective_bandwidth();
+  // Stages of t devices are t apart: every send runs on the link t devices on (placement/links.h).
+  const phaze::placement::testing::RefLink send =
+      phaze::placement::testing::send_link(cluster.pipeline_network, c.width);
   double fsum = 0, bsum = 0, reforward = 0, acts = 0;
   Figures f;
   bool tp = false;
@@ -65,8 +67,8 @@ Figures figures(const Chain& c, const Cluster& cluster, int first, int last, con
       f.stash += node.activation_bytes;
     }
   }
-  const double in_wait = first > 0 ? c.edges[first - 1].bytes / bw : 0.0;
-  const double out_wait = last < n ? c.edges[last - 1].bytes / bw : 0.0;
+  const double in_wait = first > 0 ? c.edges[first - 1].bytes / send.bandwidth + send.latency_s : 0.0;
+  const double out_wait = last < n ? c.edges[last - 1].bytes / send.bandwidth + send.latency_s : 0.0;
   f.load = in_wait + fsum + std::max(out_wait + bsum, bsum + reforward);
   f.memory_first = (cluster.optimizer == Optimizer::Adam ? 3.0 : 2.0) * f.params + acts;
   f.devices = tp && c.width > 1 ? c.width : 1;
@@ -77,7 +79,6 @@ Figures figures(const Chain& c, const Cluster& cluster, int first, int last, con
 double brute_force(const std::vector<Chain>& chains, const Cluster& cluster) {
   const int n = static_cast<int>(chains[0].nodes.size());
   const int64_t K = cluster.devices, N = cluster.micro_batches;
-  const double bw = cluster.data_parallel_link.effective_bandwidth(), alpha = cluster.data_parallel_link.latency_s;
   double best = kInf;
   for (int64_t p = 1; p <= std::min<int64_t>(n, K); ++p) {
     // Stage ends: every choice of p − 1 cut points.
@@ -103,7 +104,10 @@ double brute_force(const std::vector<Chain>& chains, const Cluster& cluster) {
             const Figures f = figures(c, cluster, first, last, r);
             if (f.memory_first + static_cast<double>(in_flight - 1) * f.stash > cluster.memory_bytes) continue;
             for (int64_t d = 1; d <= N && used + f.devices * d <= K; ++d) {
-              const double t = 2.0 * (d - 1.0) / d * f.params / bw + 2.0 * (d - 1.0) * alpha +
+              // The stage's d copies of its devices side by side: a ring of d at stride f.devices.
+              const phaze::placement::testing::RefLink ring =
+                  phaze::placement::testing::ring_link(cluster.data_parallel_network, d, f.devices);
+              const double t = 2.0 * (d - 1.0) / d * f.params / ring.bandwidth + 2.0 * (d - 1.0) * ring.latency_s +
                                f.params * cluster.corrected.optimizer_seconds_per_byte;
               const double stage = static_cast<double>((N + d - 1) / d + p - 1) * f.load;
               go(k + 1, last, used + f.devices * d, std::max(a, stage), std::max(s, t));
@@ -168,7 +172,16 @@ Cluster random_cluster(std::mt19937_64& rng, const std::vector<Chain>& chains) {
       1 + static_cast<int64_t>(rng() % 6), 1 + static_cast<int64_t>(rng() % 6), memory(rng),
       1.0 + static_cast<double>(rng() % 4), rng() % 2 == 0, rng() % 2 == 0 ? Optimizer::Sgd : Optimizer::Adam);
   std::uniform_real_distribution<double> alpha(0.0, 0.3), omega(0.0, 0.2), bw(0.5, 4.0);
-  return phaze::placement::testing::with_corrected(c, alpha(rng), bw(rng), omega(rng));
+  c = phaze::placement::testing::with_corrected(c, alpha(rng), bw(rng), omega(rng));
+  if (rng() % 3 == 0) {
+    // A third of the clusters on two tiers (pairs of devices on a fast link, the rest on a slow one), the
+    // outer latency at least the inner's, as on real systems.
+    const double inner_latency = alpha(rng) / 4;
+    c.pipeline_network = phaze::placement::testing::two_tiers(2, 4 * bw(rng), inner_latency, bw(rng) / 2,
+                                                              inner_latency + alpha(rng), 1.0);
+    c.data_parallel_network = c.pipeline_network;
+  }
+  return c;
 }
 
 TEST(StagewisePlanner, MatchesBruteForceOnRandomChains) {

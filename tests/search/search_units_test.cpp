@@ -180,9 +180,8 @@ TEST(SearchEvaluate, ClusterOfAPoint) {
   EXPECT_EQ(c.devices, 64);
   EXPECT_EQ(c.micro_batches, 128);
   EXPECT_DOUBLE_EQ(c.memory_bytes, 80.0 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(c.pipeline_link.effective_bandwidth(), 2147483648.0);
-  EXPECT_DOUBLE_EQ(c.data_parallel_link.effective_bandwidth(), 2147483648.0);
-  EXPECT_EQ(c.data_parallel_link.latency_s, 0.0);
+  EXPECT_EQ(c.pipeline_network, q.network);
+  EXPECT_EQ(c.data_parallel_network, q.network);
   EXPECT_TRUE(c.recompute);
   EXPECT_TRUE(c.corrected.enabled);
   EXPECT_DOUBLE_EQ(c.corrected.optimizer_seconds_per_byte, 2e-12);

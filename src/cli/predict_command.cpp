@@ -63,10 +63,11 @@ std::string prediction_text(const megatron::StepPrediction& p) {
   const megatron::StepMemory& m = p.memory;
   std::string out;
   out += fmt::format(
-      "  plan            t {} · p {} · d {}{}, micro-batch {} × {} per pipeline, global batch {}, "
+      "  plan            t {} · p {} · d {}{}{}, micro-batch {} × {} per pipeline, global batch {}, "
       "seq {}\n",
-      pl.tp, pl.pp, pl.dp, pl.vp > 1 ? fmt::format(" (v {})", pl.vp) : "", pl.micro_batch, p.micro_batches,
-      pl.global_batch, pl.seq);
+      pl.tp, pl.pp, pl.dp, pl.vp > 1 ? fmt::format(" (v {})", pl.vp) : "",
+      pl.uneven() ? fmt::format(", stage layers {} first, {} last", pl.first_stage_layers, pl.last_stage_layers) : "",
+      pl.micro_batch, p.micro_batches, pl.global_batch, pl.seq);
   out += fmt::format("  features        recompute {}{}{}{}{}\n", megatron::to_string(pl.recompute),
                      pl.sequence_parallel ? ", sequence parallel" : "",
                      pl.distributed_optimizer ? ", distributed optimizer" : "",
@@ -98,6 +99,10 @@ void add_predict_command(CLI::App& app) {
   add_integer_option(cmd, "--dp", o->plan.dp, 1, megatron::plan_limits::kGpus, "Data-parallel replicas");
   add_integer_option(cmd, "--vp", o->plan.vp, 1, megatron::plan_limits::kChunks,
                      "Model chunks per GPU (interleaved 1F1B when > 1)");
+  add_integer_option(cmd, "--decoder-first-pipeline-num-layers", o->plan.first_stage_layers, 0, model::limits::kLayers,
+                     "Transformer layers of the first pipeline stage (0: an even share)");
+  add_integer_option(cmd, "--decoder-last-pipeline-num-layers", o->plan.last_stage_layers, 0, model::limits::kLayers,
+                     "Transformer layers of the last pipeline stage (0: an even share)");
   add_integer_option(cmd, "--gpus", o->gpus, 0, megatron::plan_limits::kGpus,
                      "GPUs of the run (0: tp × pp × dp); must equal tp × pp × dp");
   add_integer_option(cmd, "--mbs", o->plan.micro_batch, 1, model::limits::kMicroBatch, "Sequences per micro-batch");

@@ -21,10 +21,16 @@ double gpu_gemm_s(const hw::Gpu& gpu, const model::Gemm& gemm, int64_t element_b
 /// One streaming kernel that reads and writes `bytes` bytes of HBM in all.
 double gpu_stream_s(const hw::Gpu& gpu, double bytes);
 
-/// One fused causal attention kernel over `batch_heads` heads of `seq` tokens and head size `head_dim`
-/// with `element_bytes`-byte tensors: forward (Q·Kᵀ and P·V over the causal half) or backward (which
-/// recomputes the scores: five products instead of two).
+/// The share of the s × s score blocks a fused attention kernel computes: half for a causal model (the
+/// blocks above the diagonal are skipped), all of them for a bidirectional one.
+inline double attention_block_share(bool causal) {
+  return causal ? 0.5 : 1.0;
+}
+
+/// One fused attention kernel over `batch_heads` heads of `seq` tokens and head size `head_dim` with
+/// `element_bytes`-byte tensors: forward (Q·Kᵀ and P·V) or backward (which recomputes the scores: five
+/// products instead of two), over attention_block_share(causal) of the score blocks.
 double gpu_flash_attention_s(const hw::Gpu& gpu, int64_t batch_heads, int64_t seq, int64_t head_dim,
-                             int64_t element_bytes, model::Direction direction);
+                             int64_t element_bytes, model::Direction direction, bool causal);
 
 }  // namespace phaze::cost

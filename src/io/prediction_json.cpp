@@ -9,6 +9,8 @@ json to_json(const megatron::TrainingPlan& p) {
               {"pp", p.pp},
               {"dp", p.dp},
               {"vp", p.vp},
+              {"decoder_first_pipeline_num_layers", p.first_stage_layers},
+              {"decoder_last_pipeline_num_layers", p.last_stage_layers},
               {"gpus", p.gpus()},
               {"micro_batch", p.micro_batch},
               {"global_batch", p.global_batch},

@@ -58,7 +58,7 @@ struct Pricing {
     }
     if (flash) {
       const double s = cost::gpu_flash_attention_s(gpu, plan.micro_batch * (spec.heads / plan.tp), plan.seq,
-                                                   spec.head_dim(), element_bytes, graph.direction);
+                                                   spec.head_dim(), element_bytes, graph.direction, spec.causal());
       t.compute_s += s;
       t.attention_core_s += s;
     }

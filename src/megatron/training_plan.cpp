@@ -13,7 +13,43 @@ void require_in(int64_t value, int64_t low, int64_t high, const char* option) {
     throw InputError(fmt::format("{} = {} must be in [{}, {}]", option, value, low, high));
 }
 
+/// The stages' layer counts: even, or the first and last stage's own with the rest shared evenly.
+void validate_stage_layers(const TrainingPlan& p, const model::ModelSpec& spec) {
+  const char* kFirst = "--decoder-first-pipeline-num-layers";
+  const char* kLast = "--decoder-last-pipeline-num-layers";
+  require_in(p.first_stage_layers, 0, model::limits::kLayers, kFirst);
+  require_in(p.last_stage_layers, 0, model::limits::kLayers, kLast);
+  if (!p.uneven()) {
+    if (spec.num_layers % (p.pp * p.vp) != 0)
+      throw InputError(fmt::format("--pp = {}{} must divide the {} layers of {} into equal stages", p.pp,
+                                   p.vp > 1 ? fmt::format(" × --vp = {}", p.vp) : "", spec.num_layers, spec.name));
+    return;
+  }
+  const char* option = p.first_stage_layers > 0 ? kFirst : kLast;
+  if (p.pp == 1) throw InputError(fmt::format("{} needs a pipeline (--pp > 1)", option));
+  const int64_t own = p.first_stage_layers + p.last_stage_layers;
+  const int64_t others = p.pp - (p.first_stage_layers > 0 ? 1 : 0) - (p.last_stage_layers > 0 ? 1 : 0);
+  const int64_t rest = spec.num_layers - own;
+  if (rest < others || (others == 0 && rest != 0) || (others > 0 && rest % others != 0))
+    throw InputError(fmt::format(
+        "{} = {}, {} = {}: the other {} stages must share the remaining {} of the {} layers "
+        "of {} evenly, at least one each",
+        kFirst, p.first_stage_layers, kLast, p.last_stage_layers, others, rest, spec.num_layers, spec.name));
+  for (int64_t stage : {int64_t{0}, others > 0 ? int64_t{1} : int64_t{0}, p.pp - 1})
+    if (stage_layers(p, spec, stage) % p.vp != 0)
+      throw InputError(fmt::format("--vp = {} must divide the {} layers of stage {}", p.vp,
+                                   stage_layers(p, spec, stage), stage + 1));
+}
+
 }  // namespace
+
+int64_t stage_layers(const TrainingPlan& p, const model::ModelSpec& spec, int64_t stage) {
+  if (stage == 0 && p.first_stage_layers > 0) return p.first_stage_layers;
+  if (stage == p.pp - 1 && p.last_stage_layers > 0) return p.last_stage_layers;
+  const int64_t own = p.first_stage_layers + p.last_stage_layers;
+  const int64_t others = p.pp - (p.first_stage_layers > 0 ? 1 : 0) - (p.last_stage_layers > 0 ? 1 : 0);
+  return (spec.num_layers - own) / others;
+}
 
 void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
   require_in(p.tp, 1, model::limits::kTensorParallel, "--tp");
@@ -29,9 +65,7 @@ void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
   if (spec.heads % p.tp != 0 || spec.kv_heads % p.tp != 0)
     throw InputError(fmt::format("--tp = {} must divide the {} attention heads ({} key/value heads) of {}", p.tp,
                                  spec.heads, spec.kv_heads, spec.name));
-  if (spec.num_layers % (p.pp * p.vp) != 0)
-    throw InputError(fmt::format("--pp = {}{} must divide the {} layers of {} into equal stages", p.pp,
-                                 p.vp > 1 ? fmt::format(" × --vp = {}", p.vp) : "", spec.num_layers, spec.name));
+  validate_stage_layers(p, spec);
   if (p.global_batch % (p.micro_batch * p.dp) != 0)
     throw InputError(fmt::format("--global-batch = {} must be a multiple of --mbs {} × --dp {}", p.global_batch,
                                  p.micro_batch, p.dp));

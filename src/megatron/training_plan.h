@@ -29,8 +29,15 @@ struct TrainingPlan {
   bool distributed_optimizer = false;  ///< optimizer state and master weights sharded over the d replicas
   bool overlap_dp = false;             ///< gradient reduction overlapped with the backward pass
   bool flash_attention = false;        ///< the attention core as one fused kernel
+  /// Transformer layers of the first and of the last pipeline stage (Megatron-LM's
+  /// --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers); 0: an even share. The
+  /// other stages share the rest evenly.
+  int64_t first_stage_layers = 0;
+  int64_t last_stage_layers = 0;
 
   int64_t gpus() const { return tp * pp * dp; }
+  /// Whether the first or the last stage has a layer count of its own.
+  bool uneven() const { return first_stage_layers > 0 || last_stage_layers > 0; }
   /// Micro-batches per pipeline per iteration: B / (b · d).
   int64_t micro_batches() const { return global_batch / (micro_batch * dp); }
   bool operator==(const TrainingPlan&) const = default;
@@ -44,10 +51,16 @@ inline constexpr int64_t kChunks = 64;                     ///< model chunks per
 }  // namespace plan_limits
 
 /// Checks that Megatron-LM can run the plan on the model (InputError naming the option: --tp, --pp, --dp,
-/// --vp, --mbs, --global-batch, --seq): every degree ≥ 1 and within plan_limits; t divides the heads (and
-/// the key/value heads); p · v divides the layers; b · d divides B; with v > 1, p > 1 and the micro-batch
+/// --vp, --mbs, --global-batch, --seq, --decoder-first-pipeline-num-layers,
+/// --decoder-last-pipeline-num-layers): every degree ≥ 1 and within plan_limits; t divides the heads (and
+/// the key/value heads); every stage's layers (stage_layers) a whole number, at least one, divisible by v;
+/// a first or last stage of its own needs p > 1; b · d divides B; with v > 1, p > 1 and the micro-batch
 /// count a multiple of p; sequence parallelism needs t > 1 and t dividing s.
 void validate(const TrainingPlan& plan, const model::ModelSpec& spec);
+
+/// Transformer layers of pipeline stage `stage` (0 ≤ stage < p): the first and last stage's own counts when
+/// given, the rest shared evenly by the other stages. Assumes a validated plan.
+int64_t stage_layers(const TrainingPlan& plan, const model::ModelSpec& spec, int64_t stage);
 
 const char* to_string(Recompute recompute);
 /// "full", "selective" or "none"; InputError naming `option` otherwise.

@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "cost/collective_time.h"
+#include "cost/gpu_kernel.h"
+#include "model/operator_roles.h"
 #include "util/checked_int.h"
 #include "util/input_error.h"
 
@@ -88,6 +90,37 @@ double in_flight(const TrainingPlan& plan, int64_t stage) {
   return plan.vp > 1 ? base * (1 + (p - 1) / (p * v)) : base;
 }
 
+/// GEMM FLOPs of one micro-batch on one rank: what the model needs, and what the kernels execute.
+struct IterationFlops {
+  double model = 0;     ///< forward and backward, attention over the blocks the model needs
+  double hardware = 0;  ///< as executed: recomputation included, attention as its kernels compute it
+};
+
+/// The model counts a causal model's attention products over the causal half of the s × s scores (the
+/// blocks a token needs), a bidirectional model's over all of them (docs/gpu.md, "FLOPs"). A materialised
+/// attention core executes every block; a fused kernel executes the model's share, and its backward pass
+/// recomputes Q·Kᵀ (five products where the layer graph has four). So the model's FLOPs never exceed what
+/// the kernels run, and MFU stays at most the kernels' own efficiency.
+IterationFlops iteration_flops(const model::LayerGraph& g, const model::ModelSpec& spec, const TrainingPlan& plan) {
+  double core_forward = 0, core_backward = 0;  // the attention core's products in the layer graph (all blocks)
+  for (const model::Operator& op : g.transformer.forward.ops)
+    if (model::in_attention_core(op.id)) core_forward += static_cast<double>(op.gemm_flops());
+  for (const model::Operator& op : g.transformer.backward.ops)
+    if (model::in_attention_core(op.id)) core_backward += static_cast<double>(op.gemm_flops());
+  const double share = cost::attention_block_share(spec.causal());
+  const double ran_forward = plan.flash_attention ? share * core_forward : core_forward;
+  const double ran_backward = plan.flash_attention ? share * core_backward * 5 / 4 : core_backward;
+  const double L = static_cast<double>(spec.num_layers);
+  const double graph = static_cast<double>(g.forward_flops() + g.backward_flops());
+  IterationFlops out;
+  out.model = graph - L * (1 - share) * (core_forward + core_backward);
+  out.hardware = graph + L * (ran_forward - core_forward + ran_backward - core_backward);
+  if (plan.recompute == Recompute::Full)
+    out.hardware += L * (static_cast<double>(g.transformer.forward_flops()) - core_forward + ran_forward);
+  if (plan.recompute == Recompute::Selective) out.hardware += L * ran_forward;
+  return out;
+}
+
 }  // namespace
 
 double replicated_activation_bytes(const model::ModelSpec& spec, const model::LayerGraph& graph,
@@ -146,12 +179,12 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
 
   const int64_t p = plan.pp, m = plan.micro_batches();
   const double v = static_cast<double>(plan.vp), d = static_cast<double>(plan.dp);
-  const double per_stage = static_cast<double>(spec.num_layers / p);
   const double send = stage_send_s(g, plan, device, network);
 
   std::vector<Stage> stages(static_cast<size_t>(p));
   for (int64_t i = 0; i < p; ++i) {
     Stage& st = stages[static_cast<size_t>(i)];
+    const double per_stage = static_cast<double>(stage_layers(plan, spec, i));
     st.forward = scaled(layer.forward, per_stage);
     st.backward = scaled(layer.backward, per_stage);
     st.parameters = per_stage * static_cast<double>(g.transformer.parameters);
@@ -223,7 +256,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   for (int64_t i = 0; i < p; ++i) {
     const Stage& st = stages[static_cast<size_t>(i)];
     const double flight = in_flight(plan, i);
-    double activations = flight * per_stage * acts.stored + acts.working;
+    double activations = flight * static_cast<double>(stage_layers(plan, spec, i)) * acts.stored + acts.working;
     if (i == 0) activations += flight * static_cast<double>(g.embedding.activation_bytes);
     if (i == p - 1) activations += static_cast<double>(g.head.activation_bytes);
     StepMemory mem;
@@ -240,16 +273,10 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
 
   // FLOPs: per micro-batch, each rank's GEMM FLOPs times t is the whole model's; B/b micro-batches.
   const double t = static_cast<double>(plan.tp);
-  const double L = static_cast<double>(spec.num_layers);
   const double sequences = static_cast<double>(plan.global_batch) / static_cast<double>(plan.micro_batch);
-  const double per_micro_batch = static_cast<double>(g.forward_flops() + g.backward_flops());
-  double recomputed = 0;
-  if (plan.recompute == Recompute::Full) recomputed = L * static_cast<double>(g.transformer.forward_flops());
-  if (plan.recompute == Recompute::Selective)
-    for (const model::Operator& op : g.transformer.forward.ops)
-      if (op.id == "F5" || op.id == "F8") recomputed += L * static_cast<double>(op.gemm_flops());
-  out.model_flop = sequences * t * per_micro_batch;
-  out.hardware_flop = sequences * t * (per_micro_batch + recomputed);
+  const IterationFlops flops = iteration_flops(g, spec, plan);
+  out.model_flop = sequences * t * flops.model;
+  out.hardware_flop = sequences * t * flops.hardware;
   const double gpus = static_cast<double>(plan.gpus());
   out.tokens_per_s = static_cast<double>(plan.global_batch * plan.seq) / time.iteration_s;
   out.flop_per_s_per_gpu = out.hardware_flop / (time.iteration_s * gpus);

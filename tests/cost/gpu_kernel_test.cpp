@@ -74,8 +74,10 @@ TEST(GpuKernel, FlashAttentionDoesTheCausalHalfOfTheProducts) {
   // 64 heads of 4096 tokens, d_h 128: forward 2 products × 2·s²·d / 2 (causal) per head.
   const double forward_flops = 64 * 2 * 2.0 * 4096 * 4096 * 128 / 2;
   const double peak = phaze::hw::peak_tensor_flop_per_s(g);
-  EXPECT_NEAR(gpu_flash_attention_s(g, 64, 4096, 128, 2, Direction::Forward), forward_flops / peak, 1e-12);
-  EXPECT_NEAR(gpu_flash_attention_s(g, 64, 4096, 128, 2, Direction::Backward), 2.5 * forward_flops / peak, 1e-12);
+  EXPECT_NEAR(gpu_flash_attention_s(g, 64, 4096, 128, 2, Direction::Forward, true), forward_flops / peak, 1e-12);
+  EXPECT_NEAR(gpu_flash_attention_s(g, 64, 4096, 128, 2, Direction::Backward, true), 2.5 * forward_flops / peak, 1e-12);
+  // A bidirectional model (BERT) needs every block: twice the products.
+  EXPECT_NEAR(gpu_flash_attention_s(g, 64, 4096, 128, 2, Direction::Forward, false), 2 * forward_flops / peak, 1e-12);
 }
 
 }  // namespace

@@ -6,8 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <variant>
 
+#include "hw/gpu.h"
+#include "hw/system.h"
 #include "model/presets.h"
 #include "util/input_error.h"
 
@@ -38,8 +43,10 @@ TrainingPlan plan(int64_t t, int64_t p, int64_t d, int64_t b, int64_t global, in
 const phaze::hw::System kSystem = phaze::hw::dgx_a100_system(true);
 
 TEST(TrainingStep, FlopsAreNarayanansEquationThree) {
-  // F = 96 B s l h² (1 + s/(6h) + V/(16 l h)) with full recomputation, 72 B s l h² (1 + s/(6h) + V/(12 l h))
-  // without; V the padded vocabulary Megatron allocates.
+  // A materialised attention core executes every s × s score: the hardware FLOPs are Narayanan's
+  // F = 96 B s l h² (1 + s/(6h) + V/(16 l h)) with full recomputation and 72 B s l h² (1 + s/(6h) + V/(12 l h))
+  // without; V the padded vocabulary Megatron allocates. A causal model needs half the attention products,
+  // so its model FLOPs have s/(12h) for s/(6h).
   for (int64_t t : {1, 8}) {
     const ModelSpec m = gpt(24, 2048, 16, 2048);
     TrainingPlan pl = plan(t, 2, 2, 2, 64, 2048);
@@ -47,10 +54,102 @@ TEST(TrainingStep, FlopsAreNarayanansEquationThree) {
     const double B = 64, s = 2048, l = 24, h = 2048;
     const StepPrediction full = predict_step(m, kSystem, pl);
     EXPECT_NEAR(full.hardware_flop / (96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))), 1, 1e-12);
-    EXPECT_NEAR(full.model_flop / (72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h))), 1, 1e-12);
+    EXPECT_NEAR(full.model_flop / (72 * B * s * l * h * h * (1 + s / (12 * h) + V / (12 * l * h))), 1, 1e-12);
     pl.recompute = Recompute::None;
-    EXPECT_NEAR(predict_step(m, kSystem, pl).hardware_flop, full.model_flop, 1e-6 * full.model_flop);
+    EXPECT_NEAR(
+        predict_step(m, kSystem, pl).hardware_flop / (72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h))), 1,
+        1e-12);
+    // A fused kernel runs the causal half, recomputing Q·Kᵀ backward: 4 B s² h · ½ · (2 + 5) per layer
+    // where the materialised core has 4 B s² h · (2 + 4) / 2 · 2.
+    pl.flash_attention = true;
+    const double attention_materialised = 12 * B * s * s * h * l, attention_fused = 7 * B * s * s * h * l;
+    EXPECT_NEAR(
+        predict_step(m, kSystem, pl).hardware_flop /
+            (72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h)) - attention_materialised + attention_fused),
+        1, 1e-12);
   }
+}
+
+// The model's FLOPs never exceed what the kernels execute, and no kernel runs faster than the peak: over every
+// GPU system preset, sequence lengths from 512 to 131,072, flash attention on and off, every recomputation
+// and sequence parallelism, MFU ≤ 1 and TFLOP/s per GPU ≤ the peak.
+TEST(TrainingStep, UtilisationNeverExceedsThePeak) {
+  int checked = 0;
+  for (const std::string& system_name : phaze::hw::system_preset_names()) {
+    const phaze::hw::System system = *phaze::hw::find_system_preset(system_name);
+    if (!std::holds_alternative<phaze::hw::Gpu>(system.device)) continue;  // Megatron-LM runs on GPUs
+    const double peak = phaze::hw::peak_tensor_flop_per_s(phaze::hw::gpu_of(system));
+    for (const char* model_name : {"llama2-7b", "gpt2-xl", "bert-large"})
+      for (int64_t seq : {512, 2048, 8192, 32768, 131072})
+        for (int64_t t : {1, 8})
+          for (bool flash : {false, true})
+            for (Recompute recompute : {Recompute::None, Recompute::Selective, Recompute::Full})
+              for (bool sp : {false, true}) {
+                ModelSpec m = *phaze::model::find_preset(model_name);
+                if ((sp && t == 1) || m.heads % t != 0) continue;
+                // Learned positions as long as the sequence: the shape, not the table, is what is swept.
+                if (m.max_positions > 0) m.max_positions = std::max(m.max_positions, seq);
+                TrainingPlan pl = plan(t, 1, 1, 1, 8, seq);
+                pl.flash_attention = flash;
+                pl.recompute = recompute;
+                pl.sequence_parallel = sp;
+                const StepPrediction p = predict_step(m, system, pl);
+                SCOPED_TRACE(testing::Message()
+                             << system_name << " " << model_name << " s " << seq << " t " << t << " flash " << flash
+                             << " recompute " << static_cast<int>(recompute) << " sp " << sp);
+                EXPECT_GT(p.mfu, 0);
+                EXPECT_LE(p.mfu, 1);
+                EXPECT_LE(p.flop_per_s_per_gpu, peak);
+                EXPECT_LE(p.model_flop, p.hardware_flop);
+                ++checked;
+              }
+  }
+  EXPECT_GT(checked, 500);
+}
+
+// Megatron-LM's --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers: naming the even
+// split changes nothing; a first stage of one layer leaves the rest to the last stage, whose weights are
+// then 2 bytes per parameter of L − 1 GPT layers (12h² + 13h each) and the head (its tied copy of the
+// V × h embedding and the final LayerNorm's 2h).
+TEST(TrainingStep, UnevenStagesHoldTheirOwnLayers) {
+  const int64_t L = 8, h = 1024;
+  const ModelSpec m = gpt(L, h, 16, 1024);
+  TrainingPlan even = plan(1, 4, 1, 1, 8, 1024);
+  TrainingPlan named = even;
+  named.first_stage_layers = named.last_stage_layers = 2;
+  EXPECT_EQ(predict_step(m, kSystem, named).time.iteration_s, predict_step(m, kSystem, even).time.iteration_s);
+
+  TrainingPlan two = plan(1, 2, 1, 1, 8, 1024);
+  two.first_stage_layers = 1;
+  const StepPrediction p = predict_step(m, kSystem, two);
+  const double V = static_cast<double>(phaze::model::padded_vocab(m, 1)), hd = static_cast<double>(h);
+  EXPECT_EQ(p.memory.stage, 1);
+  EXPECT_NEAR(p.memory.weights_bytes, 2 * ((L - 1) * (12 * hd * hd + 13 * hd) + V * hd + 2 * hd), 1e-6);
+  // The longer last stage sets the pipeline: slower than the even split.
+  EXPECT_GT(p.time.iteration_s, predict_step(m, kSystem, plan(1, 2, 1, 1, 8, 1024)).time.iteration_s);
+}
+
+TEST(TrainingStep, UnevenStagesThatDoNotShareEvenlyNameTheOption) {
+  const ModelSpec m = gpt(126, 1024, 16, 1024);
+  TrainingPlan pl = plan(1, 16, 1, 1, 16, 1024);
+  auto message = [&](const TrainingPlan& p) {
+    try {
+      predict_step(m, kSystem, p);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message(pl).find("--pp = 16"), std::string::npos);  // 126 layers do not split evenly in 16
+  pl.first_stage_layers = 7;                                    // 119 over 15 stages: no
+  EXPECT_NE(message(pl).find("--decoder-first-pipeline-num-layers = 7"), std::string::npos);
+  pl.last_stage_layers = 7;  // 112 over 14 stages: 8 each, as Llama 3 405B trained
+  EXPECT_EQ(message(pl), "accepted");
+  pl.vp = 2;  // 7 layers do not split into 2 chunks
+  EXPECT_NE(message(pl).find("--vp = 2"), std::string::npos);
+  TrainingPlan one = plan(1, 1, 1, 1, 16, 1024);
+  one.last_stage_layers = 3;
+  EXPECT_NE(message(one).find("needs a pipeline"), std::string::npos);
 }
 
 TEST(TrainingStep, ActivationMemoryFollowsKorthikanti) {

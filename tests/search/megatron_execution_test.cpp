@@ -186,8 +186,12 @@ TEST(MegatronExecution, OneDeviceRunsEveryPassOfEveryMicroBatchThenTheOptimizer)
   EXPECT_EQ(m.parts.fill_drain, 0);
   EXPECT_EQ(m.parts.data_parallel_sync, 0);
   EXPECT_EQ(m.stages.size(), 1u);
-  // Model FLOP utilisation from the GEMM FLOPs of 4 micro-batches over the chip's peak.
-  const double flops = 4.0 * static_cast<double>(graph.forward_flops() + graph.backward_flops());
+  // Model FLOP utilisation from the GEMM FLOPs of 4 micro-batches over the chip's peak. A causal model needs
+  // half of the attention core's products: of Q·Kᵀ and P·V forward (2 · 2 s² h) and their four gradients
+  // backward (4 · 2 s² h), per layer, at micro-batch 1 and t = 1.
+  ASSERT_TRUE(mc.spec.causal());
+  const double s2h = static_cast<double>(mc.seq) * static_cast<double>(mc.seq) * static_cast<double>(mc.spec.hidden);
+  const double flops = 4.0 * (static_cast<double>(graph.forward_flops() + graph.backward_flops()) - 4 * (12 * s2h / 2));
   EXPECT_NEAR(m.flops_utilisation, flops / (2 * hw::peak_tensor_macs_per_s(arch) * m.time_per_batch_s), 1e-12);
 }
 

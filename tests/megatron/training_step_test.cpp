@@ -1,9 +1,10 @@
 // A Megatron-LM iteration on a GPU system against published closed forms: the FLOP count of Narayanan et al.
-// (SC'21, eq. 3), the activation memory of Korthikanti et al. (2022, Table 2), Megatron's bytes per parameter
+// (SC'21, eq. 3) and Megatron-Bridge's model FLOPs per token, the activation memory of Korthikanti et al. (2022, Table 2), Megatron's bytes per parameter
 // with and without the distributed optimizer, and the 1F1B bubble that does not grow with the micro-batches.
 
 #include "megatron/training_step.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "hw/gpu.h"
 #include "hw/system.h"
+#include "model/hf_config.h"
 #include "model/presets.h"
 #include "util/input_error.h"
 
@@ -67,6 +69,34 @@ TEST(TrainingStep, FlopsAreNarayanansEquationThree) {
         predict_step(m, kSystem, pl).hardware_flop /
             (72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h)) - attention_materialised + attention_fused),
         1, 1e-12);
+  }
+}
+
+// Megatron-LM's num_floating_point_operations (since March 2025) and Megatron-Bridge count, per trained token,
+// 12·h·f·γ·L + 12·L·h·q·(1 + g/a) + 6·L·q·s + 6·h·V with γ = 3/2 for a gated MLP and the attention core over
+// the causal half (6·L·q·s); their performance pages' TFLOP/s over tokens/s give 51.47 GFLOP per token for
+// Llama-3-8B and 449.2 for Llama-3-70B at s = 8192. The model count is theirs, flash attention or not.
+TEST(TrainingStep, ModelFlopsAreMegatronBridgesCount) {
+  struct Case {
+    const char* file;
+    double published_gflop_per_token;
+    double rounding;  // half a unit of the published figure's last digit
+  };
+  for (const Case& c :
+       {Case{"hf/llama-3-8b/config.json", 51.47, 0.005}, Case{"hf/llama-3-70b/config.json", 449.2, 0.05}}) {
+    const ModelSpec m = phaze::model::read_hf_config(fmt::format("{}/{}", PHAZE_TEST_DATA, c.file));
+    const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn),
+                 L = static_cast<double>(m.num_layers), a = static_cast<double>(m.heads),
+                 g = static_cast<double>(m.kv_heads), q = h, s = 8192, V = static_cast<double>(m.vocab);
+    const double formula = 12 * h * f * 1.5 * L + 12 * L * h * q * (1 + g / a) + 6 * L * q * s + 6 * h * V;
+    for (bool flash : {false, true}) {
+      TrainingPlan pl = plan(1, 1, 1, 1, 2, 8192);
+      pl.flash_attention = flash;
+      pl.recompute = Recompute::None;
+      const double per_token = predict_step(m, kSystem, pl).model_flop / (2 * s);
+      EXPECT_NEAR(per_token / formula, 1, 1e-12) << c.file;
+      EXPECT_NEAR(per_token / 1e9, c.published_gflop_per_token, c.rounding) << c.file;
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #include "cli/predict_command.h"
 #include "hw/system_json.h"
 #include "io/prediction_json.h"
+#include "megatron/assumptions.h"
 #include "megatron/plan_search.h"
 #include "model/hf_config.h"
 
@@ -44,17 +45,27 @@ void plan(const PlanOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const megatron::GpuPlanAnswer a = megatron::search_gpu_plans(spec, system, q);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  megatron::TrainingPlan features;  // what every plan of the answer shares
+  features.flash_attention = q.flash_attention;
+  features.overlap_dp = q.overlap_dp;
+  const std::string assumptions = megatron::assumptions_line(features, hw::gpu_of(system));
   if (o.json) {
     nlohmann::json best = nlohmann::json::array();
     for (const auto& p : a.best) best.push_back(io::to_json(p));
-    std::cout << nlohmann::json{{"model", spec.name},   {"system", system.name},
-                                {"gpus", q.gpus},       {"global_batch", q.global_batch},
-                                {"seq", q.seq},         {"evaluated", a.evaluated},
-                                {"fitting", a.fitting}, {"best", best}}
+    std::cout << nlohmann::json{{"model", spec.name},
+                                {"system", system.name},
+                                {"gpus", q.gpus},
+                                {"global_batch", q.global_batch},
+                                {"seq", q.seq},
+                                {"evaluated", a.evaluated},
+                                {"fitting", a.fitting},
+                                {"best", best},
+                                {"assumptions", assumptions}}
                      .dump(2)
               << "\n";
     return;
   }
+  fmt::print("{}\n", assumptions);
   fmt::print("{} on {} × {} ({}), global batch {}, seq {}\n", spec.description.empty() ? spec.name : spec.description,
              q.gpus, hw::device_name(system.device), system.name, q.global_batch, q.seq);
   fmt::print("{} configurations, {} fit in memory ({:.2f} s)\n", a.evaluated, a.fitting, seconds);

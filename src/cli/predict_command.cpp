@@ -9,6 +9,7 @@
 #include "cli/text_format.h"
 #include "hw/system_json.h"
 #include "io/prediction_json.h"
+#include "megatron/assumptions.h"
 #include "model/hf_config.h"
 #include "util/input_error.h"
 
@@ -43,13 +44,16 @@ void predict(PredictOptions o) {
     throw InputError(fmt::format("--gpus = {} must equal --tp {} × --pp {} × --dp {} = {}", o.gpus, o.plan.tp,
                                  o.plan.pp, o.plan.dp, o.plan.gpus()));
   const megatron::StepPrediction p = megatron::predict_step(spec, system, o.plan);
+  const std::string assumptions = megatron::assumptions_line(o.plan, hw::gpu_of(system));
   if (o.json) {
     nlohmann::json out = io::to_json(p);
     out["model"] = spec.name;
     out["system"] = system.name;
+    out["assumptions"] = assumptions;
     std::cout << out.dump(2) << "\n";
     return;
   }
+  fmt::print("{}\n", assumptions);
   fmt::print("{} on {} × {} ({})\n", spec.description.empty() ? spec.name : spec.description, o.plan.gpus(),
              hw::device_name(system.device), system.name);
   std::cout << prediction_text(p);

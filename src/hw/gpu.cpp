@@ -85,7 +85,8 @@ Gpu h100_sxm() {
   g.hbm_bandwidth = 3.35e12;
   g.l2_bytes = 50ll << 20;
   g.shared_memory_per_sm_bytes = 228ll << 10;
-  return with_fitted_software(g);
+  g.generation = "hopper";
+  return with_fitted_software(g);  // fitted on A100 runs: software_fitted_on stays "ampere"
 }
 
 const std::vector<std::string>& gpu_preset_names() {

@@ -22,9 +22,13 @@ struct Gpu {
   double hbm_bandwidth = 1.555e12;             ///< bytes/s
   int64_t l2_bytes = 40ll << 20;               ///< L2 cache
   int64_t shared_memory_per_sm_bytes = 164ll << 10;
-  double tensor_efficiency = 1;  ///< fraction of the tensor rate a GEMM's main loop sustains, in (0, 1]
-  double memory_efficiency = 1;  ///< fraction of the HBM bandwidth a streaming kernel sustains, in (0, 1]
-  double kernel_launch_s = 0;    ///< fixed seconds per kernel (launch, dispatch, tail), ≥ 0
+  double tensor_efficiency = 1;       ///< fraction of the tensor rate a GEMM's main loop sustains, in (0, 1]
+  double memory_efficiency = 1;       ///< fraction of the HBM bandwidth a streaming kernel sustains, in (0, 1]
+  double kernel_launch_s = 0;         ///< fixed seconds per kernel (launch, dispatch, tail), ≥ 0
+  std::string generation = "ampere";  ///< the architecture: ampere, hopper, ...; "" when a file does not say
+  /// The generation whose measured runs the three software figures were fitted on; "" when a file gives
+  /// them. A prediction says so when it is not the GPU's own generation.
+  std::string software_fitted_on = "ampere";
 
   bool operator==(const Gpu&) const = default;
 };

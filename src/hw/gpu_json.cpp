@@ -17,7 +17,7 @@ Gpu gpu_from_json(const json& j, const std::string& source) {
   const JsonFields f(j, source);
   f.only({"kind", "base", "name", "sms", "tensor_flop_per_clock_per_sm", "tensor_clock_hz", "hbm_bytes", "hbm_gib",
           "hbm_bandwidth", "l2_bytes", "shared_memory_per_sm_bytes", "tensor_efficiency", "memory_efficiency",
-          "kernel_launch_s", "peak_tensor_flop_per_s"});
+          "kernel_launch_s", "peak_tensor_flop_per_s", "generation", "software_fitted_on"});
   if (f.text("kind", "") != "gpu") throw f.bad("kind", "\"gpu\"");
   const std::string base_name = f.text("base", "a100-80gb");
   const std::optional<Gpu> base = find_gpu_preset(base_name);
@@ -38,6 +38,11 @@ Gpu gpu_from_json(const json& j, const std::string& source) {
   g.tensor_efficiency = f.number_in("tensor_efficiency", g.tensor_efficiency, 0, 1, true);
   g.memory_efficiency = f.number_in("memory_efficiency", g.memory_efficiency, 0, 1, true);
   g.kernel_launch_s = f.number_in("kernel_launch_s", g.kernel_launch_s, 0, gpu_limits::kLaunchS, false);
+  g.generation = f.text("generation", g.generation);
+  // Software figures of the file's own are fitted on nothing phaze knows, unless the file says.
+  const bool own_software =
+      j.contains("tensor_efficiency") || j.contains("memory_efficiency") || j.contains("kernel_launch_s");
+  g.software_fitted_on = f.text("software_fitted_on", own_software ? "" : g.software_fitted_on);
   validate(g, source);
   return g;
 }
@@ -55,7 +60,9 @@ json to_json(const Gpu& g) {
               {"shared_memory_per_sm_bytes", g.shared_memory_per_sm_bytes},
               {"tensor_efficiency", g.tensor_efficiency},
               {"memory_efficiency", g.memory_efficiency},
-              {"kernel_launch_s", g.kernel_launch_s}};
+              {"kernel_launch_s", g.kernel_launch_s},
+              {"generation", g.generation},
+              {"software_fitted_on", g.software_fitted_on}};
 }
 
 }  // namespace phaze::hw

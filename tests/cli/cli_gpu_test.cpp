@@ -35,6 +35,39 @@ TEST(CliGpu, PredictJsonHasTheBreakdownAndMemory) {
   EXPECT_NEAR(j.at("iteration_time_s").get<double>() / 56.3158, 1, 0.08);
 }
 
+// Every text answer starts with one line of what it assumes. The H100 preset's software figures were fitted on
+// A100 runs (docs/gpu.md, "Calibration"), so its predictions say so; the A100's do not; a GPU file that gives
+// its own software figures says they are its file's.
+TEST(CliGpu, TextAnswersStartWithTheirAssumptions) {
+  const std::string own = "not on its own generation";
+  const RunResult a100 = run_phaze(kPredict + "--tp 8 --pp 16 --dp 4 --mbs 2");
+  ASSERT_EQ(a100.status, 0) << a100.err;
+  EXPECT_EQ(a100.out.rfind("assumptions: ", 0), 0u) << a100.out;
+  EXPECT_EQ(a100.out.substr(0, a100.out.find('\n')).find(own), std::string::npos) << a100.out;
+  const RunResult h100 =
+      run_phaze("predict --model llama2-7b --system dgx-h100 --tp 2 --pp 1 --dp 4 --global-batch 64 --flash-attention");
+  ASSERT_EQ(h100.status, 0) << h100.err;
+  const std::string first = h100.out.substr(0, h100.out.find('\n'));
+  EXPECT_EQ(first.rfind("assumptions: ", 0), 0u) << h100.out;
+  EXPECT_NE(first.find("h100-sxm's software figures were fitted on ampere runs, " + own + " (hopper)"),
+            std::string::npos)
+      << first;
+  EXPECT_NE(first.find("fused (flash) attention"), std::string::npos) << first;
+  const RunResult plan = run_phaze("plan --model llama2-7b --system dgx-h100 --gpus 8 --global-batch 64 --top 1");
+  ASSERT_EQ(plan.status, 0) << plan.err;
+  EXPECT_EQ(plan.out.rfind("assumptions: ", 0), 0u) << plan.out;
+  EXPECT_NE(plan.out.substr(0, plan.out.find('\n')).find(own), std::string::npos) << plan.out;
+
+  TempDir dir;
+  dir.write("tuned.json", R"({"name": "tuned", "device": {"kind": "gpu", "base": "h100-sxm", "name": "tuned-h100",
+    "tensor_efficiency": 0.7}, "network": [{"name": "link", "members": 0, "bandwidth": 1e11}]})");
+  const RunResult tuned = run_phaze("predict --model llama2-7b --system " + quoted(dir.file("tuned.json")) +
+                                    " --tp 2 --pp 1 --dp 4 --global-batch 64 --json");
+  ASSERT_EQ(tuned.status, 0) << tuned.err;
+  EXPECT_NE(json::parse(tuned.out).at("assumptions").get<std::string>().find("come from its file"), std::string::npos)
+      << tuned.out;
+}
+
 TEST(CliGpu, PredictSaysWhenItDoesNotFit) {
   const RunResult r = run_phaze(kPredict + "--tp 1 --pp 1 --dp 512 --mbs 1");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "model/presets.h"
@@ -71,6 +72,14 @@ class ConfigReader {
     const json& v = j_.at(key);
     if (!v.is_string()) throw type_error(key, "a string");
     return v.get<std::string>();
+  }
+
+  /// A reader of the optional object at `key` (such as rope_scaling), its errors naming the file and the key;
+  /// nothing when absent or null.
+  std::optional<ConfigReader> object(const char* key) const {
+    if (!has(key)) return std::nullopt;
+    if (!j_.at(key).is_object()) throw type_error(key, "an object");
+    return ConfigReader(j_.at(key), fmt::format("{}: {}", source_, key));
   }
 
   [[noreturn]] void unsupported(const char* key, const std::string& why) const {
@@ -199,7 +208,12 @@ ModelSpec from_llama(const ConfigReader& r) {
   m.word_embedding_dim = m.hidden;
   m.max_positions = r.size("max_position_embeddings", limits::kSequence);
   m.sliding_window = r.has("sliding_window") ? r.size("sliding_window", limits::kSequence) : 0;
-  m.default_seq = m.sliding_window > 0 ? std::min(m.max_positions, m.sliding_window) : m.max_positions;
+  // A context-extended model (rope_scaling) was pre-trained at its original length, and trains there by
+  // default: Llama 3.1 reaches 131,072 positions by scaling its 8,192.
+  int64_t pretrained = m.max_positions;
+  if (const std::optional<ConfigReader> scaling = r.object("rope_scaling"))
+    pretrained = std::min(pretrained, scaling->size("original_max_position_embeddings", limits::kSequence, pretrained));
+  m.default_seq = m.sliding_window > 0 ? std::min(pretrained, m.sliding_window) : pretrained;
   m.norm = NormKind::RmsNorm;
   if (r.text("hidden_act", "silu") != "silu") r.unsupported("hidden_act", "only the SiLU-gated FFN is modelled");
   m.activation = Activation::SwiGlu;

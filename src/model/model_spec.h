@@ -51,8 +51,8 @@ struct ModelSpec {
   double norm_epsilon = 1e-5;
 
   int64_t head_dim() const { return hidden / heads; }
-  /// Whether a token attends to the tokens before it only (a causal LM) or to all (BERT).
-  bool causal() const { return head == HeadKind::CausalLm; }
+  /// Whether a token attends to the tokens before it only (the causal mask) or to all (BERT's padding mask).
+  bool causal() const { return mask == MaskKind::Causal; }
   bool operator==(const ModelSpec&) const = default;
 };
 

@@ -203,6 +203,17 @@ std::string llama_without(const std::string& key) {
   return j.dump(2);
 }
 
+// Llama 3.1 reaches 131,072 positions by scaling the rotary embedding of its 8,192 (rope_scaling's
+// original_max_position_embeddings): it was pre-trained at 8,192, and that is its default sequence.
+TEST(HfConfig, RopeScalingKeepsThePretrainingLength) {
+  const ModelSpec scaled = read_hf_config(data_path("hf/llama-3.1-8b/config.json"));
+  EXPECT_EQ(scaled.max_positions, 131072);
+  EXPECT_EQ(scaled.default_seq, 8192);
+  const ModelSpec plain = read_hf_config(data_path("hf/llama-3-8b/config.json"));
+  EXPECT_EQ(plain.default_seq, 8192);
+  expect_bad(llama_with("rope_scaling", 8), {"rope_scaling"});
+}
+
 TEST(HfConfigErrors, MalformedJson) {
   expect_bad("{ \"model_type\": \"gpt2\", \"n_embd\": ", {});
   expect_bad("", {});

@@ -82,7 +82,9 @@ TEST(CliGpu, ImpossiblePlansExitTwoNamingTheOption) {
       {"--tp 8 --pp 16 --dp 4 --mbs 5", "--global-batch"},
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --vp 5", "--vp"},
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --recompute some", "--recompute"},
-      {"--tp 8 --pp 16 --dp 4 --mbs 99999999999999999999", "--mbs"}};
+      {"--tp 8 --pp 16 --dp 4 --mbs 99999999999999999999", "--mbs"},
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --decoder-first-pipeline-num-layers 5", "--decoder-first-pipeline-num-layers"},
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --decoder-last-pipeline-num-layers 99999", "--decoder-last-pipeline-num-layers"}};
   for (const auto& [args, option] : cases) {
     const RunResult r = run_phaze(kPredict + args);
     EXPECT_EQ(r.status, 2) << args;
@@ -142,6 +144,11 @@ TEST(CliGpu, GpuSystemFromAFile) {
   const RunResult bad = run_phaze("system show " + quoted(dir.file("bad.json")));
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("sms"), std::string::npos) << bad.err;
+  dir.write("era.json", R"({"device": {"kind": "gpu", "generation": 9}, "network": [{"name": "x", "members": 0,
+    "bandwidth": 1}]})");
+  const RunResult era = run_phaze("system show " + quoted(dir.file("era.json")));
+  EXPECT_EQ(era.status, 2);
+  EXPECT_NE(era.err.find("generation"), std::string::npos) << era.err;
 }
 
 }  // namespace

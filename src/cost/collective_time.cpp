@@ -7,7 +7,7 @@
 
 namespace phaze::cost {
 
-GroupLink group_link(const hw::Network& network, DeviceGroup group) {
+GroupLink group_link_on_tiers(const hw::Network& network, DeviceGroup group) {
   const int64_t span = CheckedInt(group.size - 1) * group.stride + 1;
   const auto& tiers = network.tiers;
   size_t level = 0;

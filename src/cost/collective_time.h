@@ -28,8 +28,13 @@ struct GroupLink {
   double latency_s = 0;
 };
 
-/// The link a group's ring runs on.
-GroupLink group_link(const hw::Network& network, DeviceGroup group);
+/// The link a group's ring runs on: on a network of one link, that link (the planners' innermost loops ask
+/// it), else group_link_on_tiers.
+GroupLink group_link_on_tiers(const hw::Network& network, DeviceGroup group);
+inline GroupLink group_link(const hw::Network& network, DeviceGroup group) {
+  if (network.tiers.size() == 1) return GroupLink{network.tiers[0].effective_bandwidth(), network.tiers[0].latency_s};
+  return group_link_on_tiers(network, group);
+}
 /// The link of a point-to-point transfer to the device `distance` positions further on (distance ≥ 1), while
 /// every device sends likewise: the tier spanning both, at its per-device bandwidth.
 GroupLink send_link(const hw::Network& network, int64_t distance);

@@ -49,13 +49,19 @@ double gpu_stream_s(const hw::Gpu& gpu, double bytes) {
   return std::max(hbm_s(gpu, bytes), gpu.kernel_launch_s);
 }
 
+double flash_attention_flops(int64_t batch_heads, int64_t seq, int64_t head_dim, model::Direction direction,
+                             bool causal) {
+  const double bh = static_cast<double>(batch_heads), s = static_cast<double>(seq), d = static_cast<double>(head_dim);
+  // Forward: Q·Kᵀ and P·V; backward: Q·Kᵀ again, dP = dO·Vᵀ, dV = Pᵀ·dO, dQ = dS·K, dK = dSᵀ·Q.
+  const double products = direction == model::Direction::Forward ? 2 : 5;
+  return products * 2.0 * bh * s * s * d * attention_block_share(causal);
+}
+
 double gpu_flash_attention_s(const hw::Gpu& gpu, int64_t batch_heads, int64_t seq, int64_t head_dim,
                              int64_t element_bytes, model::Direction direction, bool causal) {
   const double bh = static_cast<double>(batch_heads), s = static_cast<double>(seq), d = static_cast<double>(head_dim);
   const bool forward = direction == model::Direction::Forward;
-  // Forward: Q·Kᵀ and P·V; backward: Q·Kᵀ again, dP = dO·Vᵀ, dV = Pᵀ·dO, dQ = dS·K, dK = dSᵀ·Q.
-  const double products = forward ? 2 : 5;
-  const double flops = products * 2.0 * bh * s * s * d * attention_block_share(causal);
+  const double flops = flash_attention_flops(batch_heads, seq, head_dim, direction, causal);
   const double rate = static_cast<double>(gpu.sms) * sm_rate(gpu);
   // Forward reads Q, K, V and writes O; backward also reads O, dO and writes dQ, dK, dV.
   const double tensors = forward ? 4 : 8;

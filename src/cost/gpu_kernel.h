@@ -27,6 +27,11 @@ inline double attention_block_share(bool causal) {
   return causal ? 0.5 : 1.0;
 }
 
+/// FLOPs of one fused attention kernel (gpu_flash_attention_s): 2 products of 2·s²·d per head forward, 5
+/// backward (the scores recomputed), over attention_block_share(causal) of the score blocks.
+double flash_attention_flops(int64_t batch_heads, int64_t seq, int64_t head_dim, model::Direction direction,
+                             bool causal);
+
 /// One fused attention kernel over `batch_heads` heads of `seq` tokens and head size `head_dim` with
 /// `element_bytes`-byte tensors: forward (Q·Kᵀ and P·V) or backward (which recomputes the scores: five
 /// products instead of two), over attention_block_share(causal) of the score blocks.

@@ -13,6 +13,17 @@ void require_in(int64_t value, int64_t low, int64_t high, const char* option) {
     throw InputError(fmt::format("{} = {} must be in [{}, {}]", option, value, low, high));
 }
 
+/// The stages that share the layers the first and last stage's own counts leave, and those layers.
+struct SharedLayers {
+  int64_t stages = 0;
+  int64_t layers = 0;
+};
+
+SharedLayers shared_layers(const TrainingPlan& p, const model::ModelSpec& spec) {
+  return SharedLayers{p.pp - (p.first_stage_layers > 0 ? 1 : 0) - (p.last_stage_layers > 0 ? 1 : 0),
+                      spec.num_layers - p.first_stage_layers - p.last_stage_layers};
+}
+
 /// The stages' layer counts: even, or the first and last stage's own with the rest shared evenly.
 void validate_stage_layers(const TrainingPlan& p, const model::ModelSpec& spec) {
   const char* kFirst = "--decoder-first-pipeline-num-layers";
@@ -27,9 +38,7 @@ void validate_stage_layers(const TrainingPlan& p, const model::ModelSpec& spec) 
   }
   const char* option = p.first_stage_layers > 0 ? kFirst : kLast;
   if (p.pp == 1) throw InputError(fmt::format("{} needs a pipeline (--pp > 1)", option));
-  const int64_t own = p.first_stage_layers + p.last_stage_layers;
-  const int64_t others = p.pp - (p.first_stage_layers > 0 ? 1 : 0) - (p.last_stage_layers > 0 ? 1 : 0);
-  const int64_t rest = spec.num_layers - own;
+  const auto [others, rest] = shared_layers(p, spec);
   if (rest < others || (others == 0 && rest != 0) || (others > 0 && rest % others != 0))
     throw InputError(fmt::format(
         "{} = {}, {} = {}: the other {} stages must share the remaining {} of the {} layers "
@@ -46,9 +55,8 @@ void validate_stage_layers(const TrainingPlan& p, const model::ModelSpec& spec) 
 int64_t stage_layers(const TrainingPlan& p, const model::ModelSpec& spec, int64_t stage) {
   if (stage == 0 && p.first_stage_layers > 0) return p.first_stage_layers;
   if (stage == p.pp - 1 && p.last_stage_layers > 0) return p.last_stage_layers;
-  const int64_t own = p.first_stage_layers + p.last_stage_layers;
-  const int64_t others = p.pp - (p.first_stage_layers > 0 ? 1 : 0) - (p.last_stage_layers > 0 ? 1 : 0);
-  return (spec.num_layers - own) / others;
+  const SharedLayers shared = shared_layers(p, spec);
+  return shared.layers / shared.stages;
 }
 
 void validate(const TrainingPlan& p, const model::ModelSpec& spec) {

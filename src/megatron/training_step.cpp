@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "cost/collective_time.h"
 #include "cost/gpu_kernel.h"
@@ -99,17 +100,19 @@ struct IterationFlops {
 /// The model counts a causal model's attention products over the causal half of the s × s scores (the
 /// blocks a token needs), a bidirectional model's over all of them (docs/gpu.md, "FLOPs"). A materialised
 /// attention core executes every block; a fused kernel executes the model's share, and its backward pass
-/// recomputes Q·Kᵀ (five products where the layer graph has four). So the model's FLOPs never exceed what
+/// recomputes Q·Kᵀ (five products where the layer graph has four): cost::flash_attention_flops, the count
+/// its time is priced on. So the model's FLOPs never exceed what
 /// the kernels run, and MFU stays at most the kernels' own efficiency.
-IterationFlops iteration_flops(const model::LayerGraph& g, const model::ModelSpec& spec, const TrainingPlan& plan) {
-  double core_forward = 0, core_backward = 0;  // the attention core's products in the layer graph (all blocks)
-  for (const model::Operator& op : g.transformer.forward.ops)
-    if (model::in_attention_core(op.id)) core_forward += static_cast<double>(op.gemm_flops());
-  for (const model::Operator& op : g.transformer.backward.ops)
-    if (model::in_attention_core(op.id)) core_backward += static_cast<double>(op.gemm_flops());
+IterationFlops iteration_flops(const LayerCosts& costs, const model::ModelSpec& spec, const TrainingPlan& plan) {
+  const model::LayerGraph& g = costs.graph;
+  const double core_forward = costs.attention_core_forward_flops, core_backward = costs.attention_core_backward_flops;
   const double share = cost::attention_block_share(spec.causal());
-  const double ran_forward = plan.flash_attention ? share * core_forward : core_forward;
-  const double ran_backward = plan.flash_attention ? share * core_backward * 5 / 4 : core_backward;
+  const int64_t batch_heads = plan.micro_batch * (spec.heads / plan.tp);
+  auto fused = [&](model::Direction direction) {
+    return cost::flash_attention_flops(batch_heads, plan.seq, spec.head_dim(), direction, spec.causal());
+  };
+  const double ran_forward = plan.flash_attention ? fused(model::Direction::Forward) : core_forward;
+  const double ran_backward = plan.flash_attention ? fused(model::Direction::Backward) : core_backward;
   const double L = static_cast<double>(spec.num_layers);
   const double graph = static_cast<double>(g.forward_flops() + g.backward_flops());
   IterationFlops out;
@@ -144,15 +147,21 @@ StepDevice step_device(const hw::Gpu& gpu) {
                     gpu.kernel_launch_s};
 }
 
+LayerCosts graph_costs(model::LayerGraph graph) {
+  LayerCosts c;
+  c.graph = std::move(graph);
+  for (const model::Operator& op : c.graph.transformer.forward.ops)
+    if (model::in_attention_core(op.id)) c.attention_core_forward_flops += static_cast<double>(op.gemm_flops());
+  for (const model::Operator& op : c.graph.transformer.backward.ops)
+    if (model::in_attention_core(op.id)) c.attention_core_backward_flops += static_cast<double>(op.gemm_flops());
+  return c;
+}
+
 LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan) {
   validate(plan, spec);
   const hw::Gpu& gpu = hw::gpu_of(system);
-  LayerCosts c{
-      model::build_layer_graph(spec, model::Shape{plan.seq, plan.micro_batch, plan.tp}, model::Precision{}, spec.name),
-      {},
-      {},
-      {},
-      0};
+  LayerCosts c = graph_costs(
+      model::build_layer_graph(spec, model::Shape{plan.seq, plan.micro_batch, plan.tp}, model::Precision{}, spec.name));
   c.embedding = gpu_layer_time(c.graph.embedding, spec, plan, gpu, system.network);
   c.transformer = gpu_layer_time(c.graph.transformer, spec, plan, gpu, system.network);
   c.head = gpu_layer_time(c.graph.head, spec, plan, gpu, system.network);
@@ -274,7 +283,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   // FLOPs: per micro-batch, each rank's GEMM FLOPs times t is the whole model's; B/b micro-batches.
   const double t = static_cast<double>(plan.tp);
   const double sequences = static_cast<double>(plan.global_batch) / static_cast<double>(plan.micro_batch);
-  const IterationFlops flops = iteration_flops(g, spec, plan);
+  const IterationFlops flops = iteration_flops(costs, spec, plan);
   out.model_flop = sequences * t * flops.model;
   out.hardware_flop = sequences * t * flops.hardware;
   const double gpus = static_cast<double>(plan.gpus());

@@ -59,6 +59,9 @@ struct StepPrediction {
 struct LayerCosts {
   model::LayerGraph graph;  ///< at the plan's t, b and s
   LayerTime embedding, transformer, head;
+  /// GEMM FLOPs of the transformer layer's attention core (model::in_attention_core) in the layer graph,
+  /// every s × s block, forward and backward: read by every prediction's FLOP counts.
+  double attention_core_forward_flops = 0, attention_core_backward_flops = 0;
   /// Activation bytes of one transformer layer that every tensor-parallel rank stores whole without sequence
   /// parallelism (norm inputs, dropout masks, inputs of the first GEMM of each block); computed only for a
   /// plan with sequence parallelism.
@@ -83,6 +86,9 @@ StepDevice step_device(const hw::Gpu& gpu);
 
 /// The layer costs of a plan (validated first) on the system's GPU.
 LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan);
+/// The LayerCosts of `graph` with what depends on the graph alone filled in (the attention core's FLOPs);
+/// the caller fills the times. Every LayerCosts starts here.
+LayerCosts graph_costs(model::LayerGraph graph);
 
 /// Predicts one iteration; validates the plan first (InputError naming the option). The system's device
 /// must be a GPU.

@@ -77,7 +77,7 @@ struct BatchTime {
 ///     max load · (⌈N/d⌉ + p − 1) + (ring all-reduce(P_max, d) + P_max · optimizer seconds per byte)
 ///
 /// with the ring all-reduce of accelerator.md 7, 2·(d − 1)/d · P_max / BW + 2·(d − 1)·α, on the plan's
-/// data-parallel link (replica_ring_link of d and R: its effective bandwidth and latency), StageSyncModel.
+/// data-parallel link (ring_link of d and R: its effective bandwidth and latency), StageSyncModel.
 /// The stagewise planner and its evaluator, whose stages each have their own d, take the same three rules
 /// per stage: pipeline_slots, StageSyncModel and the sum of the two largest terms.
 ///
@@ -88,10 +88,9 @@ struct BatchTime {
 class BatchTimeModel {
  public:
   /// The link the data-parallel term reads for `data_parallel` replicas of `replica_devices` devices:
-  /// replica_ring_link with the corrected terms, reference_link (the same for every plan) without.
+  /// ring_link with the corrected terms, reference_link (the same for every plan) without.
   static cost::GroupLink sync_link(const Cluster& cluster, int64_t data_parallel, int64_t replica_devices) {
-    return cluster.corrected.enabled ? replica_ring_link(cluster, data_parallel, replica_devices)
-                                     : reference_link(cluster);
+    return cluster.corrected.enabled ? ring_link(cluster, data_parallel, replica_devices) : reference_link(cluster);
   }
   BatchTimeModel(const Cluster& cluster, int64_t data_parallel, int64_t replica_devices)
       : BatchTimeModel(cluster, data_parallel, sync_link(cluster, data_parallel, replica_devices)) {}

@@ -280,7 +280,7 @@ Plan CorrectedPlanner::best_plan(const Cluster& cluster) const {
         if (size == 0) continue;
         // One data-parallel link for every plan of the cell (placement/links.h): the time is monotone in
         // the frontier's two figures.
-        const BatchTimeModel time(cluster, d, replica_ring_link(cluster, d, replica_devices));
+        const BatchTimeModel time(cluster, d, ring_link(cluster, d, replica_devices));
         const FrontPoint* front = &pool_[front_begin_[id]];
         // No point of the frontier beats the smallest load with the smallest parameters.
         if (corrected_time(time, front[size - 1].load, s, front[0].params) >= best_time) continue;

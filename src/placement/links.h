@@ -24,16 +24,10 @@
 
 namespace phaze::placement {
 
-/// The data-parallel ring of a plan of `data_parallel` replicas on `replica_devices` consecutive devices
-/// each.
-inline cost::GroupLink replica_ring_link(const Cluster& cluster, int64_t data_parallel, int64_t replica_devices) {
-  return cost::group_link(cluster.data_parallel_network, cost::DeviceGroup{data_parallel, replica_devices});
-}
-
-/// The data-parallel ring of one stage of a stagewise plan: `data_parallel` copies of its `stage_devices`
-/// devices side by side.
-inline cost::GroupLink stage_ring_link(const Cluster& cluster, int64_t data_parallel, int64_t stage_devices) {
-  return cost::group_link(cluster.data_parallel_network, cost::DeviceGroup{data_parallel, stage_devices});
+/// The link of a data-parallel ring of `data_parallel` copies of a stage's devices, `stride` devices apart:
+/// R, the devices of one replica, in a plan of one degree; the stage's own devices in a stagewise plan.
+inline cost::GroupLink ring_link(const Cluster& cluster, int64_t data_parallel, int64_t stride) {
+  return cost::group_link(cluster.data_parallel_network, cost::DeviceGroup{data_parallel, stride});
 }
 
 /// The link of the sends between the stages of a chain of tensor-parallel width `width`.

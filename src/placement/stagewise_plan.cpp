@@ -116,8 +116,7 @@ StagewiseCheck evaluate_stagewise(const std::vector<Chain>& chains, const std::v
           static_cast<double>(replica_micro_batches(cluster.micro_batches, s.data_parallel)) * load;
       out.parts.fill_drain = static_cast<double>(p - 1) * load;
     }
-    const double sync =
-        StageSyncModel::sync_s(params, s.data_parallel, stage_ring_link(cluster, s.data_parallel, s.devices));
+    const double sync = StageSyncModel::sync_s(params, s.data_parallel, ring_link(cluster, s.data_parallel, s.devices));
     const double update = sync_model.optimizer_s(params);
     if (sync + update > sync_max) {
       sync_max = sync + update;

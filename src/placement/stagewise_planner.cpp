@@ -230,7 +230,7 @@ void StagewisePlanner::reset_cells(int64_t p, bool pareto) {
 
 double StagewisePlanner::stage_sync_s(size_t cell, int64_t d) const {
   // The stage's d copies of its devices side by side (placement/links.h).
-  return sync_->total_s(params_[cell], d, stage_ring_link(cluster_, d, stage_devices_[cell]));
+  return sync_->total_s(params_[cell], d, ring_link(cluster_, d, stage_devices_[cell]));
 }
 
 int StagewisePlanner::run(int64_t p, double theta, bool pareto, double sync_cap) {

@@ -60,8 +60,7 @@ PassTime pass_time(const PassSummary& s, double attention_core_s = 0) {
 /// Layer costs from the schedules of `graph`'s distinct layers (chain node 0 the embedding, 1 a transformer
 /// layer, the last the head).
 megatron::LayerCosts costs_from(const model::LayerGraph& graph, const LayerSchedules& s, double attention_core_s) {
-  megatron::LayerCosts c;
-  c.graph = graph;
+  megatron::LayerCosts c = megatron::graph_costs(graph);
   const LayerSchedules::Passes& emb = s.node(graph, 0);
   const LayerSchedules::Passes& layer = s.node(graph, 1);
   const LayerSchedules::Passes& head = s.node(graph, graph.size() - 1);

@@ -54,8 +54,7 @@ hw::Design design(int64_t cores, int64_t array) {
 /// Layer costs from schedules, with the attention core as the sum of its operators, each on the cores that
 /// run it fastest: they form a chain (checked), so that sum is its exact makespan.
 megatron::LayerCosts costs_of(const model::LayerGraph& graph, const search::LayerSchedules& s, double core_s) {
-  megatron::LayerCosts c;
-  c.graph = graph;
+  megatron::LayerCosts c = megatron::graph_costs(graph);
   auto pass = [](const search::PassSummary& p, double core = 0) { return megatron::PassTime{p.makespan_s, 0, core}; };
   c.embedding = {pass(s.node(graph, 0).forward), pass(s.node(graph, 0).backward)};
   c.transformer = {pass(s.node(graph, 1).forward, core_s), pass(s.node(graph, 1).backward)};

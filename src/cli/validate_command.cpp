@@ -8,8 +8,11 @@
 
 #include "hw/gpu_json.h"
 #include "hw/system_json.h"
+#include "io/kernel_measurements.h"
 #include "io/measured_runs.h"
+#include "megatron/kernel_validation.h"
 #include "megatron/validation.h"
+#include "util/input_error.h"
 
 namespace phaze::cli {
 
@@ -18,8 +21,11 @@ namespace {
 struct ValidateOptions {
   std::string file;
   std::string system = "vtrain-a100";
+  bool system_given = false;
   bool json = false;
   bool fit = false;
+  bool kernels = false;
+  std::string attention_backend = "cudnn";
 };
 
 void print_text(const std::vector<megatron::MeasuredRun>& runs, const megatron::ValidationSummary& v) {
@@ -51,7 +57,79 @@ nlohmann::json to_json(const std::vector<megatron::MeasuredRun>& runs, const meg
           {"worst_line", runs[v.worst].line}};
 }
 
+std::string kernel_shape(const megatron::KernelMeasurement& k) {
+  switch (k.kind) {
+    case megatron::KernelKind::Gemm: return fmt::format("{}x{}x{}", k.gemm.m, k.gemm.n, k.gemm.k);
+    case megatron::KernelKind::Attention:
+      return fmt::format("{}x s{} d{}{}", k.batch_heads, k.seq, k.head_dim, k.causal ? " causal" : "");
+    case megatron::KernelKind::Stream: return fmt::format("{:.3g} B", k.bytes);
+    case megatron::KernelKind::Launch: break;
+  }
+  return "";
+}
+
+void print_kernels(const std::vector<megatron::KernelMeasurement>& kernels, const megatron::KernelValidation& v) {
+  fmt::print("{:>5} {:<34} {:<28} {:>12} {:>12} {:>8}\n", "line", "kernel", "shape", "measured us", "predicted us",
+             "error");
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (!v.rows[i]) continue;
+    const auto& k = kernels[i];
+    fmt::print("{:>5} {:<34} {:<28} {:>12.1f} {:>12.1f} {:>+7.1f}%\n", k.line, k.label, kernel_shape(k),
+               k.seconds * 1e6, v.rows[i]->predicted_s * 1e6, v.rows[i]->error * 100);
+  }
+  for (const auto& c : v.classes)
+    fmt::print("{}: {} kernels, mean absolute error {:.2f}%, mean {:+.2f}%, largest {:.2f}% (line {})\n", c.name,
+               c.count, c.mean_abs_error * 100, c.mean_error * 100, c.max_abs_error * 100, kernels[c.worst].line);
+  fmt::print("{} rows left out (FP8 GEMMs, other attention libraries, launch probes)\n", v.left_out);
+}
+
+nlohmann::json kernels_json(const std::vector<megatron::KernelMeasurement>& kernels,
+                            const megatron::KernelValidation& v) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < kernels.size(); ++i)
+    if (v.rows[i])
+      rows.push_back({{"line", kernels[i].line},
+                      {"kernel", kernels[i].label},
+                      {"measured_s", kernels[i].seconds},
+                      {"predicted_s", v.rows[i]->predicted_s},
+                      {"error", v.rows[i]->error}});
+  nlohmann::json classes = nlohmann::json::array();
+  for (const auto& c : v.classes)
+    classes.push_back({{"class", c.name},
+                       {"count", c.count},
+                       {"mean_abs_error", c.mean_abs_error},
+                       {"mean_error", c.mean_error},
+                       {"max_abs_error", c.max_abs_error},
+                       {"worst_line", kernels[c.worst].line}});
+  return {{"kernels", rows}, {"classes", classes}, {"left_out", v.left_out}};
+}
+
+void validate_kernels(const ValidateOptions& o) {
+  if (!o.system_given)
+    throw InputError("validate --kernels: --system must name the system (or GPU system file) the kernels ran on");
+  hw::Gpu gpu = hw::gpu_of(hw::load_system(o.system));
+  const auto kernels = io::read_kernel_measurements(o.file);
+  if (o.fit) {
+    gpu = megatron::fit_gpu_kernels(kernels, gpu, o.attention_backend);
+    gpu.software_fitted_on = gpu.generation;
+    std::cerr << fmt::format(
+        "fitted on {} kernels: tensor_efficiency {:.2f}, tile_overhead_s {:.1f}e-6, kernel_launch_s {:.1f}e-6, "
+        "attention_forward_efficiency {:.2f}, attention_backward_efficiency {:.2f}, memory_efficiency {:.2f}\n",
+        kernels.size(), gpu.tensor_efficiency, gpu.tile_overhead_s * 1e6, gpu.kernel_launch_s * 1e6,
+        gpu.attention_forward_efficiency, gpu.attention_backward_efficiency, gpu.memory_efficiency);
+  }
+  const megatron::KernelValidation v = megatron::check_kernels(kernels, gpu, o.attention_backend);
+  if (o.json) {
+    nlohmann::json out = kernels_json(kernels, v);
+    out["gpu"] = hw::to_json(gpu);
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  print_kernels(kernels, v);
+}
+
 void validate_file(const ValidateOptions& o) {
+  if (o.kernels) return validate_kernels(o);
   hw::System system = hw::load_system(o.system);
   hw::gpu_of(system);  // refuses a system without a GPU, naming it
   const auto runs = io::read_measured_runs(o.file);
@@ -79,12 +157,22 @@ void add_validate_command(CLI::App& app) {
   auto o = std::make_shared<ValidateOptions>();
   CLI::App* cmd = app.add_subcommand(
       "validate", "Predicted against measured iteration times of Megatron-LM runs (vTrain's CSV columns)");
-  cmd->add_option("file", o->file, "CSV of measured runs (see docs/gpu.md)")->required();
+  cmd->add_option("file", o->file, "CSV of measured runs (see docs/gpu.md), or of kernels with --kernels")->required();
   cmd->add_option("--system", o->system, "GPU system the runs were measured on")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->add_flag("--fit", o->fit,
-                "First fit the GPU's software figures (tensor and memory efficiency, launch time) on these runs");
-  cmd->callback([o] { validate_file(*o); });
+                "First fit the GPU's software figures on these runs (tensor and memory efficiency, launch time) or "
+                "kernels (also tile overhead and attention efficiencies)");
+  cmd->add_flag("--kernels", o->kernels,
+                "The file holds measured kernels (bench/gpu/measure.py's kernels.csv); --system names their GPU");
+  cmd->add_option("--attention-backend", o->attention_backend,
+                  "With --kernels: the fused-attention library whose rows are priced (cudnn, flash2)")
+      ->capture_default_str();
+  cmd->callback([o, cmd] {
+    auto copy = *o;
+    copy.system_given = cmd->count("--system") > 0;
+    validate_file(copy);
+  });
 }
 
 }  // namespace phaze::cli

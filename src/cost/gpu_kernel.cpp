@@ -22,9 +22,9 @@ double hbm_s(const hw::Gpu& gpu, double bytes) {
   return bytes / (gpu.hbm_bandwidth * gpu.memory_efficiency);
 }
 
-/// FLOP/s one SM sustains in a GEMM main loop.
-double sm_rate(const hw::Gpu& gpu) {
-  return gpu.tensor_flop_per_clock_per_sm * gpu.tensor_clock_hz * gpu.tensor_efficiency;
+/// FLOP/s one SM sustains in a main loop that reaches `efficiency` of the tensor rate.
+double sm_rate(const hw::Gpu& gpu, double efficiency) {
+  return gpu.tensor_flop_per_clock_per_sm * gpu.tensor_clock_hz * efficiency;
 }
 
 }  // namespace
@@ -39,7 +39,9 @@ double gpu_gemm_s(const hw::Gpu& gpu, const model::Gemm& g, int64_t element_byte
   for (const auto& [rows, cols] : kTiles) {
     const double tiles = ceil_div(m, static_cast<double>(rows)) * ceil_div(n, static_cast<double>(cols)) * batch;
     const double waves = ceil_div(tiles, static_cast<double>(gpu.sms));
-    const double tile_s = 2.0 * static_cast<double>(rows) * static_cast<double>(cols) * k / sm_rate(gpu);
+    const double tile_s =
+        2.0 * static_cast<double>(rows) * static_cast<double>(cols) * k / sm_rate(gpu, gpu.tensor_efficiency) +
+        gpu.tile_overhead_s;
     best = std::min(best, waves * tile_s);
   }
   return std::max({best, hbm_s(gpu, traffic), gpu.kernel_launch_s});
@@ -59,14 +61,37 @@ double flash_attention_flops(int64_t batch_heads, int64_t seq, int64_t head_dim,
 
 double gpu_flash_attention_s(const hw::Gpu& gpu, int64_t batch_heads, int64_t seq, int64_t head_dim,
                              int64_t element_bytes, model::Direction direction, bool causal) {
+  if (batch_heads <= 0 || seq <= 0 || head_dim <= 0) return 0;
   const double bh = static_cast<double>(batch_heads), s = static_cast<double>(seq), d = static_cast<double>(head_dim);
   const bool forward = direction == model::Direction::Forward;
-  const double flops = flash_attention_flops(batch_heads, seq, head_dim, direction, causal);
-  const double rate = static_cast<double>(gpu.sms) * sm_rate(gpu);
+  const AttentionWork work = attention_work(seq, causal);
+  const double efficiency = forward ? gpu.attention_forward_efficiency : gpu.attention_backward_efficiency;
+  const double products = forward ? 2 : 5;
+  const double block = static_cast<double>(kAttentionBlockTokens);
+  const double pair_s = products * 2.0 * block * block * d / sm_rate(gpu, efficiency);
+  // The work spreads over the SMs, but no SM finishes before the longest tile does.
+  const double spread_s =
+      (bh * work.block_pairs_per_head * pair_s + bh * work.tiles_per_head * gpu.tile_overhead_s) / gpu.sms;
+  const double longest_s = work.longest_tile_pairs * pair_s + gpu.tile_overhead_s;
   // Forward reads Q, K, V and writes O; backward also reads O, dO and writes dQ, dK, dV.
   const double tensors = forward ? 4 : 8;
   const double traffic = tensors * bh * s * d * static_cast<double>(element_bytes);
-  return std::max({flops / rate, hbm_s(gpu, traffic), gpu.kernel_launch_s});
+  const double main_s = std::max({spread_s, longest_s, hbm_s(gpu, traffic), gpu.kernel_launch_s});
+  if (forward) return main_s;
+  // The backward pass accumulates dQ in FP32 across its tiles: three streaming kernels around the main one
+  // zero the accumulator, form rowsum(dO ∘ O) from O and dO, and convert dQ to the tensors' type.
+  const double elements = bh * s * d;
+  const double fp32 = 4;
+  return main_s + gpu_stream_s(gpu, elements * fp32) +
+         gpu_stream_s(gpu, elements * 2 * static_cast<double>(element_bytes)) +
+         gpu_stream_s(gpu, elements * (fp32 + static_cast<double>(element_bytes)));
+}
+
+AttentionWork attention_work(int64_t seq, bool causal) {
+  const double tiles = std::ceil(static_cast<double>(seq) / static_cast<double>(kAttentionBlockTokens));
+  // Causal: the tile of query block i meets key blocks 0..i (forward; backward by key block, the same
+  // counts), the diagonal block computed whole.
+  return {tiles, causal ? tiles * (tiles + 1) / 2 : tiles * tiles, tiles};
 }
 
 }  // namespace phaze::cost

@@ -4,9 +4,10 @@
 // run in waves: its compute time is the number of waves times one tile's main loop at the SM's tensor rate
 // (so a GEMM one tile past a full wave pays a whole extra wave), bounded below by its HBM traffic; the
 // fastest of the tile shapes the libraries use is taken. A streaming kernel (element-wise, row-wise,
-// copies) is priced by the bytes it moves through HBM. A fused (flash) attention kernel does the attention
-// core's FLOPs at the tensor rate without writing the s × s scores. Every kernel adds the GPU's fixed
-// launch time.
+// copies) is priced by the bytes it moves through HBM. A fused (flash) attention kernel walks the s × s
+// scores in 128 × 128 blocks without writing them: one tile per 128 queries (forward) or keys (backward),
+// the causal ones skipping the blocks above the diagonal. Every tile pays the GPU's tile overhead, and every
+// kernel takes at least the GPU's launch time.
 
 #include <cstdint>
 
@@ -32,9 +33,22 @@ inline double attention_block_share(bool causal) {
 double flash_attention_flops(int64_t batch_heads, int64_t seq, int64_t head_dim, model::Direction direction,
                              bool causal);
 
+/// Tokens per side of the score blocks a fused attention kernel works in (FlashAttention-2 and -3 and
+/// cuDNN's fused attention all use 128-query tiles on Ampere and Hopper).
+inline constexpr int64_t kAttentionBlockTokens = 128;
+
+/// The block structure of one head's fused attention over `seq` tokens.
+struct AttentionWork {
+  double tiles_per_head = 0;        ///< ⌈seq / 128⌉ tiles (thread blocks)
+  double block_pairs_per_head = 0;  ///< 128 × 128 score blocks computed: all, or the causal triangle with its diagonal
+  double longest_tile_pairs = 0;    ///< blocks of the busiest tile
+};
+AttentionWork attention_work(int64_t seq, bool causal);
+
 /// One fused attention kernel over `batch_heads` heads of `seq` tokens and head size `head_dim` with
 /// `element_bytes`-byte tensors: forward (Q·Kᵀ and P·V) or backward (which recomputes the scores: five
-/// products instead of two), over attention_block_share(causal) of the score blocks.
+/// products instead of two), block by block (attention_work) at the GPU's attention efficiency. The backward
+/// pass adds the three streaming kernels of its FP32 dQ accumulator (zero, rowsum(dO ∘ O), convert).
 double gpu_flash_attention_s(const hw::Gpu& gpu, int64_t batch_heads, int64_t seq, int64_t head_dim,
                              int64_t element_bytes, model::Direction direction, bool causal);
 

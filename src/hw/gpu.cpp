@@ -1,6 +1,7 @@
-// The GPU presets. Structural figures: NVIDIA's A100 and H100 whitepapers and datasheets (docs/gpu.md has
-// each with its source). Software figures: fitted on the single-node calibration file (docs/gpu.md,
-// "Calibration"); the H100 takes the A100's, as no H100 measurement entered the fit.
+// The GPU presets. Structural figures: NVIDIA's A100, H100 and H200 whitepapers and datasheets (docs/gpu.md
+// has each with its source). Software figures, one set per generation (docs/gpu.md, "Calibration"): Ampere's
+// fitted on the single-node calibration file of measured iterations, Hopper's on kernels measured on an H100
+// (bench/gpu/).
 
 #include "hw/gpu.h"
 
@@ -14,15 +15,29 @@ namespace phaze::hw {
 
 namespace {
 
-/// The fitted software figures (`phaze validate --fit` on tests/data/vtrain/ground_truth_single.csv).
-constexpr double kTensorEfficiency = 0.84;
-constexpr double kMemoryEfficiency = 0.67;
-constexpr double kKernelLaunchS = 63.5e-6;
+/// Ampere's software figures (`phaze validate --fit` on tests/data/vtrain/ground_truth_single.csv). The
+/// fit priced fused attention at the GEMM rate and knew no per-tile cost, so those stay as it had them.
+Gpu with_ampere_software(Gpu g) {
+  g.tensor_efficiency = 0.84;
+  g.memory_efficiency = 0.67;
+  g.kernel_launch_s = 63.5e-6;
+  g.tile_overhead_s = 0;
+  g.attention_forward_efficiency = g.tensor_efficiency;
+  g.attention_backward_efficiency = g.tensor_efficiency;
+  g.software_fitted_on = "ampere";
+  return g;
+}
 
-Gpu with_fitted_software(Gpu g) {
-  g.tensor_efficiency = kTensorEfficiency;
-  g.memory_efficiency = kMemoryEfficiency;
-  g.kernel_launch_s = kKernelLaunchS;
+/// Hopper's software figures (`phaze validate --kernels --fit` on bench/gpu/results/h100-sxm/kernels.csv:
+/// BF16 GEMMs of the seed models' layers, cuDNN fused attention, streaming kernels, on one H100 SXM5).
+Gpu with_hopper_software(Gpu g) {
+  g.tensor_efficiency = 0.8;
+  g.memory_efficiency = 0.9;
+  g.kernel_launch_s = 13e-6;
+  g.tile_overhead_s = 3.9e-6;
+  g.attention_forward_efficiency = 0.7;
+  g.attention_backward_efficiency = 0.59;
+  g.software_fitted_on = "hopper";
   return g;
 }
 
@@ -49,9 +64,12 @@ void validate(const Gpu& g, const std::string& source) {
       throw InputError(fmt::format("{}: {} = {} must be in [1, {}]", source, field, value, gpu_limits::kBytes));
   check_positive(g.tensor_efficiency, 1, source, "tensor_efficiency");
   check_positive(g.memory_efficiency, 1, source, "memory_efficiency");
-  if (!std::isfinite(g.kernel_launch_s) || g.kernel_launch_s < 0 || g.kernel_launch_s > gpu_limits::kLaunchS)
-    throw InputError(
-        fmt::format("{}: kernel_launch_s = {} must be in [0, {:g}]", source, g.kernel_launch_s, gpu_limits::kLaunchS));
+  check_positive(g.attention_forward_efficiency, 1, source, "attention_forward_efficiency");
+  check_positive(g.attention_backward_efficiency, 1, source, "attention_backward_efficiency");
+  for (auto [value, field] :
+       {std::pair{g.kernel_launch_s, "kernel_launch_s"}, std::pair{g.tile_overhead_s, "tile_overhead_s"}})
+    if (!std::isfinite(value) || value < 0 || value > gpu_limits::kLaunchS)
+      throw InputError(fmt::format("{}: {} = {} must be in [0, {:g}]", source, field, value, gpu_limits::kLaunchS));
 }
 
 Gpu a100_40gb() {
@@ -64,7 +82,7 @@ Gpu a100_40gb() {
   g.hbm_bandwidth = 1.555e12;
   g.l2_bytes = 40ll << 20;
   g.shared_memory_per_sm_bytes = 164ll << 10;
-  return with_fitted_software(g);
+  return with_ampere_software(g);
 }
 
 Gpu a100_80gb() {
@@ -86,11 +104,20 @@ Gpu h100_sxm() {
   g.l2_bytes = 50ll << 20;
   g.shared_memory_per_sm_bytes = 228ll << 10;
   g.generation = "hopper";
-  return with_fitted_software(g);  // fitted on A100 runs: software_fitted_on stays "ampere"
+  return with_hopper_software(g);
+}
+
+Gpu h200() {
+  Gpu g = h100_sxm();  // the same GH100 die, clocks and power
+  g.name = "h200";
+  g.hbm_bytes = 141ll << 30;  // 141 GB HBM3e (the device reports 139.8 GiB free of the driver's share)
+  g.hbm_bandwidth = 4.8e12;
+  g.l2_bytes = 60ll << 20;  // as the device reports it (bench/gpu/results/h200/env.json)
+  return g;
 }
 
 const std::vector<std::string>& gpu_preset_names() {
-  static const std::vector<std::string> names = {"a100-40gb", "a100-80gb", "h100-sxm"};
+  static const std::vector<std::string> names = {"a100-40gb", "a100-80gb", "h100-sxm", "h200"};
   return names;
 }
 
@@ -98,6 +125,7 @@ std::optional<Gpu> find_gpu_preset(const std::string& name) {
   if (name == "a100-40gb") return a100_40gb();
   if (name == "a100-80gb") return a100_80gb();
   if (name == "h100-sxm") return h100_sxm();
+  if (name == "h200") return h200();
   return std::nullopt;
 }
 

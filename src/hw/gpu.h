@@ -2,9 +2,10 @@
 
 // A GPU as phaze prices it (docs/gpu.md): the structure that decides a kernel's time (streaming
 // multiprocessors and their tensor-core rate, HBM, L2, shared memory) and three figures of the software
-// that runs on it (how close GEMM main loops and streaming kernels come to the peaks, and the fixed cost of
-// one kernel). The structural figures are NVIDIA's published ones; the three software figures are fitted
-// once on measured single-node runs (docs/gpu.md, "Calibration").
+// that runs on it (how close GEMM and fused-attention main loops and streaming kernels come to the peaks,
+// the fixed cost of one output tile and of one kernel). The structural figures are NVIDIA's published ones;
+// the software figures belong to a generation and are fitted on that generation's measurements
+// (docs/gpu.md, "Calibration").
 
 #include <cstdint>
 #include <optional>
@@ -22,12 +23,19 @@ struct Gpu {
   double hbm_bandwidth = 1.555e12;             ///< bytes/s
   int64_t l2_bytes = 40ll << 20;               ///< L2 cache
   int64_t shared_memory_per_sm_bytes = 164ll << 10;
-  double tensor_efficiency = 1;       ///< fraction of the tensor rate a GEMM's main loop sustains, in (0, 1]
-  double memory_efficiency = 1;       ///< fraction of the HBM bandwidth a streaming kernel sustains, in (0, 1]
-  double kernel_launch_s = 0;         ///< fixed seconds per kernel (launch, dispatch, tail), ≥ 0
+  double tensor_efficiency = 1;  ///< fraction of the tensor rate a GEMM's main loop sustains, in (0, 1]
+  double memory_efficiency = 1;  ///< fraction of the HBM bandwidth a streaming kernel sustains, in (0, 1]
+  double kernel_launch_s = 0;    ///< fixed seconds per kernel (launch, dispatch, tail), ≥ 0
+  /// Fixed seconds each output tile of a GEMM or fused-attention kernel adds to its main loop (filling
+  /// the operand pipeline, writing the tile), ≥ 0.
+  double tile_overhead_s = 0;
+  /// Fractions of the tensor rate the fused-attention kernels' main loops sustain, forward and backward,
+  /// in (0, 1] (their softmax and rescaling share the SM with the products).
+  double attention_forward_efficiency = 1;
+  double attention_backward_efficiency = 1;
   std::string generation = "ampere";  ///< the architecture: ampere, hopper, ...; "" when a file does not say
-  /// The generation whose measured runs the three software figures were fitted on; "" when a file gives
-  /// them. A prediction says so when it is not the GPU's own generation.
+  /// The generation whose measurements the software figures were fitted on; "" when a file gives them. A
+  /// prediction says so when it is not the GPU's own generation.
   std::string software_fitted_on = "ampere";
 
   bool operator==(const Gpu&) const = default;
@@ -43,17 +51,19 @@ inline constexpr double kFlopPerClock = 1e9;  ///< per SM
 inline constexpr double kClockHz = 1e12;      ///< 1 THz
 inline constexpr int64_t kBytes = int64_t{1} << 50;
 inline constexpr double kBandwidth = 1e18;  ///< bytes/s
-inline constexpr double kLaunchS = 1;       ///< seconds per kernel
+inline constexpr double kLaunchS = 1;       ///< seconds per kernel, and per tile
 }  // namespace gpu_limits
 
 /// Checks a GPU (InputError naming `source` and the field): counts and rates positive and within gpu_limits,
-/// efficiencies in (0, 1], launch time in [0, kLaunchS].
+/// efficiencies in (0, 1], launch and tile times in [0, kLaunchS].
 void validate(const Gpu& gpu, const std::string& source);
 
-/// NVIDIA A100-SXM4 with 40 or 80 GB, H100-SXM5 80 GB (docs/gpu.md lists every figure with its source).
+/// NVIDIA A100-SXM4 with 40 or 80 GB, H100-SXM5 80 GB, H200-SXM 141 GB (docs/gpu.md lists every figure
+/// with its source).
 Gpu a100_40gb();
 Gpu a100_80gb();
 Gpu h100_sxm();
+Gpu h200();
 
 /// Names of the built-in GPU presets, in a stable order.
 const std::vector<std::string>& gpu_preset_names();

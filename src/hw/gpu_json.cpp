@@ -1,6 +1,7 @@
 #include "hw/gpu_json.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "util/input_error.h"
 #include "util/json_fields.h"
@@ -15,15 +16,32 @@ bool is_gpu_json(const json& j) {
 
 Gpu gpu_from_json(const json& j, const std::string& source) {
   const JsonFields f(j, source);
-  f.only({"kind", "base", "name", "sms", "tensor_flop_per_clock_per_sm", "tensor_clock_hz", "hbm_bytes", "hbm_gib",
-          "hbm_bandwidth", "l2_bytes", "shared_memory_per_sm_bytes", "tensor_efficiency", "memory_efficiency",
-          "kernel_launch_s", "peak_tensor_flop_per_s", "generation", "software_fitted_on"});
+  f.only({"kind",
+          "base",
+          "name",
+          "sms",
+          "tensor_flop_per_clock_per_sm",
+          "tensor_clock_hz",
+          "hbm_bytes",
+          "hbm_gib",
+          "hbm_bandwidth",
+          "l2_bytes",
+          "shared_memory_per_sm_bytes",
+          "tensor_efficiency",
+          "memory_efficiency",
+          "kernel_launch_s",
+          "tile_overhead_s",
+          "attention_forward_efficiency",
+          "attention_backward_efficiency",
+          "peak_tensor_flop_per_s",
+          "generation",
+          "software_fitted_on"});
   if (f.text("kind", "") != "gpu") throw f.bad("kind", "\"gpu\"");
   const std::string base_name = f.text("base", "a100-80gb");
   const std::optional<Gpu> base = find_gpu_preset(base_name);
   if (!base)
-    throw InputError(
-        fmt::format("{}: base = \"{}\" is not a GPU preset (a100-40gb, a100-80gb, h100-sxm)", source, base_name));
+    throw InputError(fmt::format("{}: base = \"{}\" is not a GPU preset ({})", source, base_name,
+                                 fmt::join(gpu_preset_names(), ", ")));
   Gpu g = *base;
   g.name = f.text("name", source);
   g.sms = f.integer_in("sms", g.sms, 1, gpu_limits::kSms);
@@ -38,10 +56,17 @@ Gpu gpu_from_json(const json& j, const std::string& source) {
   g.tensor_efficiency = f.number_in("tensor_efficiency", g.tensor_efficiency, 0, 1, true);
   g.memory_efficiency = f.number_in("memory_efficiency", g.memory_efficiency, 0, 1, true);
   g.kernel_launch_s = f.number_in("kernel_launch_s", g.kernel_launch_s, 0, gpu_limits::kLaunchS, false);
+  g.tile_overhead_s = f.number_in("tile_overhead_s", g.tile_overhead_s, 0, gpu_limits::kLaunchS, false);
+  g.attention_forward_efficiency =
+      f.number_in("attention_forward_efficiency", g.attention_forward_efficiency, 0, 1, true);
+  g.attention_backward_efficiency =
+      f.number_in("attention_backward_efficiency", g.attention_backward_efficiency, 0, 1, true);
   g.generation = f.text("generation", g.generation);
   // Software figures of the file's own are fitted on nothing phaze knows, unless the file says.
-  const bool own_software =
-      j.contains("tensor_efficiency") || j.contains("memory_efficiency") || j.contains("kernel_launch_s");
+  bool own_software = false;
+  for (const char* key : {"tensor_efficiency", "memory_efficiency", "kernel_launch_s", "tile_overhead_s",
+                          "attention_forward_efficiency", "attention_backward_efficiency"})
+    own_software = own_software || j.contains(key);
   g.software_fitted_on = f.text("software_fitted_on", own_software ? "" : g.software_fitted_on);
   validate(g, source);
   return g;
@@ -61,6 +86,9 @@ json to_json(const Gpu& g) {
               {"tensor_efficiency", g.tensor_efficiency},
               {"memory_efficiency", g.memory_efficiency},
               {"kernel_launch_s", g.kernel_launch_s},
+              {"tile_overhead_s", g.tile_overhead_s},
+              {"attention_forward_efficiency", g.attention_forward_efficiency},
+              {"attention_backward_efficiency", g.attention_backward_efficiency},
               {"generation", g.generation},
               {"software_fitted_on", g.software_fitted_on}};
 }

@@ -41,7 +41,7 @@ const Gpu& gpu_of(const System& system) {
   if (const auto* g = std::get_if<Gpu>(&system.device)) return *g;
   throw InputError(
       fmt::format("system '{}': its device '{}' is not a GPU (GPU systems: dgx-a100-40gb, "
-                  "dgx-a100-80gb, dgx-h100, vtrain-a100; see 'phaze system list')",
+                  "dgx-a100-80gb, dgx-h100, dgx-h200, vtrain-a100; see 'phaze system list')",
                   system.name, device_name(system.device)));
 }
 
@@ -60,6 +60,11 @@ System dgx_h100_system() {
   return System{"dgx-h100", h100_sxm(), Network{{nvswitch_tier(450e9), infiniband_tier(50e9)}}};
 }
 
+System dgx_h200_system() {
+  // The DGX H100's fabric and NICs with the H200 (DGX BasePOD reference architecture).
+  return System{"dgx-h200", h200(), Network{{nvswitch_tier(450e9), infiniband_tier(50e9)}}};
+}
+
 System vtrain_a100_system() {
   // 800 Gb/s (100 GB/s) per node of 8 between nodes: 12.5 GB/s per GPU. The A100's memory size is not
   // stated by the source; 80 GB is taken (docs/gpu.md).
@@ -67,8 +72,8 @@ System vtrain_a100_system() {
 }
 
 const std::vector<std::string>& system_preset_names() {
-  static const std::vector<std::string> names = {"tpuv4-like", "dgx-a100-40gb", "dgx-a100-80gb", "dgx-h100",
-                                                 "vtrain-a100"};
+  static const std::vector<std::string> names = {"tpuv4-like", "dgx-a100-40gb", "dgx-a100-80gb",
+                                                 "dgx-h100",   "dgx-h200",      "vtrain-a100"};
   return names;
 }
 
@@ -77,6 +82,7 @@ std::optional<System> find_system_preset(const std::string& name) {
   if (name == "dgx-a100-40gb") return dgx_a100_system(false);
   if (name == "dgx-a100-80gb") return dgx_a100_system(true);
   if (name == "dgx-h100") return dgx_h100_system();
+  if (name == "dgx-h200") return dgx_h200_system();
   if (name == "vtrain-a100") return vtrain_a100_system();
   return std::nullopt;
 }

@@ -40,6 +40,7 @@ System tpuv4_like_system();
 /// nodes (DGX A100 with 40 or 80 GB, DGX H100), and the A100 cluster of the vTrain measurements.
 System dgx_a100_system(bool eighty_gb);
 System dgx_h100_system();
+System dgx_h200_system();
 System vtrain_a100_system();
 
 /// Names of the built-in system presets, in a stable order.

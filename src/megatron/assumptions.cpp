@@ -12,7 +12,7 @@ std::string software_caveat(const hw::Gpu& gpu) {
   if (gpu.software_fitted_on.empty())
     return fmt::format("; {}'s software figures come from its file, not from a fit phaze made", gpu.name);
   if (gpu.generation.empty() || gpu.software_fitted_on != gpu.generation)
-    return fmt::format("; {}'s software figures were fitted on {} runs, not on its own generation{}", gpu.name,
+    return fmt::format("; {}'s software figures were fitted on {} measurements, not on its own generation{}", gpu.name,
                        gpu.software_fitted_on, gpu.generation.empty() ? "" : fmt::format(" ({})", gpu.generation));
   return "";
 }

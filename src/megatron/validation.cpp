@@ -4,6 +4,7 @@
 #include <cmath>
 #include <variant>
 
+#include "megatron/grid_fit.h"
 #include "megatron/training_step.h"
 
 namespace phaze::megatron {
@@ -26,48 +27,18 @@ ValidationSummary check_runs(const std::vector<MeasuredRun>& runs, const hw::Sys
   return out;
 }
 
-namespace {
-
-/// Grid index ↔ value of one fitted figure.
-struct Axis {
-  double hw::Gpu::*field;
-  double step;
-  int low, high;  ///< grid indices
-};
-
-}  // namespace
-
 hw::System fit_gpu_software(const std::vector<MeasuredRun>& runs, const hw::System& system) {
   hw::System best = system;
   hw::Gpu& gpu = std::get<hw::Gpu>(best.device);
-  const Axis axes[] = {{&hw::Gpu::tensor_efficiency, 0.01, 30, 100},
-                       {&hw::Gpu::memory_efficiency, 0.01, 30, 100},
-                       {&hw::Gpu::kernel_launch_s, 0.5e-6, 0, 400}};
-  for (const Axis& a : axes)  // start on the grid
-    gpu.*a.field = std::clamp(std::round(gpu.*a.field / a.step), double(a.low), double(a.high)) * a.step;
-  double best_error = check_runs(runs, best).mean_abs_error;
-  for (bool improved = true; improved;) {
-    improved = false;
-    for (const Axis& a : axes) {
-      // Walk each way from the current point while the error falls.
-      for (int direction : {-1, 1}) {
-        for (;;) {
-          const int index = static_cast<int>(std::round(gpu.*a.field / a.step)) + direction;
-          if (index < a.low || index > a.high) break;
-          const double kept = gpu.*a.field;
-          gpu.*a.field = index * a.step;
-          const double error = check_runs(runs, best).mean_abs_error;
-          if (error < best_error) {
-            best_error = error;
-            improved = true;
-          } else {
-            gpu.*a.field = kept;
-            break;
-          }
-        }
-      }
-    }
-  }
+  fit_on_grid(gpu,
+              {{&hw::Gpu::tensor_efficiency, 0.01, 30, 100},
+               {&hw::Gpu::memory_efficiency, 0.01, 30, 100},
+               {&hw::Gpu::kernel_launch_s, 0.5e-6, 0, 400}},
+              [&](const hw::Gpu& trial) {
+                hw::System s = system;
+                s.device = trial;
+                return check_runs(runs, s).mean_abs_error;
+              });
   return best;
 }
 

@@ -1,8 +1,12 @@
-// GPU kernel times against closed forms: a GEMM's waves of tiles, the streaming roofline, the launch floor.
+// GPU kernel times against closed forms: a GEMM's waves of tiles, the streaming roofline, the launch floor,
+// fused attention's score blocks (against a count over every query-key pair).
 
 #include "cost/gpu_kernel.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
 
 #include "hw/gpu.h"
 
@@ -21,6 +25,9 @@ Gpu ideal_a100() {
   g.tensor_efficiency = 1;
   g.memory_efficiency = 1;
   g.kernel_launch_s = 0;
+  g.attention_forward_efficiency = 1;
+  g.attention_backward_efficiency = 1;
+  g.tile_overhead_s = 0;
   return g;
 }
 
@@ -69,15 +76,63 @@ TEST(GpuKernel, StreamingIsBytesOverBandwidthWithALaunchFloor) {
   EXPECT_DOUBLE_EQ(gpu_stream_s(g, 1000), 1e-5);     // a tiny kernel costs its launch
 }
 
-TEST(GpuKernel, FlashAttentionDoesTheCausalHalfOfTheProducts) {
+TEST(GpuKernel, EveryWaveOfTilesPaysTheTileOverhead) {
+  // 8192³ on the ideal A100 is 19 waves of 256 × 128 tiles (above); each adds the fixed tile time once.
+  Gpu g = ideal_a100();
+  g.tile_overhead_s = 1e-6;
+  const double tile_s = 2.0 * 256 * 128 * 8192 / (2048 * 1.41e9);
+  EXPECT_NEAR(gpu_gemm_s(g, Gemm{8192, 8192, 8192, 1}, 2), 19 * (tile_s + 1e-6), 1e-12);
+}
+
+TEST(GpuKernel, AttentionBlocksMatchACountOverEveryQueryKeyPair) {
+  // A 128 × 128 block of scores is computed when any of its query-key pairs is unmasked (key ≤ query when
+  // causal). Count such blocks pair by pair and compare with attention_work's closed form.
+  for (int64_t seq : {1, 100, 128, 129, 300, 512, 700}) {
+    for (bool causal : {true, false}) {
+      const int64_t blocks = (seq + 127) / 128;
+      std::vector<std::vector<bool>> hit(blocks, std::vector<bool>(blocks, false));
+      std::vector<int64_t> per_tile(blocks, 0);
+      for (int64_t q = 0; q < seq; ++q)
+        for (int64_t k = 0; k < seq; ++k)
+          if (!causal || k <= q) hit[q / 128][k / 128] = true;
+      double pairs = 0;
+      for (int64_t i = 0; i < blocks; ++i)
+        for (int64_t j = 0; j < blocks; ++j)
+          if (hit[i][j]) {
+            ++pairs;
+            ++per_tile[i];
+          }
+      const auto work = phaze::cost::attention_work(seq, causal);
+      EXPECT_EQ(work.tiles_per_head, static_cast<double>(blocks)) << seq;
+      EXPECT_EQ(work.block_pairs_per_head, pairs) << seq << " causal " << causal;
+      EXPECT_EQ(work.longest_tile_pairs, static_cast<double>(*std::max_element(per_tile.begin(), per_tile.end())));
+    }
+  }
+}
+
+TEST(GpuKernel, FlashAttentionDoesTheCausalTriangleOfBlocks) {
   const Gpu g = ideal_a100();
-  // 64 heads of 4096 tokens, d_h 128: forward 2 products × 2·s²·d / 2 (causal) per head.
-  const double forward_flops = 64 * 2 * 2.0 * 4096 * 4096 * 128 / 2;
   const double peak = phaze::hw::peak_tensor_flop_per_s(g);
-  EXPECT_NEAR(gpu_flash_attention_s(g, 64, 4096, 128, 2, Direction::Forward, true), forward_flops / peak, 1e-12);
-  EXPECT_NEAR(gpu_flash_attention_s(g, 64, 4096, 128, 2, Direction::Backward, true), 2.5 * forward_flops / peak, 1e-12);
-  // A bidirectional model (BERT) needs every block: twice the products.
-  EXPECT_NEAR(gpu_flash_attention_s(g, 64, 4096, 128, 2, Direction::Forward, false), 2 * forward_flops / peak, 1e-12);
+  // 64 heads of 4096 tokens, d_h 128: 32 blocks a side, of which the causal kernel computes 32·33/2, i.e. the
+  // causal half of the products and half of the diagonal blocks: 33/32 of the causal half.
+  const double causal_forward_flops = 64 * 2 * 2.0 * 4096 * 4096 * 128 / 2 * 33.0 / 32.0;
+  EXPECT_NEAR(gpu_flash_attention_s(g, 64, 4096, 128, 2, Direction::Forward, true), causal_forward_flops / peak, 1e-12);
+  // A bidirectional model (BERT) needs every block.
+  EXPECT_NEAR(gpu_flash_attention_s(g, 64, 4096, 128, 2, Direction::Forward, false),
+              64 * 2 * 2.0 * 4096 * 4096 * 128 / peak, 1e-12);
+  // Backward: five products instead of two, plus three streaming kernels over the 64 × 4096 × 128 elements of
+  // dQ (zero the FP32 accumulator: 4 bytes; read O and dO: 2 + 2; convert: read 4, write 2).
+  const double streams = 64.0 * 4096 * 128 * (4 + 4 + 6) / g.hbm_bandwidth;
+  EXPECT_NEAR(gpu_flash_attention_s(g, 64, 4096, 128, 2, Direction::Backward, true),
+              2.5 * causal_forward_flops / peak + streams, 1e-12);
+}
+
+TEST(GpuKernel, NoSmFinishesBeforeTheLongestAttentionTile) {
+  // One head of 16,384 tokens: 128 tiles on 108 SMs. Spread evenly the 128·129/2 blocks would take 76.4
+  // blocks' time, but the last query tile alone walks all 128 key blocks.
+  const Gpu g = ideal_a100();
+  const double block_s = 2 * 2.0 * 128 * 128 * 128 / (2048 * 1.41e9);
+  EXPECT_NEAR(gpu_flash_attention_s(g, 1, 16384, 128, 2, Direction::Forward, true), 128 * block_s, 1e-12);
 }
 
 }  // namespace

@@ -1,0 +1,96 @@
+#include "megatron/kernel_validation.h"
+
+#include <array>
+#include <cmath>
+
+#include "cost/gpu_kernel.h"
+#include "megatron/grid_fit.h"
+
+namespace phaze::megatron {
+
+namespace {
+
+constexpr std::array<const char*, 4> kClasses = {"gemm bf16", "attention forward", "attention backward", "stream"};
+constexpr int64_t kBf16Bytes = 2;
+
+/// The class of a row, or -1 when phaze does not price it.
+int class_of(const KernelMeasurement& k, const std::string& attention_backend) {
+  switch (k.kind) {
+    case KernelKind::Gemm: return k.dtype == "bf16" ? 0 : -1;
+    case KernelKind::Attention:
+      if (k.dtype != "bf16" || k.backend != attention_backend) return -1;
+      return k.direction == model::Direction::Forward ? 1 : 2;
+    case KernelKind::Stream: return 3;
+    case KernelKind::Launch: return -1;
+  }
+  return -1;
+}
+
+double predicted_s(const KernelMeasurement& k, const hw::Gpu& gpu) {
+  switch (k.kind) {
+    case KernelKind::Gemm: return cost::gpu_gemm_s(gpu, k.gemm, kBf16Bytes);
+    case KernelKind::Attention:
+      return cost::gpu_flash_attention_s(gpu, k.batch_heads, k.seq, k.head_dim, kBf16Bytes, k.direction, k.causal);
+    case KernelKind::Stream: return cost::gpu_stream_s(gpu, k.bytes);
+    case KernelKind::Launch: break;
+  }
+  return 0;
+}
+
+}  // namespace
+
+double KernelValidation::objective() const {
+  double sum = 0;
+  for (const KernelClassSummary& c : classes) sum += c.mean_abs_error;
+  return sum;
+}
+
+KernelValidation check_kernels(const std::vector<KernelMeasurement>& kernels, const hw::Gpu& gpu,
+                               const std::string& attention_backend) {
+  KernelValidation out;
+  out.rows.resize(kernels.size());
+  std::array<KernelClassSummary, kClasses.size()> classes;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const int c = class_of(kernels[i], attention_backend);
+    if (c < 0) {
+      ++out.left_out;
+      continue;
+    }
+    const double p = predicted_s(kernels[i], gpu);
+    const double error = (p - kernels[i].seconds) / kernels[i].seconds;
+    out.rows[i] = KernelRowCheck{p, error};
+    KernelClassSummary& s = classes[static_cast<size_t>(c)];
+    ++s.count;
+    s.mean_abs_error += std::abs(error);
+    s.mean_error += error;
+    if (std::abs(error) > s.max_abs_error || s.count == 1) {
+      s.max_abs_error = std::abs(error);
+      s.worst = i;
+    }
+  }
+  for (size_t c = 0; c < classes.size(); ++c) {
+    KernelClassSummary& s = classes[c];
+    if (s.count == 0) continue;
+    s.name = kClasses[c];
+    s.mean_abs_error /= static_cast<double>(s.count);
+    s.mean_error /= static_cast<double>(s.count);
+    out.classes.push_back(s);
+  }
+  return out;
+}
+
+hw::Gpu fit_gpu_kernels(const std::vector<KernelMeasurement>& kernels, const hw::Gpu& gpu,
+                        const std::string& attention_backend) {
+  hw::Gpu fitted = gpu;
+  fit_on_grid(fitted,
+              {{&hw::Gpu::tensor_efficiency, 0.01, 30, 100},
+               {&hw::Gpu::tile_overhead_s, 0.1e-6, 0, 200},
+               {&hw::Gpu::kernel_launch_s, 0.5e-6, 0, 400},
+               {&hw::Gpu::attention_forward_efficiency, 0.01, 30, 100},
+               {&hw::Gpu::attention_backward_efficiency, 0.01, 30, 100},
+               {&hw::Gpu::memory_efficiency, 0.01, 30, 100}},
+              [&](const hw::Gpu& trial) { return check_kernels(kernels, trial, attention_backend).objective(); });
+  return fitted;
+}
+
+}  // namespace phaze::megatron

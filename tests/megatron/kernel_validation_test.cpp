@@ -1,0 +1,85 @@
+// phaze's kernel prices against kernels measured on an H100 SXM5 and an H200 (bench/gpu/results, measured
+// with bench/gpu/measure.py). Hopper's software figures were fitted on the H100 file only; the H200 file is
+// validation. The bounds are the errors reached when the figures were fitted: a change that makes a class
+// of kernels worse fails here.
+
+#include "megatron/kernel_validation.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "io/kernel_measurements.h"
+
+namespace {
+
+const std::string kResults = std::string(PHAZE_GPU_MEASUREMENTS) + "/";
+
+std::map<std::string, double> class_errors(const std::string& file, const phaze::hw::Gpu& gpu) {
+  const auto kernels = phaze::io::read_kernel_measurements(kResults + file);
+  const auto v = phaze::megatron::check_kernels(kernels, gpu, "cudnn");
+  std::map<std::string, double> out;
+  for (const auto& c : v.classes) out[c.name] = c.mean_abs_error;
+  return out;
+}
+
+TEST(KernelValidation, HopperFiguresAreTheFitOnTheH100Kernels) {
+  const auto kernels = phaze::io::read_kernel_measurements(kResults + "h100-sxm/kernels.csv");
+  const phaze::hw::Gpu h100 = phaze::hw::h100_sxm();
+  const phaze::hw::Gpu fitted = phaze::megatron::fit_gpu_kernels(kernels, h100, "cudnn");
+  // The grid's points (multiples of 0.01 and of 0.1 µs) are the preset's figures up to rounding.
+  for (double phaze::hw::Gpu::*f :
+       {&phaze::hw::Gpu::tensor_efficiency, &phaze::hw::Gpu::memory_efficiency, &phaze::hw::Gpu::kernel_launch_s,
+        &phaze::hw::Gpu::tile_overhead_s, &phaze::hw::Gpu::attention_forward_efficiency,
+        &phaze::hw::Gpu::attention_backward_efficiency})
+    EXPECT_NEAR(fitted.*f, h100.*f, 1e-9 * h100.*f);
+}
+
+TEST(KernelValidation, H100KernelsWithinTheReachedError) {
+  auto e = class_errors("h100-sxm/kernels.csv", phaze::hw::h100_sxm());
+  EXPECT_LE(e["gemm bf16"], 0.0802);  // 316 GEMMs of the seed models' layers, t = 1 to 8
+  EXPECT_LE(e["attention forward"], 0.0881);
+  EXPECT_LE(e["attention backward"], 0.1074);
+  EXPECT_LE(e["stream"], 0.1085);
+}
+
+TEST(KernelValidation, H200KernelsValidateHoppersFigures) {
+  auto e = class_errors("h200/kernels.csv", phaze::hw::h200());
+  EXPECT_LE(e["gemm bf16"], 0.087);
+  EXPECT_LE(e["attention forward"], 0.0898);
+  EXPECT_LE(e["attention backward"], 0.0796);
+  EXPECT_LE(e["stream"], 0.176);
+}
+
+TEST(KernelValidation, AmperesFiguresMissHopperKernels) {
+  // The reason Hopper has figures of its own: with Ampere's (fitted on A100 iterations), the H100's GEMMs
+  // come out far from their measured times.
+  phaze::hw::Gpu borrowed = phaze::hw::h100_sxm();
+  const phaze::hw::Gpu ampere = phaze::hw::a100_80gb();
+  borrowed.tensor_efficiency = ampere.tensor_efficiency;
+  borrowed.memory_efficiency = ampere.memory_efficiency;
+  borrowed.kernel_launch_s = ampere.kernel_launch_s;
+  borrowed.tile_overhead_s = ampere.tile_overhead_s;
+  borrowed.attention_forward_efficiency = ampere.attention_forward_efficiency;
+  borrowed.attention_backward_efficiency = ampere.attention_backward_efficiency;
+  EXPECT_GT(class_errors("h100-sxm/kernels.csv", borrowed)["gemm bf16"], 0.2);
+}
+
+TEST(KernelValidation, RowsPhazeDoesNotPriceAreLeftOutAndCounted) {
+  const auto kernels = phaze::io::parse_kernel_measurements(
+      "kind,dtype,backend,direction,batch,m,n,k,seq,head_dim,causal,bytes,seconds\n"
+      "gemm,bf16,cublas,forward,1,4096,4096,4096,,,,,0.0002\n"
+      "gemm,e4m3xe4m3,cublas,forward,1,4096,4096,4096,,,,,0.0001\n"
+      "attention,bf16,flash2,forward,32,,,,4096,128,1,,0.0005\n"
+      "launch,fp32,torch,,,,,,,,,,0.00001\n",
+      "t.csv");
+  const auto v = phaze::megatron::check_kernels(kernels, phaze::hw::h100_sxm(), "cudnn");
+  EXPECT_EQ(v.left_out, 3u);
+  ASSERT_EQ(v.classes.size(), 1u);
+  EXPECT_EQ(v.classes[0].name, "gemm bf16");
+  EXPECT_TRUE(v.rows[0].has_value());
+  EXPECT_FALSE(v.rows[1].has_value());
+}
+
+}  // namespace

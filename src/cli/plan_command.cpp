@@ -27,7 +27,7 @@ struct PlanOptions {
   int64_t seq = 0;
   int64_t top = 5;
   bool overlap_dp = false;
-  bool flash_attention = false;
+  bool flash_attention = true;  // what every current training stack runs
   bool json = false;
 };
 
@@ -96,7 +96,8 @@ void add_plan_command(CLI::App& app) {
   add_integer_option(cmd, "--seq", o->seq, 0, model::limits::kSequence, "Tokens per sequence (0: the model's)");
   add_integer_option(cmd, "--top", o->top, 1, 1000, "Configurations to print");
   cmd->add_flag("--overlap-dp", o->overlap_dp, "Overlap the gradient reduction with the backward pass");
-  cmd->add_flag("--flash-attention", o->flash_attention, "Fused (flash) attention kernels");
+  cmd->add_flag("--flash-attention,!--no-flash-attention", o->flash_attention,
+                "Fused (flash) attention kernels (the default; --no-flash-attention materialises the scores)");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o] { plan(*o); });
 }

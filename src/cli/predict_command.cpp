@@ -23,8 +23,14 @@ struct PredictOptions {
   int64_t gpus = 0;
   int64_t seq = 0;
   std::string recompute = "full";
-  megatron::TrainingPlan plan;
+  megatron::TrainingPlan plan = flash_by_default();
   bool json = false;
+
+  static megatron::TrainingPlan flash_by_default() {
+    megatron::TrainingPlan p;
+    p.flash_attention = true;  // what every current training stack runs
+    return p;
+  }
 };
 
 std::string seconds(double s) {
@@ -120,7 +126,8 @@ void add_predict_command(CLI::App& app) {
   cmd->add_flag("--distributed-optimizer", o->plan.distributed_optimizer,
                 "Shard optimizer state and master weights over the data-parallel replicas");
   cmd->add_flag("--overlap-dp", o->plan.overlap_dp, "Overlap the gradient reduction with the backward pass");
-  cmd->add_flag("--flash-attention", o->plan.flash_attention, "Fused (flash) attention kernels");
+  cmd->add_flag("--flash-attention,!--no-flash-attention", o->plan.flash_attention,
+                "Fused (flash) attention kernels (the default; --no-flash-attention materialises the scores)");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o] { predict(*o); });
 }

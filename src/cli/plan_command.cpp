@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/memory_reserve_option.h"
 #include "cli/option_values.h"
 #include "cli/predict_command.h"
 #include "hw/system_json.h"
@@ -28,6 +29,8 @@ struct PlanOptions {
   int64_t top = 5;
   bool overlap_dp = false;
   bool flash_attention = true;  // what every current training stack runs
+  bool bf16 = true;
+  int64_t memory_reserve_bytes = kDefaultMemoryReserveBytes;
   bool json = false;
 };
 
@@ -41,6 +44,8 @@ void plan(const PlanOptions& o) {
   q.seq = o.seq > 0 ? o.seq : spec.default_seq;
   q.overlap_dp = o.overlap_dp;
   q.flash_attention = o.flash_attention;
+  q.bf16 = o.bf16;
+  q.memory_reserve_bytes = o.memory_reserve_bytes;
   q.top = static_cast<size_t>(o.top);
   const auto start = std::chrono::steady_clock::now();
   const megatron::GpuPlanAnswer a = megatron::search_gpu_plans(spec, system, q);
@@ -48,6 +53,8 @@ void plan(const PlanOptions& o) {
   megatron::TrainingPlan features;  // what every plan of the answer shares
   features.flash_attention = q.flash_attention;
   features.overlap_dp = q.overlap_dp;
+  features.bf16 = q.bf16;
+  features.memory_reserve_bytes = q.memory_reserve_bytes;
   const std::string assumptions = megatron::assumptions_line(features, hw::gpu_of(system));
   if (o.json) {
     nlohmann::json best = nlohmann::json::array();
@@ -98,6 +105,9 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--overlap-dp", o->overlap_dp, "Overlap the gradient reduction with the backward pass");
   cmd->add_flag("--flash-attention,!--no-flash-attention", o->flash_attention,
                 "Fused (flash) attention kernels (the default; --no-flash-attention materialises the scores)");
+  cmd->add_flag("--bf16,!--fp16", o->bf16,
+                "BF16 with FP32 gradients (the default), or FP16 with 16-bit gradients (--fp16)");
+  add_memory_reserve_option(cmd, o->memory_reserve_bytes);
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o] { plan(*o); });
 }

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/memory_reserve_option.h"
 #include "cli/option_values.h"
 #include "cli/text_format.h"
 #include "hw/system_json.h"
@@ -29,6 +30,8 @@ struct PredictOptions {
   static megatron::TrainingPlan flash_by_default() {
     megatron::TrainingPlan p;
     p.flash_attention = true;  // what every current training stack runs
+    p.bf16 = true;
+    p.memory_reserve_bytes = kDefaultMemoryReserveBytes;
     return p;
   }
 };
@@ -90,10 +93,15 @@ std::string prediction_text(const megatron::StepPrediction& p) {
     out += fmt::format("    {:<13} {:>12}  {:5.1f}%\n", name, seconds(s), 100 * s / t.iteration_s);
   out += fmt::format("  throughput      {:.0f} tokens/s, {:.1f} TFLOP/s per GPU (with recomputation), MFU {:.1f}%\n",
                      p.tokens_per_s, p.flop_per_s_per_gpu / 1e12, 100 * p.mfu);
-  out += fmt::format("  memory per GPU  stage {}: weights {}, gradients {}, optimizer {}, activations {}\n", m.stage,
-                     gib(m.weights_bytes), gib(m.gradients_bytes), gib(m.optimizer_bytes), gib(m.activations_bytes));
-  out += fmt::format("  peak            {} of {}: {}\n", gib(m.peak_bytes), gib(static_cast<double>(m.capacity_bytes)),
-                     m.fits ? "fits" : "DOES NOT FIT");
+  out += fmt::format(
+      "  memory per GPU  stage {}: weights {}, gradients {}, optimizer {}, activations {}, allocator {}, "
+      "runtime {}\n",
+      m.stage, gib(m.weights_bytes), gib(m.gradients_bytes), gib(m.optimizer_bytes), gib(m.activations_bytes),
+      gib(m.allocator_bytes), gib(m.runtime_bytes));
+  out += fmt::format(
+      "  peak            {} of {}{}: {}\n", gib(m.peak_bytes), gib(static_cast<double>(m.capacity_bytes)),
+      m.reserve_bytes > 0 ? fmt::format(", keeping {} free", gib(static_cast<double>(m.reserve_bytes))) : "",
+      m.fits ? "fits" : "DOES NOT FIT");
   return out;
 }
 
@@ -128,6 +136,9 @@ void add_predict_command(CLI::App& app) {
   cmd->add_flag("--overlap-dp", o->plan.overlap_dp, "Overlap the gradient reduction with the backward pass");
   cmd->add_flag("--flash-attention,!--no-flash-attention", o->plan.flash_attention,
                 "Fused (flash) attention kernels (the default; --no-flash-attention materialises the scores)");
+  cmd->add_flag("--bf16,!--fp16", o->plan.bf16,
+                "BF16 with FP32 gradients (the default), or FP16 with 16-bit gradients (--fp16)");
+  add_memory_reserve_option(cmd, o->plan.memory_reserve_bytes);
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o] { predict(*o); });
 }

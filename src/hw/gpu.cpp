@@ -15,6 +15,22 @@ namespace phaze::hw {
 
 namespace {
 
+/// Memory a training process holds besides its tensors, measured on an H100 SXM5 with PyTorch 2.11, CUDA
+/// 13.0 and cuDNN 9.19 (bench/gpu/results/h100-sxm/memory.json): the CUDA context with cuBLAS's and
+/// cuDNN's handles and workspaces (701 MiB), one NCCL communicator (564 MiB), and the caching allocator's
+/// reserve beyond its tensors at a training step's peak (5.6–5.9 % in three of four steps, 15.5 % in one).
+constexpr int64_t kContextAndLibrariesBytes = 734'855'168;
+constexpr int64_t kCommunicatorBytes = 591'396'864;
+constexpr double kAllocatorOverhead = 0.06;
+
+/// The memory figures above, with `driver_reserve_bytes` of HBM that the driver keeps from CUDA.
+Gpu with_runtime_memory(Gpu g, int64_t driver_reserve_bytes) {
+  g.runtime_memory_bytes = driver_reserve_bytes + kContextAndLibrariesBytes;
+  g.communicator_memory_bytes = kCommunicatorBytes;
+  g.allocator_overhead = kAllocatorOverhead;
+  return g;
+}
+
 /// Ampere's software figures (`phaze validate --fit` on tests/data/vtrain/ground_truth_single.csv). The
 /// fit priced fused attention at the GEMM rate and knew no per-tile cost, so those stay as it had them.
 Gpu with_ampere_software(Gpu g) {
@@ -66,6 +82,12 @@ void validate(const Gpu& g, const std::string& source) {
   check_positive(g.memory_efficiency, 1, source, "memory_efficiency");
   check_positive(g.attention_forward_efficiency, 1, source, "attention_forward_efficiency");
   check_positive(g.attention_backward_efficiency, 1, source, "attention_backward_efficiency");
+  for (auto [value, field] : {std::pair{g.runtime_memory_bytes, "runtime_memory_bytes"},
+                              std::pair{g.communicator_memory_bytes, "communicator_memory_bytes"}})
+    if (value < 0 || value > gpu_limits::kBytes)
+      throw InputError(fmt::format("{}: {} = {} must be in [0, {}]", source, field, value, gpu_limits::kBytes));
+  if (!std::isfinite(g.allocator_overhead) || g.allocator_overhead < 0 || g.allocator_overhead > 1)
+    throw InputError(fmt::format("{}: allocator_overhead = {} must be in [0, 1]", source, g.allocator_overhead));
   for (auto [value, field] :
        {std::pair{g.kernel_launch_s, "kernel_launch_s"}, std::pair{g.tile_overhead_s, "tile_overhead_s"}})
     if (!std::isfinite(value) || value < 0 || value > gpu_limits::kLaunchS)
@@ -82,6 +104,7 @@ Gpu a100_40gb() {
   g.hbm_bandwidth = 1.555e12;
   g.l2_bytes = 40ll << 20;
   g.shared_memory_per_sm_bytes = 164ll << 10;
+  g = with_runtime_memory(g, 0);  // the A100's driver reserve is not measured
   return with_ampere_software(g);
 }
 
@@ -104,6 +127,7 @@ Gpu h100_sxm() {
   g.l2_bytes = 50ll << 20;
   g.shared_memory_per_sm_bytes = 228ll << 10;
   g.generation = "hopper";
+  g = with_runtime_memory(g, (80ll << 30) - 85'017'493'504);  // CUDA sees 85,017,493,504 bytes
   return with_hopper_software(g);
 }
 
@@ -113,7 +137,7 @@ Gpu h200() {
   g.hbm_bytes = 141ll << 30;  // 141 GB HBM3e (the device reports 139.8 GiB free of the driver's share)
   g.hbm_bandwidth = 4.8e12;
   g.l2_bytes = 60ll << 20;  // as the device reports it (bench/gpu/results/h200/env.json)
-  return g;
+  return with_runtime_memory(g, (141ll << 30) - 150'109'880'320);  // CUDA sees 150,109,880,320 bytes
 }
 
 const std::vector<std::string>& gpu_preset_names() {

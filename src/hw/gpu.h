@@ -23,6 +23,14 @@ struct Gpu {
   double hbm_bandwidth = 1.555e12;             ///< bytes/s
   int64_t l2_bytes = 40ll << 20;               ///< L2 cache
   int64_t shared_memory_per_sm_bytes = 164ll << 10;
+  /// HBM a training process cannot use for tensors: what the driver keeps back from CUDA, the CUDA
+  /// context, cuBLAS's and cuDNN's handles and workspaces (bytes; measured, docs/gpu.md "Memory").
+  int64_t runtime_memory_bytes = 0;
+  /// HBM of one NCCL communicator's buffers (bytes; one per parallel group of more than one GPU).
+  int64_t communicator_memory_bytes = 0;
+  /// The caching allocator's reserve beyond the bytes its tensors occupy at the peak, as a fraction of them
+  /// (applied to the activations: weights, gradients and optimizer state live in buffers allocated once).
+  double allocator_overhead = 0;
   double tensor_efficiency = 1;  ///< fraction of the tensor rate a GEMM's main loop sustains, in (0, 1]
   double memory_efficiency = 1;  ///< fraction of the HBM bandwidth a streaming kernel sustains, in (0, 1]
   double kernel_launch_s = 0;    ///< fixed seconds per kernel (launch, dispatch, tail), ≥ 0

@@ -53,6 +53,10 @@ Gpu gpu_from_json(const json& j, const std::string& source) {
   g.l2_bytes = f.bytes("l2_bytes", g.l2_bytes, false, gpu_limits::kBytes);
   g.shared_memory_per_sm_bytes =
       f.bytes("shared_memory_per_sm_bytes", g.shared_memory_per_sm_bytes, false, gpu_limits::kBytes);
+  g.runtime_memory_bytes = f.bytes("runtime_memory_bytes", g.runtime_memory_bytes, true, gpu_limits::kBytes);
+  g.communicator_memory_bytes =
+      f.bytes("communicator_memory_bytes", g.communicator_memory_bytes, true, gpu_limits::kBytes);
+  g.allocator_overhead = f.number_in("allocator_overhead", g.allocator_overhead, 0, 1, false);
   g.tensor_efficiency = f.number_in("tensor_efficiency", g.tensor_efficiency, 0, 1, true);
   g.memory_efficiency = f.number_in("memory_efficiency", g.memory_efficiency, 0, 1, true);
   g.kernel_launch_s = f.number_in("kernel_launch_s", g.kernel_launch_s, 0, gpu_limits::kLaunchS, false);
@@ -83,6 +87,9 @@ json to_json(const Gpu& g) {
               {"hbm_bandwidth", g.hbm_bandwidth},
               {"l2_bytes", g.l2_bytes},
               {"shared_memory_per_sm_bytes", g.shared_memory_per_sm_bytes},
+              {"runtime_memory_bytes", g.runtime_memory_bytes},
+              {"communicator_memory_bytes", g.communicator_memory_bytes},
+              {"allocator_overhead", g.allocator_overhead},
               {"tensor_efficiency", g.tensor_efficiency},
               {"memory_efficiency", g.memory_efficiency},
               {"kernel_launch_s", g.kernel_launch_s},

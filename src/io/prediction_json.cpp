@@ -19,7 +19,9 @@ json to_json(const megatron::TrainingPlan& p) {
               {"recompute", megatron::to_string(p.recompute)},
               {"distributed_optimizer", p.distributed_optimizer},
               {"overlap_dp", p.overlap_dp},
-              {"flash_attention", p.flash_attention}};
+              {"flash_attention", p.flash_attention},
+              {"bf16", p.bf16},
+              {"memory_reserve_bytes", p.memory_reserve_bytes}};
 }
 
 json to_json(const megatron::StepPrediction& r) {
@@ -48,7 +50,10 @@ json to_json(const megatron::StepPrediction& r) {
                 {"gradients_bytes", m.gradients_bytes},
                 {"optimizer_bytes", m.optimizer_bytes},
                 {"activations_bytes", m.activations_bytes},
+                {"allocator_bytes", m.allocator_bytes},
+                {"runtime_bytes", m.runtime_bytes},
                 {"peak_bytes", m.peak_bytes},
+                {"reserve_bytes", m.reserve_bytes},
                 {"capacity_bytes", m.capacity_bytes}}},
               {"fits", m.fits}};
 }

@@ -6,6 +6,8 @@ namespace phaze::megatron {
 
 namespace {
 
+constexpr double kGib = 1 << 30;
+
 /// Where the GPU's software figures come from, when that deserves a warning; "" when fitted on its own
 /// generation.
 std::string software_caveat(const hw::Gpu& gpu) {
@@ -21,10 +23,14 @@ std::string software_caveat(const hw::Gpu& gpu) {
 
 std::string assumptions_line(const TrainingPlan& plan, const hw::Gpu& gpu) {
   return fmt::format(
-      "assumptions: 16-bit weights and gradients with mixed-precision Adam (2 + 2 + 16 bytes per parameter), "
-      "{} attention, {}; memory without CUDA context, library workspaces or allocator fragmentation{}",
-      plan.flash_attention ? "fused (flash)" : "materialised",
-      plan.overlap_dp ? "only the gradient reduction overlapped" : "no communication overlapped", software_caveat(gpu));
+      "assumptions: {} with mixed-precision Adam ({} bytes per parameter), {} attention, {}; memory with {:.2f} GiB "
+      "of driver reserve, CUDA context and libraries, {:.2f} GiB per NCCL communicator, {:.0f} % allocator "
+      "overhead on activations, {:.2f} GiB kept free{}",
+      plan.bf16 ? "BF16 weights, FP32 gradients" : "FP16 weights and gradients",
+      plan.bf16 ? "2 + 4 + 12" : "2 + 2 + 16", plan.flash_attention ? "fused (flash)" : "materialised",
+      plan.overlap_dp ? "only the gradient reduction overlapped" : "no communication overlapped",
+      static_cast<double>(gpu.runtime_memory_bytes) / kGib, static_cast<double>(gpu.communicator_memory_bytes) / kGib,
+      100 * gpu.allocator_overhead, static_cast<double>(plan.memory_reserve_bytes) / kGib, software_caveat(gpu));
 }
 
 }  // namespace phaze::megatron

@@ -16,6 +16,8 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
   plan.seq = space.seq;
   plan.overlap_dp = space.overlap_dp;
   plan.flash_attention = space.flash_attention;
+  plan.bf16 = space.bf16;
+  plan.memory_reserve_bytes = space.memory_reserve_bytes;
   for (int64_t t : divisors(space.devices)) {
     if (spec.heads % t != 0 || spec.kv_heads % t != 0 || !allowed(space.widths, t)) continue;
     for (int64_t p : divisors(space.devices / t)) {

@@ -22,6 +22,8 @@ struct PlanSpace {
                                               megatron::Recompute::Full};
   bool overlap_dp = false;  ///< applied to every configuration
   bool flash_attention = false;
+  bool bf16 = false;
+  int64_t memory_reserve_bytes = 0;
 };
 
 /// Calls `visit` with every configuration of `space` that Megatron-LM accepts for the model

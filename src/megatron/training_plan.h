@@ -29,6 +29,12 @@ struct TrainingPlan {
   bool distributed_optimizer = false;  ///< optimizer state and master weights sharded over the d replicas
   bool overlap_dp = false;             ///< gradient reduction overlapped with the backward pass
   bool flash_attention = false;        ///< the attention core as one fused kernel
+  /// BF16 training as Megatron-LM's --bf16 runs it: gradients accumulated and reduced in FP32 (2 + 4 + 12
+  /// bytes per parameter). Otherwise FP16 (--fp16): 16-bit gradients and an FP32 copy in the optimizer
+  /// (2 + 2 + 16).
+  bool bf16 = false;
+  /// Bytes of HBM a plan must leave free beyond its modelled peak (--memory-reserve-gib).
+  int64_t memory_reserve_bytes = 0;
   /// Transformer layers of the first and of the last pipeline stage (Megatron-LM's
   /// --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers); 0: an even share. The
   /// other stages share the rest evenly.

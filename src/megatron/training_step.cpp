@@ -16,14 +16,22 @@ namespace phaze::megatron {
 
 namespace {
 
-/// Bytes per parameter (Megatron-LM with fp16 parameters and gradients, Adam): 2 for the parameter, 2 for
-/// its gradient, 16 for the optimizer (fp32 master copy, two moments, fp32 gradient), the last sharded over
-/// the replicas by the distributed optimizer.
-constexpr double kWeightBytes = 2, kGradientBytes = 2, kOptimizerBytes = 16;
+/// Bytes per parameter of Megatron-LM with Adam (its docs/source/api-guide/dist_optimizer.md): the 16-bit
+/// parameter (2); its gradient, which BF16 training accumulates and reduces in FP32 (4) and FP16 training
+/// keeps in 16 bits (2); the optimizer's FP32 master copy and two moments (12), plus an FP32 copy of the
+/// gradient with FP16 (16). The distributed optimizer shards the optimizer's bytes over the replicas.
+struct ParameterBytes {
+  double weights = 2, gradients = 2, optimizer = 16;
+};
+ParameterBytes parameter_bytes(const TrainingPlan& plan) {
+  return plan.bf16 ? ParameterBytes{2, 4, 12} : ParameterBytes{2, 2, 16};
+}
 /// HBM bytes the fused Adam step moves per parameter it updates: reads the gradient, master weight and
-/// moments (2 + 4 + 4 + 4), writes master weight, moments and the 16-bit copy (4 + 4 + 4 + 2), and one more
-/// read of the gradient for the norm and the overflow check (2 + 2).
-constexpr double kOptimizerTrafficBytes = 32;
+/// moments (g + 12), writes master weight, moments and the 16-bit copy (14), and two more reads of the
+/// gradient for the norm and the overflow check (2g): 26 + 3g.
+double optimizer_traffic_bytes(const TrainingPlan& plan) {
+  return 26 + 3 * parameter_bytes(plan).gradients;
+}
 
 /// One stage's per-micro-batch times and its parameters per GPU.
 struct Stage {
@@ -143,8 +151,13 @@ double replicated_activation_bytes(const model::ModelSpec& spec, const model::La
 }
 
 StepDevice step_device(const hw::Gpu& gpu) {
-  return StepDevice{gpu.hbm_bytes, hw::peak_tensor_flop_per_s(gpu), gpu.hbm_bandwidth * gpu.memory_efficiency,
-                    gpu.kernel_launch_s};
+  return StepDevice{gpu.hbm_bytes,
+                    hw::peak_tensor_flop_per_s(gpu),
+                    gpu.hbm_bandwidth * gpu.memory_efficiency,
+                    gpu.kernel_launch_s,
+                    static_cast<double>(gpu.runtime_memory_bytes),
+                    static_cast<double>(gpu.communicator_memory_bytes),
+                    gpu.allocator_overhead};
 }
 
 LayerCosts graph_costs(model::LayerGraph graph) {
@@ -247,7 +260,8 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   double end_s = pipeline_s, offset_s = 0, largest_parameters = 0;
   for (int64_t i = 0; i < p; ++i) {
     const Stage& st = stages[static_cast<size_t>(i)];
-    double reduce = cost::all_reduce_s(network, cost::DeviceGroup{plan.dp, plan.tp}, st.parameters * kGradientBytes);
+    double reduce = cost::all_reduce_s(network, cost::DeviceGroup{plan.dp, plan.tp},
+                                       st.parameters * parameter_bytes(plan).gradients);
     if (plan.overlap_dp) reduce = std::max(0.0, reduce - st.backward.total_s());
     if (i == 0 || i == p - 1) reduce += tied;
     end_s = std::max(end_s, pipeline_s - offset_s + reduce);
@@ -256,12 +270,16 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   }
   time.dp_comm_s = end_s - pipeline_s;
   const double updated = plan.distributed_optimizer ? largest_parameters / d : largest_parameters;
-  time.optimizer_s = std::max(updated * kOptimizerTrafficBytes / device.stream_bytes_per_s, device.dispatch_s);
+  time.optimizer_s = std::max(updated * optimizer_traffic_bytes(plan) / device.stream_bytes_per_s, device.dispatch_s);
   time.iteration_s = end_s + time.optimizer_s;
 
   // Memory of each stage; the largest is reported.
   const LayerActivations acts = layer_activations(costs, spec, plan);
   const double optimizer_share = plan.distributed_optimizer ? 1 / d : 1;
+  const ParameterBytes bytes = parameter_bytes(plan);
+  // One NCCL communicator per parallel group of more than one GPU.
+  const int communicators = (plan.tp > 1) + (plan.pp > 1) + (plan.dp > 1);
+  const double runtime = device.runtime_bytes + communicators * device.communicator_bytes;
   for (int64_t i = 0; i < p; ++i) {
     const Stage& st = stages[static_cast<size_t>(i)];
     const double flight = in_flight(plan, i);
@@ -270,15 +288,22 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     if (i == p - 1) activations += static_cast<double>(g.head.activation_bytes);
     StepMemory mem;
     mem.stage = i;
-    mem.weights_bytes = st.parameters * kWeightBytes;
-    mem.gradients_bytes = st.parameters * kGradientBytes;
-    mem.optimizer_bytes = st.parameters * kOptimizerBytes * optimizer_share;
+    mem.weights_bytes = st.parameters * bytes.weights;
+    mem.gradients_bytes = st.parameters * bytes.gradients;
+    mem.optimizer_bytes = st.parameters * bytes.optimizer * optimizer_share;
     mem.activations_bytes = activations;
-    mem.peak_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes + activations;
+    // Weights, gradients and optimizer state live in buffers allocated once; the activations come and go
+    // through the caching allocator, which holds more than they occupy.
+    mem.allocator_bytes = activations * device.allocator_overhead;
+    mem.runtime_bytes = runtime;
+    mem.peak_bytes =
+        mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes + activations + mem.allocator_bytes + runtime;
     if (i == 0 || mem.peak_bytes > out.memory.peak_bytes) out.memory = mem;
   }
   out.memory.capacity_bytes = device.memory_bytes;
-  out.memory.fits = out.memory.peak_bytes <= static_cast<double>(device.memory_bytes);
+  out.memory.reserve_bytes = plan.memory_reserve_bytes;
+  out.memory.fits = out.memory.peak_bytes + static_cast<double>(plan.memory_reserve_bytes) <=
+                    static_cast<double>(device.memory_bytes);
 
   // FLOPs: per micro-batch, each rank's GEMM FLOPs times t is the whole model's; B/b micro-batches.
   const double t = static_cast<double>(plan.tp);

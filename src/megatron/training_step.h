@@ -34,12 +34,15 @@ struct StepTime {
 struct StepMemory {
   int64_t stage = 0;           ///< that stage (0 = first)
   double weights_bytes = 0;    ///< 16-bit parameters
-  double gradients_bytes = 0;  ///< 16-bit gradients
-  double optimizer_bytes = 0;  ///< fp32 master weights, Adam's two moments, fp32 gradient copy
+  double gradients_bytes = 0;  ///< gradients: FP32 with BF16, 16-bit with FP16
+  double optimizer_bytes = 0;  ///< FP32 master weights, Adam's two moments (and an FP32 gradient copy with FP16)
   double activations_bytes = 0;
+  double allocator_bytes = 0;  ///< the caching allocator's overhead on the activations
+  double runtime_bytes = 0;    ///< outside the tensors: driver reserve, CUDA context, libraries, NCCL
   double peak_bytes = 0;       ///< the sum
   int64_t capacity_bytes = 0;  ///< the GPU's HBM
-  bool fits = false;           ///< peak ≤ capacity
+  int64_t reserve_bytes = 0;   ///< headroom the plan asked to keep free
+  bool fits = false;           ///< peak + reserve ≤ capacity
 };
 
 struct StepPrediction {
@@ -81,6 +84,9 @@ struct StepDevice {
   double peak_flop_per_s = 0;     ///< dense 16-bit tensor FLOP/s (for the MFU)
   double stream_bytes_per_s = 0;  ///< HBM bytes/s a streaming kernel sustains (the optimizer step)
   double dispatch_s = 0;          ///< least seconds of any kernel or transfer the host dispatches
+  double runtime_bytes = 0;       ///< held outside the tensors by the driver, runtime and libraries
+  double communicator_bytes = 0;  ///< held by each communicator of a group of more than one device
+  double allocator_overhead = 0;  ///< the allocator's reserve beyond the activations, as a fraction of them
 };
 StepDevice step_device(const hw::Gpu& gpu);
 

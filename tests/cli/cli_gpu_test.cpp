@@ -18,8 +18,10 @@ using phaze_test::run_phaze;
 using phaze_test::RunResult;
 using phaze_test::TempDir;
 
-// vTrain's GPT-3 runs, which materialised the attention scores (flash attention is the default).
-const std::string kPredict = "predict --model gpt3-175b --system vtrain-a100 --global-batch 1536 --no-flash-attention ";
+// vTrain's GPT-3 runs, which materialised the attention scores and trained in FP16 (the defaults are fused
+// attention and BF16).
+const std::string kPredict =
+    "predict --model gpt3-175b --system vtrain-a100 --global-batch 1536 --no-flash-attention --fp16 ";
 
 TEST(CliGpu, PredictJsonHasTheBreakdownAndMemory) {
   const RunResult r = run_phaze(kPredict + "--tp 8 --pp 16 --dp 4 --mbs 2 --json");
@@ -82,6 +84,21 @@ TEST(CliGpu, PredictSaysWhenItDoesNotFit) {
   EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos) << r.out;
 }
 
+// The reserve is kept free on top of the peak: a plan that fits with the default 1 GiB does not when the
+// reserve leaves less room than its peak, and the JSON reports both.
+TEST(CliGpu, MemoryReserveDecidesWhatFits) {
+  const std::string args = kPredict + "--tp 8 --pp 16 --dp 4 --mbs 2 --json";
+  const RunResult fits = run_phaze(args);
+  ASSERT_EQ(fits.status, 0) << fits.err;
+  const json j = json::parse(fits.out);
+  ASSERT_TRUE(j.at("fits").get<bool>());
+  EXPECT_EQ(j.at("memory").at("reserve_bytes").get<int64_t>(), int64_t{1} << 30);
+  const double room = j.at("memory").at("capacity_bytes").get<double>() - j.at("memory").at("peak_bytes").get<double>();
+  const RunResult tight = run_phaze(args + " --memory-reserve-gib " + std::to_string(room / (1 << 30) + 0.01));
+  ASSERT_EQ(tight.status, 0) << tight.err;
+  EXPECT_FALSE(json::parse(tight.out).at("fits").get<bool>()) << tight.out;
+}
+
 TEST(CliGpu, ImpossiblePlansExitTwoNamingTheOption) {
   const std::pair<std::string, std::string> cases[] = {
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --gpus 256", "--gpus"},
@@ -92,7 +109,10 @@ TEST(CliGpu, ImpossiblePlansExitTwoNamingTheOption) {
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --recompute some", "--recompute"},
       {"--tp 8 --pp 16 --dp 4 --mbs 99999999999999999999", "--mbs"},
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --decoder-first-pipeline-num-layers 5", "--decoder-first-pipeline-num-layers"},
-      {"--tp 8 --pp 16 --dp 4 --mbs 2 --decoder-last-pipeline-num-layers 99999", "--decoder-last-pipeline-num-layers"}};
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --decoder-last-pipeline-num-layers 99999", "--decoder-last-pipeline-num-layers"},
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --memory-reserve-gib -1", "--memory-reserve-gib"},
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --memory-reserve-gib lots", "--memory-reserve-gib"},
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --memory-reserve-gib 1e300", "--memory-reserve-gib"}};
   for (const auto& [args, option] : cases) {
     const RunResult r = run_phaze(kPredict + args);
     EXPECT_EQ(r.status, 2) << args;

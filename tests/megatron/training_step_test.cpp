@@ -1,6 +1,7 @@
 // A Megatron-LM iteration on a GPU system against published closed forms: the FLOP count of Narayanan et al.
-// (SC'21, eq. 3) and Megatron-Bridge's model FLOPs per token, the activation memory of Korthikanti et al. (2022, Table 2), Megatron's bytes per parameter
-// with and without the distributed optimizer, and the 1F1B bubble that does not grow with the micro-batches.
+// (SC'21, eq. 3) and Megatron-Bridge's model FLOPs per token, the activation memory of Korthikanti et al. (2022, Table
+// 2), Megatron's bytes per parameter with and without the distributed optimizer, and the 1F1B bubble that does not grow
+// with the micro-batches.
 
 #include "megatron/training_step.h"
 
@@ -220,6 +221,48 @@ TEST(TrainingStep, BytesPerParameterAsMegatronDocumentsThem) {
   };
   EXPECT_NEAR(state(plain) / params, 20, 1e-9);
   EXPECT_NEAR(state(sharded) / params, 4 + 16.0 / 8, 1e-9);
+  // BF16 parameters with FP32 gradients: 18 bytes, 6 + 12/d with the distributed optimizer.
+  pl.bf16 = true;
+  EXPECT_NEAR(state(predict_step(m, kSystem, pl)) / params, 6 + 12.0 / 8, 1e-9);
+  pl.distributed_optimizer = false;
+  EXPECT_NEAR(state(predict_step(m, kSystem, pl)) / params, 18, 1e-9);
+}
+
+TEST(TrainingStep, Bf16ReducesGradientsInFp32) {
+  // Megatron-LM accumulates and all-reduces BF16 runs' gradients in FP32: twice FP16's bytes, so on a
+  // bandwidth-bound ring (1.3 B parameters over 16 GPUs of two nodes) about twice the time.
+  const ModelSpec m = gpt(24, 2048, 16, 2048);
+  TrainingPlan pl = plan(1, 1, 16, 1, 16, 2048);
+  const double fp16 = predict_step(m, kSystem, pl).time.dp_comm_s;
+  pl.bf16 = true;
+  const double bf16 = predict_step(m, kSystem, pl).time.dp_comm_s;
+  EXPECT_GT(bf16 / fp16, 1.95);
+  EXPECT_LT(bf16 / fp16, 2.0);
+}
+
+TEST(TrainingStep, PeakAddsRuntimeCommunicatorsAndAllocatorAndKeepsTheReserveFree) {
+  // t 2 · p 2 · d 2: three NCCL communicators besides the runtime's fixed share; the allocator's overhead
+  // on the activations.
+  const ModelSpec m = gpt(8, 1024, 16, 1024);
+  phaze::hw::System system = kSystem;
+  phaze::hw::Gpu gpu = phaze::hw::gpu_of(system);
+  gpu.runtime_memory_bytes = 1000;
+  gpu.communicator_memory_bytes = 100;
+  gpu.allocator_overhead = 0.5;
+  system.device = gpu;
+  TrainingPlan pl = plan(2, 2, 2, 1, 16, 1024);
+  const StepPrediction p = predict_step(m, system, pl);
+  EXPECT_EQ(p.memory.runtime_bytes, 1300);
+  EXPECT_NEAR(p.memory.allocator_bytes, 0.5 * p.memory.activations_bytes, 1e-6);
+  EXPECT_NEAR(p.memory.peak_bytes,
+              p.memory.weights_bytes + p.memory.gradients_bytes + p.memory.optimizer_bytes +
+                  1.5 * p.memory.activations_bytes + 1300,
+              1e-3);
+  // A reserve that leaves the peak exactly room still fits; one byte more does not.
+  pl.memory_reserve_bytes = gpu.hbm_bytes - static_cast<int64_t>(std::ceil(p.memory.peak_bytes));
+  EXPECT_TRUE(predict_step(m, system, pl).memory.fits);
+  pl.memory_reserve_bytes += 1;
+  EXPECT_FALSE(predict_step(m, system, pl).memory.fits);
 }
 
 TEST(TrainingStep, OneFOneBBubbleDoesNotGrowWithMicroBatches) {

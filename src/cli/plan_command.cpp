@@ -28,6 +28,8 @@ struct PlanOptions {
   int64_t seq = 0;
   int64_t top = 5;
   bool overlap_dp = false;
+  bool overlap_param_gather = false;
+  bool tp_comm_overlap = false;
   bool flash_attention = true;  // what every current training stack runs
   bool bf16 = true;
   int64_t memory_reserve_bytes = kDefaultMemoryReserveBytes;
@@ -45,6 +47,8 @@ void plan(const PlanOptions& o) {
   q.overlap_dp = o.overlap_dp;
   q.flash_attention = o.flash_attention;
   q.bf16 = o.bf16;
+  q.tp_comm_overlap = o.tp_comm_overlap;
+  q.overlap_param_gather = o.overlap_param_gather;
   q.memory_reserve_bytes = o.memory_reserve_bytes;
   q.top = static_cast<size_t>(o.top);
   const auto start = std::chrono::steady_clock::now();
@@ -54,6 +58,8 @@ void plan(const PlanOptions& o) {
   features.flash_attention = q.flash_attention;
   features.overlap_dp = q.overlap_dp;
   features.bf16 = q.bf16;
+  features.tp_comm_overlap = q.tp_comm_overlap;
+  features.overlap_param_gather = q.overlap_param_gather;
   features.memory_reserve_bytes = q.memory_reserve_bytes;
   const std::string assumptions = megatron::assumptions_line(features, hw::gpu_of(system));
   if (o.json) {
@@ -102,7 +108,12 @@ void add_plan_command(CLI::App& app) {
       ->required();
   add_integer_option(cmd, "--seq", o->seq, 0, model::limits::kSequence, "Tokens per sequence (0: the model's)");
   add_integer_option(cmd, "--top", o->top, 1, 1000, "Configurations to print");
-  cmd->add_flag("--overlap-dp", o->overlap_dp, "Overlap the gradient reduction with the backward pass");
+  cmd->add_flag("--overlap-grad-reduce,--overlap-dp", o->overlap_dp,
+                "Reduce gradients in buckets during the last micro-batch's backward pass");
+  cmd->add_flag("--overlap-param-gather", o->overlap_param_gather,
+                "Gather parameters during the next forward pass (configurations with the distributed optimizer)");
+  cmd->add_flag("--tp-comm-overlap", o->tp_comm_overlap,
+                "Pipeline tensor-parallel collectives with their GEMMs (configurations with sequence parallelism)");
   cmd->add_flag("--flash-attention,!--no-flash-attention", o->flash_attention,
                 "Fused (flash) attention kernels (the default; --no-flash-attention materialises the scores)");
   cmd->add_flag("--bf16,!--fp16", o->bf16,

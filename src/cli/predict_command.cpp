@@ -81,10 +81,12 @@ std::string prediction_text(const megatron::StepPrediction& p) {
       pl.tp, pl.pp, pl.dp, pl.vp > 1 ? fmt::format(" (v {})", pl.vp) : "",
       pl.uneven() ? fmt::format(", stage layers {} first, {} last", pl.first_stage_layers, pl.last_stage_layers) : "",
       pl.micro_batch, p.micro_batches, pl.global_batch, pl.seq);
-  out += fmt::format("  features        recompute {}{}{}{}{}\n", megatron::to_string(pl.recompute),
-                     pl.sequence_parallel ? ", sequence parallel" : "",
-                     pl.distributed_optimizer ? ", distributed optimizer" : "",
-                     pl.overlap_dp ? ", data-parallel overlap" : "", pl.flash_attention ? ", flash attention" : "");
+  out += fmt::format(
+      "  features        {}, recompute {}{}{}{}{}{}{}\n", pl.bf16 ? "BF16" : "FP16", megatron::to_string(pl.recompute),
+      pl.sequence_parallel ? ", sequence parallel" : "", pl.distributed_optimizer ? ", distributed optimizer" : "",
+      pl.overlap_dp ? ", gradient reduction overlapped" : "",
+      pl.overlap_param_gather ? ", parameter gather overlapped" : "",
+      pl.tp_comm_overlap ? ", TP communication overlapped" : "", pl.flash_attention ? ", flash attention" : "");
   out += fmt::format("  iteration       {}\n", seconds(t.iteration_s));
   const std::pair<const char*, double> parts[] = {
       {"forward", t.forward_s}, {"backward", t.backward_s}, {"recompute", t.recompute_s}, {"TP comm", t.tp_comm_s},
@@ -133,7 +135,12 @@ void add_predict_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--distributed-optimizer", o->plan.distributed_optimizer,
                 "Shard optimizer state and master weights over the data-parallel replicas");
-  cmd->add_flag("--overlap-dp", o->plan.overlap_dp, "Overlap the gradient reduction with the backward pass");
+  cmd->add_flag("--overlap-grad-reduce,--overlap-dp", o->plan.overlap_dp,
+                "Reduce gradients in buckets during the last micro-batch's backward pass");
+  cmd->add_flag("--overlap-param-gather", o->plan.overlap_param_gather,
+                "Gather the distributed optimizer's parameters during the next forward pass");
+  cmd->add_flag("--tp-comm-overlap", o->plan.tp_comm_overlap,
+                "Pipeline tensor-parallel collectives with their GEMMs (needs --sequence-parallel)");
   cmd->add_flag("--flash-attention,!--no-flash-attention", o->plan.flash_attention,
                 "Fused (flash) attention kernels (the default; --no-flash-attention materialises the scores)");
   cmd->add_flag("--bf16,!--fp16", o->plan.bf16,

@@ -19,6 +19,8 @@ json to_json(const megatron::TrainingPlan& p) {
               {"recompute", megatron::to_string(p.recompute)},
               {"distributed_optimizer", p.distributed_optimizer},
               {"overlap_dp", p.overlap_dp},
+              {"overlap_param_gather", p.overlap_param_gather},
+              {"tp_comm_overlap", p.tp_comm_overlap},
               {"flash_attention", p.flash_attention},
               {"bf16", p.bf16},
               {"memory_reserve_bytes", p.memory_reserve_bytes}};

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <string>
+#include <utility>
+
 namespace phaze::megatron {
 
 namespace {
@@ -19,6 +22,16 @@ std::string software_caveat(const hw::Gpu& gpu) {
   return "";
 }
 
+/// Which communication the plan overlaps with computation.
+std::string overlapped(const TrainingPlan& plan) {
+  std::string out;
+  for (auto [on, what] : {std::pair{plan.tp_comm_overlap, "tensor-parallel collectives"},
+                          std::pair{plan.overlap_dp, "the gradient reduction"},
+                          std::pair{plan.overlap_param_gather, "the parameter all-gather"}})
+    if (on) out += (out.empty() ? "" : ", ") + std::string(what);
+  return out.empty() ? "no communication overlapped" : out + " overlapped";
+}
+
 }  // namespace
 
 std::string assumptions_line(const TrainingPlan& plan, const hw::Gpu& gpu) {
@@ -28,9 +41,9 @@ std::string assumptions_line(const TrainingPlan& plan, const hw::Gpu& gpu) {
       "overhead on activations, {:.2f} GiB kept free{}",
       plan.bf16 ? "BF16 weights, FP32 gradients" : "FP16 weights and gradients",
       plan.bf16 ? "2 + 4 + 12" : "2 + 2 + 16", plan.flash_attention ? "fused (flash)" : "materialised",
-      plan.overlap_dp ? "only the gradient reduction overlapped" : "no communication overlapped",
-      static_cast<double>(gpu.runtime_memory_bytes) / kGib, static_cast<double>(gpu.communicator_memory_bytes) / kGib,
-      100 * gpu.allocator_overhead, static_cast<double>(plan.memory_reserve_bytes) / kGib, software_caveat(gpu));
+      overlapped(plan), static_cast<double>(gpu.runtime_memory_bytes) / kGib,
+      static_cast<double>(gpu.communicator_memory_bytes) / kGib, 100 * gpu.allocator_overhead,
+      static_cast<double>(plan.memory_reserve_bytes) / kGib, software_caveat(gpu));
 }
 
 }  // namespace phaze::megatron

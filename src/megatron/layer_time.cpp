@@ -1,6 +1,8 @@
 #include "megatron/layer_time.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <vector>
 
 #include "cost/collective_time.h"
 #include "cost/gpu_kernel.h"
@@ -13,12 +15,35 @@ namespace {
 using model::Engine;
 using model::Operator;
 
+/// Transformer Engine's userbuffers overlap (`--tp-comm-overlap`, docs/gpu.md "A layer on a GPU"). With
+/// sequence parallelism a tensor-parallel all-reduce is a reduce-scatter after the GEMM that produces its
+/// input and an all-gather before the GEMM that consumes its output, each half the all-reduce's time. The
+/// reduce-scatter is pipelined with its GEMM in 4 chunks (the last chunk's is exposed) on 16 SMs taken from
+/// the GEMM; the all-gather is a ring exchange on the copy engines, each of its t steps feeding one chunk of
+/// the GEMM (the first step is exposed). No more is hidden than the two GEMMs last.
+constexpr double kPipelineChunks = 4;
+constexpr double kReduceScatterSms = 16;
+
+struct Overlap {
+  double exposed_s = 0;        ///< of the collective, on the critical path
+  double gemm_slowdown_s = 0;  ///< added to the GEMMs by the SMs the hidden reduce-scatter takes
+};
+
 struct Pricing {
   const model::ModelSpec& spec;
   const TrainingPlan& plan;
   const hw::Gpu& gpu;
   const hw::Network& network;
   int64_t element_bytes = 2;
+
+  Overlap tp_overlap(double collective_s, double gemms_s) const {
+    const double half = collective_s / 2;
+    const double exposed =
+        std::max(half / kPipelineChunks + half / static_cast<double>(plan.tp), collective_s - gemms_s);
+    // About half of what is hidden is the reduce-scatter, whose SMs the GEMM does without meanwhile.
+    const double hidden = collective_s - exposed;
+    return {exposed, hidden / 2 * kReduceScatterSms / static_cast<double>(gpu.sms)};
+  }
 
   double kernel_s(const Operator& op, bool split_by_sequence) const {
     switch (op.engine) {
@@ -38,23 +63,54 @@ struct Pricing {
     return 0;
   }
 
+  /// Seconds of each operator's kernel (0 for collectives and for the attention core a fused kernel replaces).
+  std::vector<double> kernel_times(const model::OperatorGraph& graph, bool transformer, bool flash) const {
+    std::vector<double> out;
+    out.reserve(graph.ops.size());
+    for (const Operator& op : graph.ops) {
+      const bool skipped = op.engine == Engine::Comm || (flash && transformer && model::in_attention_core(op.id));
+      out.push_back(skipped ? 0
+                            : kernel_s(op, plan.sequence_parallel && transformer &&
+                                               model::outside_tensor_parallel_region(op.id)));
+    }
+    return out;
+  }
+
+  /// The GEMM next to operator `i` in `step` direction (±1), or 0 s when a collective or the pass's end
+  /// comes first.
+  static double neighbouring_gemm_s(const model::OperatorGraph& graph, const std::vector<double>& times, size_t i,
+                                    int step) {
+    for (auto j = static_cast<std::ptrdiff_t>(i) + step; j >= 0 && j < static_cast<std::ptrdiff_t>(times.size());
+         j += step) {
+      const Operator& op = graph.ops[static_cast<size_t>(j)];
+      if (op.engine == Engine::Comm) return 0;
+      if (op.engine == Engine::Tensor || op.engine == Engine::Fused) return times[static_cast<size_t>(j)];
+    }
+    return 0;
+  }
+
   PassTime pass(const model::OperatorGraph& graph, bool transformer) const {
     PassTime t;
     const bool flash = transformer && plan.flash_attention;
-    for (const Operator& op : graph.ops) {
+    const std::vector<double> times = kernel_times(graph, transformer, flash);
+    for (size_t i = 0; i < graph.ops.size(); ++i) {
+      const Operator& op = graph.ops[i];
       if (op.engine == Engine::Comm) {
-        // A collective is one more operation the host dispatches: it takes at least the launch time.
-        t.tp_comm_s +=
-            std::max(gpu.kernel_launch_s, cost::all_reduce_s(network, cost::DeviceGroup{op.collective->ranks, 1},
-                                                             static_cast<double>(op.collective->bytes)));
+        const double c = cost::all_reduce_s(network, cost::DeviceGroup{op.collective->ranks, 1},
+                                            static_cast<double>(op.collective->bytes));
+        if (!plan.tp_comm_overlap) {
+          // A collective is one more operation the host dispatches: it takes at least the launch time.
+          t.tp_comm_s += std::max(gpu.kernel_launch_s, c);
+          continue;
+        }
+        const Overlap o =
+            tp_overlap(c, neighbouring_gemm_s(graph, times, i, -1) + neighbouring_gemm_s(graph, times, i, +1));
+        t.tp_comm_s += o.exposed_s;
+        t.compute_s += o.gemm_slowdown_s;
         continue;
       }
-      const bool core = transformer && model::in_attention_core(op.id);
-      if (flash && core) continue;
-      const double s =
-          kernel_s(op, plan.sequence_parallel && transformer && model::outside_tensor_parallel_region(op.id));
-      t.compute_s += s;
-      if (core) t.attention_core_s += s;
+      t.compute_s += times[i];
+      if (transformer && model::in_attention_core(op.id)) t.attention_core_s += times[i];
     }
     if (flash) {
       const double s = cost::gpu_flash_attention_s(gpu, plan.micro_batch * (spec.heads / plan.tp), plan.seq,

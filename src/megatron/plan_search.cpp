@@ -44,6 +44,8 @@ GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& s
   space.flash_attention = q.flash_attention;
   space.bf16 = q.bf16;
   space.memory_reserve_bytes = q.memory_reserve_bytes;
+  space.tp_comm_overlap = q.tp_comm_overlap;
+  space.overlap_param_gather = q.overlap_param_gather;
   // The layer costs depend on t, b and sequence parallelism alone (the other settings are the space's).
   std::map<std::tuple<int64_t, int64_t, bool>, megatron::LayerCosts> costs;
   for_each_megatron_plan(spec, space, [&](const TrainingPlan& plan) {

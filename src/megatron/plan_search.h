@@ -18,9 +18,11 @@ struct GpuPlanQuestion {
   int64_t seq = 0;           ///< tokens per sequence
   bool overlap_dp = false;   ///< applied to every configuration
   bool flash_attention = false;
-  bool bf16 = false;                 ///< TrainingPlan::bf16 for every configuration
-  int64_t memory_reserve_bytes = 0;  ///< HBM each configuration must leave free
-  size_t top = 5;                    ///< configurations to return
+  bool bf16 = false;                  ///< TrainingPlan::bf16 for every configuration
+  int64_t memory_reserve_bytes = 0;   ///< HBM each configuration must leave free
+  bool tp_comm_overlap = false;       ///< for every configuration with sequence parallelism
+  bool overlap_param_gather = false;  ///< for every configuration with the distributed optimizer
+  size_t top = 5;                     ///< configurations to return
 };
 
 struct GpuPlanAnswer {

@@ -35,6 +35,7 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
           plan.dp = d;
           plan.micro_batch = b;
           plan.sequence_parallel = sp;
+          plan.tp_comm_overlap = sp && space.tp_comm_overlap;
           for (int64_t v : divisors(spec.num_layers / p)) {
             if (v > 1 && (p == 1 || m % p != 0 || v > megatron::plan_limits::kChunks)) continue;
             plan.vp = v;
@@ -43,6 +44,7 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
               for (bool dist : {false, true}) {
                 if (dist && d == 1) continue;
                 plan.distributed_optimizer = dist;
+                plan.overlap_param_gather = dist && space.overlap_param_gather;
                 visit(plan);
               }
             }

@@ -24,6 +24,8 @@ struct PlanSpace {
   bool flash_attention = false;
   bool bf16 = false;
   int64_t memory_reserve_bytes = 0;
+  bool tp_comm_overlap = false;       ///< applied to every configuration with sequence parallelism
+  bool overlap_param_gather = false;  ///< applied to every configuration with the distributed optimizer
 };
 
 /// Calls `visit` with every configuration of `space` that Megatron-LM accepts for the model

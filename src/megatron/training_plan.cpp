@@ -84,6 +84,10 @@ void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
                     "a multiple of --pp {}",
                     p.vp, p.micro_batches(), p.pp));
   if (p.sequence_parallel && p.tp == 1) throw InputError("--sequence-parallel needs tensor parallelism (--tp > 1)");
+  if (p.tp_comm_overlap && !p.sequence_parallel)
+    throw InputError("--tp-comm-overlap needs sequence parallelism (--sequence-parallel, with --tp > 1)");
+  if (p.overlap_param_gather && !p.distributed_optimizer)
+    throw InputError("--overlap-param-gather needs the distributed optimizer (--distributed-optimizer)");
   if (p.sequence_parallel && p.seq % p.tp != 0)
     throw InputError(fmt::format("--sequence-parallel: --seq = {} must be a multiple of --tp {}", p.seq, p.tp));
 }

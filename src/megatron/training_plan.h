@@ -27,8 +27,13 @@ struct TrainingPlan {
   bool sequence_parallel = false;
   Recompute recompute = Recompute::Full;
   bool distributed_optimizer = false;  ///< optimizer state and master weights sharded over the d replicas
-  bool overlap_dp = false;             ///< gradient reduction overlapped with the backward pass
-  bool flash_attention = false;        ///< the attention core as one fused kernel
+  bool overlap_dp = false;             ///< --overlap-grad-reduce: gradient reduction during the backward pass
+  /// --overlap-param-gather: the distributed optimizer's parameter all-gather during the next forward pass.
+  bool overlap_param_gather = false;
+  /// --tp-comm-overlap: tensor-parallel collectives pipelined with the GEMMs they feed (needs sequence
+  /// parallelism).
+  bool tp_comm_overlap = false;
+  bool flash_attention = false;  ///< the attention core as one fused kernel
   /// BF16 training as Megatron-LM's --bf16 runs it: gradients accumulated and reduced in FP32 (2 + 4 + 12
   /// bytes per parameter). Otherwise FP16 (--fp16): 16-bit gradients and an FP32 copy in the optimizer
   /// (2 + 2 + 16).

@@ -33,6 +33,11 @@ double optimizer_traffic_bytes(const TrainingPlan& plan) {
   return 26 + 3 * parameter_bytes(plan).gradients;
 }
 
+/// Megatron-Core's gradient buckets: max(40 M, 1 M · d) parameters (--ddp-bucket-size's default).
+double bucket_parameters(const TrainingPlan& plan) {
+  return std::max(40e6, 1e6 * static_cast<double>(plan.dp));
+}
+
 /// One stage's per-micro-batch times and its parameters per GPU.
 struct Stage {
   PassTime forward, backward, recompute;
@@ -130,6 +135,28 @@ IterationFlops iteration_flops(const LayerCosts& costs, const model::ModelSpec& 
     out.hardware += L * (static_cast<double>(g.transformer.forward_flops()) - core_forward + ran_forward);
   if (plan.recompute == Recompute::Selective) out.hardware += L * ran_forward;
   return out;
+}
+
+/// Exposed seconds of a stage's data-parallel synchronisation after its last backward pass (docs/gpu.md,
+/// "Execution"). Without the distributed optimizer: an all-reduce of the gradients. With it: a
+/// reduce-scatter of the gradients and an all-gather of the updated 16-bit parameters, each half a ring
+/// all-reduce of its bytes. --overlap-grad-reduce hides the gradient reduction behind the last
+/// micro-batch's backward pass, bucket by bucket, all but the last bucket; --overlap-param-gather hides the
+/// all-gather behind the next iteration's first forward pass, all but the first bucket.
+double data_parallel_sync_s(const TrainingPlan& plan, const hw::Network& network, const Stage& st) {
+  const cost::DeviceGroup group{plan.dp, plan.tp};
+  const double gradient_bytes = st.parameters * parameter_bytes(plan).gradients;
+  double gradients_s = cost::all_reduce_s(network, group, gradient_bytes);
+  double parameters_s = 0;
+  if (plan.distributed_optimizer) {
+    gradients_s /= 2;
+    parameters_s = cost::all_reduce_s(network, group, st.parameters * parameter_bytes(plan).weights) / 2;
+  }
+  const double bucket_share = std::min(1.0, bucket_parameters(plan) / std::max(st.parameters, 1.0));
+  if (plan.overlap_dp) gradients_s = std::max(bucket_share * gradients_s, gradients_s - st.backward.total_s());
+  if (plan.overlap_param_gather)
+    parameters_s = std::max(bucket_share * parameters_s, parameters_s - st.forward.total_s());
+  return gradients_s + parameters_s;
 }
 
 }  // namespace
@@ -260,9 +287,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   double end_s = pipeline_s, offset_s = 0, largest_parameters = 0;
   for (int64_t i = 0; i < p; ++i) {
     const Stage& st = stages[static_cast<size_t>(i)];
-    double reduce = cost::all_reduce_s(network, cost::DeviceGroup{plan.dp, plan.tp},
-                                       st.parameters * parameter_bytes(plan).gradients);
-    if (plan.overlap_dp) reduce = std::max(0.0, reduce - st.backward.total_s());
+    double reduce = data_parallel_sync_s(plan, network, st);
     if (i == 0 || i == p - 1) reduce += tied;
     end_s = std::max(end_s, pipeline_s - offset_s + reduce);
     offset_s += (st.backward.total_s() + st.recompute.total_s()) / v;

@@ -110,6 +110,8 @@ TEST(CliGpu, ImpossiblePlansExitTwoNamingTheOption) {
       {"--tp 8 --pp 16 --dp 4 --mbs 99999999999999999999", "--mbs"},
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --decoder-first-pipeline-num-layers 5", "--decoder-first-pipeline-num-layers"},
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --decoder-last-pipeline-num-layers 99999", "--decoder-last-pipeline-num-layers"},
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --tp-comm-overlap", "--tp-comm-overlap"},
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --overlap-param-gather", "--overlap-param-gather"},
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --memory-reserve-gib -1", "--memory-reserve-gib"},
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --memory-reserve-gib lots", "--memory-reserve-gib"},
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --memory-reserve-gib 1e300", "--memory-reserve-gib"}};

@@ -10,9 +10,13 @@
 #include "hw/system_json.h"
 #include "io/kernel_measurements.h"
 #include "io/measured_runs.h"
+#include "io/prediction_json.h"
+#include "io/published_runs.h"
 #include "megatron/kernel_validation.h"
+#include "megatron/published_validation.h"
 #include "megatron/validation.h"
 #include "util/input_error.h"
+#include "util/output_file.h"
 
 namespace phaze::cli {
 
@@ -26,7 +30,105 @@ struct ValidateOptions {
   bool fit = false;
   bool kernels = false;
   std::string attention_backend = "cudnn";
+  std::string write_system;
 };
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+/// --write-system: the fitted system as a file `phaze` reads back.
+void write_fitted_system(const ValidateOptions& o, const hw::System& system) {
+  if (o.write_system.empty()) return;
+  write_text_file(o.write_system, hw::to_json(system).dump(2) + "\n");
+}
+
+const char* metric_unit(megatron::PublishedMetric m) {
+  switch (m) {
+    case megatron::PublishedMetric::TflopsPerGpu: return "TFLOP/s/GPU";
+    case megatron::PublishedMetric::IterationSeconds: return "s/iteration";
+    case megatron::PublishedMetric::TokensPerSecondPerGpu: return "tokens/s/GPU";
+  }
+  return "";
+}
+
+const char* flop_count_name(megatron::FlopCount c) {
+  switch (c) {
+    case megatron::FlopCount::Model: return "model";
+    case megatron::FlopCount::Hardware: return "hardware";
+    case megatron::FlopCount::Narayanan: return "narayanan";
+    case megatron::FlopCount::ModelFullAttention: return "model-full-attention";
+  }
+  return "";
+}
+
+std::string chosen_settings(const megatron::TrainingPlan& p) {
+  return fmt::format("t{} p{} d{} v{} b{} {}", p.tp, p.pp, p.dp, p.vp, p.micro_batch, megatron::to_string(p.recompute));
+}
+
+void print_published(const std::vector<megatron::PublishedRun>& runs, const megatron::PublishedValidation& v) {
+  fmt::print("{:<44} {:<36} {:>12} {:>12} {:>8}  {}\n", "run", "plan (free settings chosen)", "published", "predicted",
+             "error", "unit");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
+    if (!v.runs[i].priced) {
+      fmt::print("{:<44} left out: {}\n", r.label, r.left_out_because);
+      continue;
+    }
+    const auto& c = v.runs[i];
+    fmt::print("{:<44} {:<36} {:>12.4g} {:>12.4g} {:>+7.1f}%  {}{}{}\n", r.label, chosen_settings(c.prediction.plan),
+               r.value, c.predicted, c.error * 100, metric_unit(r.metric),
+               r.metric == megatron::PublishedMetric::TflopsPerGpu ? ", " : "",
+               r.metric == megatron::PublishedMetric::TflopsPerGpu ? flop_count_name(r.flop_count) : "");
+  }
+  if (v.priced > 0)
+    fmt::print("{} runs priced, {} left out: mean absolute error {:.2f}%, largest {:.2f}% ({})\n", v.priced,
+               runs.size() - v.priced, v.mean_abs_error * 100, v.max_abs_error * 100, runs[v.worst].label);
+  else
+    fmt::print("no run priced, {} left out\n", runs.size());
+}
+
+nlohmann::json published_json(const std::vector<megatron::PublishedRun>& runs, const megatron::PublishedValidation& v) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    nlohmann::json row{{"label", runs[i].label}, {"published", runs[i].value}, {"unit", metric_unit(runs[i].metric)}};
+    if (v.runs[i].priced) {
+      row["predicted"] = v.runs[i].predicted;
+      row["error"] = v.runs[i].error;
+      row["prediction"] = io::to_json(v.runs[i].prediction);
+    } else {
+      row["left_out_because"] = runs[i].left_out_because;
+    }
+    rows.push_back(row);
+  }
+  nlohmann::json out{{"runs", rows}, {"priced", v.priced}, {"left_out", runs.size() - v.priced}};
+  if (v.priced > 0) {
+    out["mean_abs_error"] = v.mean_abs_error;
+    out["max_abs_error"] = v.max_abs_error;
+    out["worst"] = runs[v.worst].label;
+  }
+  return out;
+}
+
+void validate_published(const ValidateOptions& o) {
+  auto runs = io::read_published_runs(o.file);
+  if (o.fit) {
+    const hw::System fitted = megatron::fit_gpu_on_published(runs);
+    const hw::Gpu& gpu = hw::gpu_of(fitted);
+    std::cerr << fmt::format(
+        "fitted on the priced runs: tensor_efficiency {:.2f}, memory_efficiency {:.2f}, kernel_launch_s {:.1f}e-6\n",
+        gpu.tensor_efficiency, gpu.memory_efficiency, gpu.kernel_launch_s * 1e6);
+    for (auto& r : runs)
+      if (r.system.name == fitted.name) r.system = fitted;
+    write_fitted_system(o, fitted);
+  }
+  const megatron::PublishedValidation v = megatron::check_published_runs(runs);
+  if (o.json) {
+    std::cout << published_json(runs, v).dump(2) << "\n";
+    return;
+  }
+  print_published(runs, v);
+}
 
 void print_text(const std::vector<megatron::MeasuredRun>& runs, const megatron::ValidationSummary& v) {
   fmt::print("{:>5} {:>6} {:>5} {:>5} {:>4} {:>4} {:>4} {:>4} {:>7} {:>13} {:>13} {:>8}\n", "line", "model", "GPUs",
@@ -112,6 +214,9 @@ void validate_kernels(const ValidateOptions& o) {
   if (o.fit) {
     gpu = megatron::fit_gpu_kernels(kernels, gpu, o.attention_backend);
     gpu.software_fitted_on = gpu.generation;
+    hw::System fitted = hw::load_system(o.system);
+    fitted.device = gpu;
+    write_fitted_system(o, fitted);
     std::cerr << fmt::format(
         "fitted on {} kernels: tensor_efficiency {:.2f}, tile_overhead_s {:.1f}e-6, kernel_launch_s {:.1f}e-6, "
         "attention_forward_efficiency {:.2f}, attention_backward_efficiency {:.2f}, memory_efficiency {:.2f}\n",
@@ -130,11 +235,13 @@ void validate_kernels(const ValidateOptions& o) {
 
 void validate_file(const ValidateOptions& o) {
   if (o.kernels) return validate_kernels(o);
+  if (ends_with(o.file, ".json")) return validate_published(o);
   hw::System system = hw::load_system(o.system);
   hw::gpu_of(system);  // refuses a system without a GPU, naming it
   const auto runs = io::read_measured_runs(o.file);
   if (o.fit) {
     system = megatron::fit_gpu_software(runs, system);
+    write_fitted_system(o, system);
     const hw::Gpu& gpu = hw::gpu_of(system);
     std::cerr << fmt::format(
         "fitted on {} runs: tensor_efficiency {:.2f}, memory_efficiency {:.2f}, "
@@ -156,8 +263,10 @@ void validate_file(const ValidateOptions& o) {
 void add_validate_command(CLI::App& app) {
   auto o = std::make_shared<ValidateOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "validate", "Predicted against measured iteration times of Megatron-LM runs (vTrain's CSV columns)");
-  cmd->add_option("file", o->file, "CSV of measured runs (see docs/gpu.md), or of kernels with --kernels")->required();
+      "validate", "Predicted against measured or published Megatron-LM runs, or measured GPU kernels");
+  cmd->add_option("file", o->file,
+                  "CSV of measured runs, JSON of published runs, or CSV of kernels with --kernels (docs/gpu.md)")
+      ->required();
   cmd->add_option("--system", o->system, "GPU system the runs were measured on")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->add_flag("--fit", o->fit,
@@ -165,6 +274,7 @@ void add_validate_command(CLI::App& app) {
                 "kernels (also tile overhead and attention efficiencies)");
   cmd->add_flag("--kernels", o->kernels,
                 "The file holds measured kernels (bench/gpu/measure.py's kernels.csv); --system names their GPU");
+  cmd->add_option("--write-system", o->write_system, "With --fit: write the system with the fitted GPU to this file");
   cmd->add_option("--attention-backend", o->attention_backend,
                   "With --kernels: the fused-attention library whose rows are priced (cudnn, flash2)")
       ->capture_default_str();

@@ -106,8 +106,9 @@ double in_flight(const TrainingPlan& plan, int64_t stage) {
 
 /// GEMM FLOPs of one micro-batch on one rank: what the model needs, and what the kernels execute.
 struct IterationFlops {
-  double model = 0;     ///< forward and backward, attention over the blocks the model needs
-  double hardware = 0;  ///< as executed: recomputation included, attention as its kernels compute it
+  double model = 0;                 ///< forward and backward, attention over the blocks the model needs
+  double hardware = 0;              ///< as executed: recomputation included, attention as its kernels compute it
+  double model_full_attention = 0;  ///< forward and backward, attention over every s × s block
 };
 
 /// The model counts a causal model's attention products over the causal half of the s × s scores (the
@@ -130,6 +131,7 @@ IterationFlops iteration_flops(const LayerCosts& costs, const model::ModelSpec& 
   const double graph = static_cast<double>(g.forward_flops() + g.backward_flops());
   IterationFlops out;
   out.model = graph - L * (1 - share) * (core_forward + core_backward);
+  out.model_full_attention = graph;
   out.hardware = graph + L * (ran_forward - core_forward + ran_backward - core_backward);
   if (plan.recompute == Recompute::Full)
     out.hardware += L * (static_cast<double>(g.transformer.forward_flops()) - core_forward + ran_forward);
@@ -335,6 +337,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   const double sequences = static_cast<double>(plan.global_batch) / static_cast<double>(plan.micro_batch);
   const IterationFlops flops = iteration_flops(costs, spec, plan);
   out.model_flop = sequences * t * flops.model;
+  out.model_full_attention_flop = sequences * t * flops.model_full_attention;
   out.hardware_flop = sequences * t * flops.hardware;
   const double gpus = static_cast<double>(plan.gpus());
   out.tokens_per_s = static_cast<double>(plan.global_batch * plan.seq) / time.iteration_s;

@@ -51,8 +51,10 @@ struct StepPrediction {
   StepTime time;
   StepMemory memory;
   double tokens_per_s = 0;
-  double model_flop = 0;          ///< FLOP of one iteration without recomputation (whole cluster)
-  double hardware_flop = 0;       ///< FLOP executed, recomputation included (whole cluster)
+  double model_flop = 0;     ///< FLOP of one iteration without recomputation (whole cluster)
+  double hardware_flop = 0;  ///< FLOP executed, recomputation included (whole cluster)
+  /// model_flop with attention over every s × s block, as Megatron-LM counted until 2025 and NeMo 24.07
+  double model_full_attention_flop = 0;
   double flop_per_s_per_gpu = 0;  ///< hardware_flop / (iteration_s · GPUs), Megatron-LM's figure
   double mfu = 0;                 ///< model_flop / (iteration_s · GPUs · peak tensor FLOP/s)
 };

@@ -21,6 +21,12 @@ int64_t JsonFields::count(const char* key, int64_t limit) const {
   return v;
 }
 
+bool JsonFields::flag(const char* key, bool fallback) const {
+  if (!has(key)) return fallback;
+  if (!j_.at(key).is_boolean()) throw bad(key, "true or false");
+  return j_.at(key).get<bool>();
+}
+
 int64_t JsonFields::integer_in(const char* key, int64_t fallback, int64_t low, int64_t high) const {
   if (!has(key)) return fallback;
   const int64_t v = integer(key);

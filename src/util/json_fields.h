@@ -37,6 +37,8 @@ class JsonFields {
   double number_in(const char* key, double fallback, double low, double high, bool low_open) const;
   /// An optional string.
   std::string text(const char* key, const std::string& fallback) const;
+  /// An optional true or false.
+  bool flag(const char* key, bool fallback) const;
   /// Refuses any key not in `known` (a misspelt key would otherwise be ignored silently).
   void only(std::initializer_list<const char*> known) const;
 

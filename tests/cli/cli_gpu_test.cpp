@@ -126,6 +126,28 @@ TEST(CliGpu, ImpossiblePlansExitTwoNamingTheOption) {
   EXPECT_NE(accelerator.err.find("not a GPU"), std::string::npos) << accelerator.err;
 }
 
+// A published-runs file: every run priced or left out with its reason; --fit writes a system that predict
+// reads back, with the fitted figures.
+TEST(CliGpu, ValidatePublishedRunsAndWriteTheFittedSystem) {
+  TempDir dir;
+  dir.write("runs.json", R"({"system": "dgx-h100", "runs": [
+    {"label": "a", "model": "llama2-7b", "gpus": 8, "global_batch": 64, "tokens_per_s_per_gpu": 3000},
+    {"label": "b", "model": "llama2-7b", "gpus": 16, "tp": 2, "global_batch": 64, "iteration_s": 20},
+    {"label": "c", "model": "llama2-7b", "gpus": 16, "cp": 2, "global_batch": 64, "iteration_s": 20}]})");
+  const RunResult r = run_phaze("validate " + quoted(dir.file("runs.json")) + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j.at("priced").get<int>(), 2);
+  EXPECT_EQ(j.at("runs")[2].at("left_out_because").get<std::string>(), "context parallelism 2");
+  const RunResult fit = run_phaze("validate " + quoted(dir.file("runs.json")) + " --fit --write-system " +
+                                  quoted(dir.file("fitted.json")) + " --json");
+  ASSERT_EQ(fit.status, 0) << fit.err;
+  EXPECT_LT(json::parse(fit.out).at("mean_abs_error").get<double>(), j.at("mean_abs_error").get<double>());
+  const RunResult again = run_phaze("predict --model llama2-7b --system " + quoted(dir.file("fitted.json")) +
+                                    " --tp 1 --pp 1 --dp 8 --global-batch 64 --json");
+  ASSERT_EQ(again.status, 0) << again.err;
+}
+
 TEST(CliGpu, PlanReturnsFittingConfigurationsFastestFirst) {
   const RunResult r =
       run_phaze("plan --model megatron-gpt2-54 --system dgx-a100-40gb --gpus 64 --global-batch 512 --top 3 --json");

@@ -1,0 +1,179 @@
+#include "io/published_runs.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "hw/system_json.h"
+#include "model/hf_config.h"
+#include "model/presets.h"
+#include "util/input_error.h"
+#include "util/json_fields.h"
+#include "util/json_input.h"
+#include "util/read_file.h"
+
+namespace phaze::io {
+
+namespace {
+
+using nlohmann::json;
+
+/// A model or system named in the file: a preset, else a path relative to the file.
+std::string beside(const std::string& file, const std::string& name) {
+  const std::filesystem::path p(name);
+  if (p.is_absolute() || name.find('/') == std::string::npos) return name;
+  return (std::filesystem::path(file).parent_path() / p).string();
+}
+
+/// A Megatron-LM GPT of the shape given: {"layers", "hidden", "heads", "seq", "vocab" (default 50,257)}.
+model::ModelSpec gpt_shape(const json& j, const std::string& where) {
+  const JsonFields f(j, where);
+  f.only({"layers", "hidden", "heads", "seq", "vocab"});
+  const int64_t layers = f.count("layers", model::limits::kLayers);
+  const int64_t hidden = f.count("hidden", model::limits::kHidden);
+  const int64_t heads = f.count("heads", model::limits::kHeads);
+  const int64_t seq = f.count("seq", model::limits::kSequence);
+  if (hidden % heads != 0) throw f.bad("hidden", fmt::format("a multiple of the {} heads", heads));
+  model::ModelSpec spec = model::megatron_gpt(where, "published GPT", layers, hidden, heads, seq);
+  spec.vocab = f.integer_in("vocab", spec.vocab, 1, model::limits::kVocab);
+  return spec;
+}
+
+megatron::FlopCount parse_flop_count(const JsonFields& f) {
+  if (!f.has("flop_count"))
+    throw InputError(
+        fmt::format("{}: tflops_per_gpu needs flop_count (model, hardware or narayanan: how the source "
+                    "counted its FLOPs)",
+                    f.source()));
+  const std::string count = f.text("flop_count", "");
+  if (count == "model") return megatron::FlopCount::Model;
+  if (count == "hardware") return megatron::FlopCount::Hardware;
+  if (count == "narayanan") return megatron::FlopCount::Narayanan;
+  if (count == "model-full-attention") return megatron::FlopCount::ModelFullAttention;
+  throw f.bad("flop_count",
+              "\"model\", \"model-full-attention\", \"hardware\" or \"narayanan\" (how the source counted its FLOPs)");
+}
+
+void read_published_figure(const JsonFields& f, megatron::PublishedRun& run) {
+  const int given = f.has("tflops_per_gpu") + f.has("iteration_s") + f.has("tokens_per_s_per_gpu");
+  if (given != 1)
+    throw InputError(
+        fmt::format("{}: exactly one of tflops_per_gpu, iteration_s and tokens_per_s_per_gpu is needed", f.source()));
+  constexpr double kLargest = 1e12;
+  if (f.has("tflops_per_gpu")) {
+    run.metric = megatron::PublishedMetric::TflopsPerGpu;
+    run.value = f.number_in("tflops_per_gpu", 0, 0, kLargest, true);
+    run.flop_count = parse_flop_count(f);
+  } else if (f.has("iteration_s")) {
+    run.metric = megatron::PublishedMetric::IterationSeconds;
+    run.value = f.number_in("iteration_s", 0, 0, kLargest, true);
+  } else {
+    run.metric = megatron::PublishedMetric::TokensPerSecondPerGpu;
+    run.value = f.number_in("tokens_per_s_per_gpu", 0, 0, kLargest, true);
+  }
+}
+
+megatron::PublishedRun read_run(const json& j, const std::string& file, const std::string& default_system,
+                                size_t index) {
+  const std::string where = fmt::format("{}: runs[{}]", file, index);
+  if (!j.is_object()) throw InputError(fmt::format("{}: must be an object", where));
+  const JsonFields f(j, where);
+  f.only({"label",
+          "model",
+          "system",
+          "gpus",
+          "global_batch",
+          "tp",
+          "pp",
+          "cp",
+          "dp",
+          "seq",
+          "mbs",
+          "vp",
+          "recompute",
+          "sequence_parallel",
+          "distributed_optimizer",
+          "overlap_grad_reduce",
+          "overlap_param_gather",
+          "tp_comm_overlap",
+          "flash_attention",
+          "precision",
+          "decoder_first_pipeline_num_layers",
+          "decoder_last_pipeline_num_layers",
+          "tflops_per_gpu",
+          "flop_count",
+          "iteration_s",
+          "tokens_per_s_per_gpu",
+          "note"});
+  megatron::PublishedRun run;
+  run.label = f.text("label", fmt::format("run {}", index));
+  if (!f.has("model")) throw InputError(fmt::format("{}: missing required key 'model'", where));
+  run.spec = j.at("model").is_object() ? gpt_shape(j.at("model"), where + ": model")
+                                       : model::load_model(beside(file, f.text("model", "")));
+  const std::string system = f.text("system", default_system);
+  if (system.empty())
+    throw InputError(
+        fmt::format("{}: no system: give the run's or the file's \"system\" (a GPU system preset or file)", where));
+  run.system = hw::load_system(beside(file, system));
+  hw::gpu_of(run.system);  // a GPU system, or an error naming it
+  megatron::TrainingPlan& p = run.plan;
+  const int64_t gpus = f.count("gpus", megatron::plan_limits::kGpus);
+  p.global_batch = f.count("global_batch", megatron::plan_limits::kGlobalBatch);
+  p.tp = f.integer_in("tp", 1, 1, model::limits::kTensorParallel);
+  p.pp = f.integer_in("pp", 1, 1, model::limits::kLayers);
+  const int64_t cp = f.integer_in("cp", 1, 1, megatron::plan_limits::kGpus);
+  if (gpus % (p.tp * p.pp * cp) != 0)
+    throw f.bad("gpus", fmt::format("a multiple of tp × pp × cp = {}", p.tp * p.pp * cp));
+  p.dp = f.integer_in("dp", gpus / (p.tp * p.pp * cp), 1, megatron::plan_limits::kGpus);
+  if (p.dp * p.tp * p.pp * cp != gpus)
+    throw f.bad("dp", fmt::format("gpus / (tp × pp × cp) = {}", gpus / (p.tp * p.pp * cp)));
+  p.seq = f.integer_in("seq", run.spec.default_seq, 1, model::limits::kSequence);
+  run.free_micro_batch = !f.has("mbs");
+  p.micro_batch = f.integer_in("mbs", 1, 1, model::limits::kMicroBatch);
+  run.free_interleaving = !f.has("vp");
+  p.vp = f.integer_in("vp", 1, 1, megatron::plan_limits::kChunks);
+  run.free_recompute = !f.has("recompute");
+  if (f.has("recompute")) p.recompute = megatron::parse_recompute(f.text("recompute", ""), where + ": recompute");
+  p.sequence_parallel = f.flag("sequence_parallel", false);
+  p.distributed_optimizer = f.flag("distributed_optimizer", false);
+  p.overlap_dp = f.flag("overlap_grad_reduce", false);
+  p.overlap_param_gather = f.flag("overlap_param_gather", false);
+  p.tp_comm_overlap = f.flag("tp_comm_overlap", false);
+  p.flash_attention = f.flag("flash_attention", true);
+  p.first_stage_layers = f.integer_in("decoder_first_pipeline_num_layers", 0, 0, model::limits::kLayers);
+  p.last_stage_layers = f.integer_in("decoder_last_pipeline_num_layers", 0, 0, model::limits::kLayers);
+  const std::string precision = f.text("precision", "bf16");
+  if (precision != "bf16" && precision != "fp16" && precision != "fp8") throw f.bad("precision", "bf16, fp16 or fp8");
+  p.bf16 = precision != "fp16";
+  read_published_figure(f, run);
+  if (cp > 1) run.left_out_because = fmt::format("context parallelism {}", cp);
+  if (precision == "fp8") run.left_out_because = "FP8";
+  if (run.left_out_because.empty()) {
+    try {
+      megatron::validate(p, run.spec);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}", where, e.what()));
+    }
+  }
+  return run;
+}
+
+}  // namespace
+
+std::vector<megatron::PublishedRun> read_published_runs(const std::string& path) {
+  const json j = parse_json_input(read_text_file(path), path);
+  if (!j.is_object()) throw InputError(fmt::format("{}: must be an object with \"runs\"", path));
+  const JsonFields f(j, path);
+  f.only({"source", "system", "runs", "note"});
+  const std::string system = f.text("system", "");
+  if (!j.contains("runs") || !j.at("runs").is_array() || j.at("runs").empty())
+    throw f.bad("runs", "a non-empty array of runs");
+  if (j.at("runs").size() > static_cast<size_t>(kMaxPublishedRuns))
+    throw f.bad("runs", fmt::format("at most {} runs", kMaxPublishedRuns));
+  std::vector<megatron::PublishedRun> runs;
+  for (size_t i = 0; i < j.at("runs").size(); ++i) runs.push_back(read_run(j.at("runs")[i], path, system, i));
+  return runs;
+}
+
+}  // namespace phaze::io

@@ -1,0 +1,29 @@
+#pragma once
+
+// Published training runs as a JSON file (docs/gpu.md, "Published runs"):
+//   {"source": "...", "system": "dgx-h100", "runs": [{...}, ...]}
+// Each run: "label"; "model" (a preset, or a Hugging Face config.json path relative to the file);
+// "system" (a preset or system file; default the file's); "gpus", "global_batch" (sequences); "tp", "pp",
+// "cp" (default 1), "dp" (default gpus / (tp·pp·cp), else it must match); "seq" (default the model's);
+// "mbs", "vp", "recompute" (none | selective | full), each left out when the source does not give it
+// (phaze then takes its fastest choice that fits); "sequence_parallel", "distributed_optimizer",
+// "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap" (default false), "flash_attention"
+// (default true); "precision" (bf16 | fp16 | fp8, default bf16); "decoder_first_pipeline_num_layers",
+// "decoder_last_pipeline_num_layers"; and exactly one published figure: "tflops_per_gpu" with
+// "flop_count" (model | hardware | narayanan), "iteration_s", or "tokens_per_s_per_gpu". A run with context
+// parallelism or FP8, which phaze does not price yet, is read and left out with the reason. Unknown keys
+// are refused; at most kMaxPublishedRuns runs. Errors name the file, the run and the field.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "megatron/published_run.h"
+
+namespace phaze::io {
+
+inline constexpr int64_t kMaxPublishedRuns = 100000;
+
+std::vector<megatron::PublishedRun> read_published_runs(const std::string& path);
+
+}  // namespace phaze::io

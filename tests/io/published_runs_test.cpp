@@ -1,0 +1,74 @@
+// Published runs as JSON: fields, defaults, runs left out with their reason, and errors naming the file,
+// the run and the field.
+
+#include "io/published_runs.h"
+
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.h"
+#include "util/input_error.h"
+
+namespace {
+
+using phaze::io::read_published_runs;
+
+std::string one_run(const std::string& fields) {
+  return R"({"system": "dgx-h100", "runs": [{"label": "r", "model": "llama2-7b", "gpus": 16, "global_batch": 64)" +
+         (fields.empty() ? "" : ", " + fields) + "}]}";
+}
+
+TEST(PublishedRuns, ReadsGivenAndFreeSettings) {
+  phaze_test::TempDir dir;
+  dir.write("runs.json", one_run(R"("tp": 2, "pp": 2, "mbs": 1, "sequence_parallel": true,
+      "tflops_per_gpu": 400, "flop_count": "narayanan")"));
+  const auto runs = read_published_runs(dir.file("runs.json"));
+  ASSERT_EQ(runs.size(), 1u);
+  const auto& r = runs[0];
+  EXPECT_EQ(r.plan.dp, 4);  // 16 / (2 · 2)
+  EXPECT_EQ(r.plan.seq, 4096);
+  EXPECT_FALSE(r.free_micro_batch);
+  EXPECT_TRUE(r.free_interleaving);
+  EXPECT_TRUE(r.free_recompute);
+  EXPECT_TRUE(r.plan.bf16);
+  EXPECT_TRUE(r.plan.flash_attention);
+  EXPECT_EQ(r.metric, phaze::megatron::PublishedMetric::TflopsPerGpu);
+  EXPECT_EQ(r.flop_count, phaze::megatron::FlopCount::Narayanan);
+  EXPECT_TRUE(r.left_out_because.empty());
+}
+
+TEST(PublishedRuns, ContextParallelAndFp8RunsAreLeftOutWithTheReason) {
+  phaze_test::TempDir dir;
+  dir.write("cp.json", one_run(R"("cp": 2, "iteration_s": 3)"));
+  EXPECT_EQ(read_published_runs(dir.file("cp.json"))[0].left_out_because, "context parallelism 2");
+  dir.write("fp8.json", one_run(R"("precision": "fp8", "iteration_s": 3)"));
+  EXPECT_EQ(read_published_runs(dir.file("fp8.json"))[0].left_out_because, "FP8");
+}
+
+TEST(PublishedRuns, BadFieldsNameTheRunAndTheField) {
+  phaze_test::TempDir dir;
+  const std::pair<std::string, std::string> cases[] = {
+      {one_run(R"("tflops_per_gpu": 400)"), "flop_count"},
+      {one_run(R"("iteration_s": 3, "tokens_per_s_per_gpu": 9)"), "exactly one of"},
+      {one_run(""), "exactly one of"},
+      {one_run(R"("tp": 3, "iteration_s": 3)"), "gpus"},
+      {one_run(R"("dp": 3, "iteration_s": 3)"), "dp"},
+      {one_run(R"("precision": "fp4", "iteration_s": 3)"), "precision"},
+      {one_run(R"("sequence_parallel": "yes", "iteration_s": 3)"), "sequence_parallel"},
+      {one_run(R"("recompute": "some", "iteration_s": 3)"), "recompute"},
+      {one_run(R"("colour": "red", "iteration_s": 3)"), "colour"},
+      {one_run(R"("iteration_s": -3)"), "iteration_s"},
+      {R"({"runs": []})", "runs"}};
+  for (const auto& [text, field] : cases) {
+    dir.write("bad.json", text);
+    try {
+      read_published_runs(dir.file("bad.json"));
+      FAIL() << "accepted " << text;
+    } catch (const phaze::InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("bad.json"), std::string::npos) << what;
+      EXPECT_NE(what.find(field), std::string::npos) << what;
+    }
+  }
+}
+
+}  // namespace

@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "util/number_text.h"
+
 namespace phaze::cli {
 
 /// Most values one list option may hold (--mbs 1,2,4,... and the like).
 inline constexpr size_t kMaxListValues = 64;
 
-/// An integer in [lo, hi] written in decimal.
-int64_t parse_integer(const std::string& option, const std::string& text, int64_t lo, int64_t hi);
-/// A finite number in [lo, hi] (or (lo, hi] when `lo_open`).
-double parse_number(const std::string& option, const std::string& text, double lo, double hi, bool lo_open = false);
+using phaze::parse_integer;
+using phaze::parse_number;
 /// A comma-separated list of integers in [lo, hi], at most kMaxListValues of them ("" gives an empty list).
 std::vector<int64_t> parse_integer_list(const std::string& option, const std::string& text, int64_t lo, int64_t hi);
 /// A comma-separated list of finite numbers in (lo, hi] (lo excluded), at most kMaxListValues of them.

@@ -1,6 +1,7 @@
 #include "cli/predict_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 #include <memory>
@@ -9,6 +10,7 @@
 #include "cli/option_values.h"
 #include "cli/text_format.h"
 #include "hw/system_json.h"
+#include "io/megatron_args.h"
 #include "io/prediction_json.h"
 #include "megatron/assumptions.h"
 #include "model/hf_config.h"
@@ -26,6 +28,9 @@ struct PredictOptions {
   std::string recompute = "full";
   megatron::TrainingPlan plan = flash_by_default();
   bool json = false;
+  std::vector<std::string> megatron_args;  ///< pretrain_gpt.py's arguments, after --
+  bool plan_options_given = false;         ///< any option that --'s arguments would contradict
+  bool global_batch_given = false;
 
   static megatron::TrainingPlan flash_by_default() {
     megatron::TrainingPlan p;
@@ -44,14 +49,38 @@ std::string gib(double bytes) {
   return fmt::format("{:.2f} GiB", bytes / 1073741824.0);
 }
 
+/// The model and plan of a run given as Megatron-LM's arguments; what phaze does not model goes to stderr.
+model::ModelSpec from_megatron_args(PredictOptions& o) {
+  if (o.plan_options_given)
+    throw InputError(
+        "predict: give the run either as phaze's options or as Megatron-LM's arguments after --, not both "
+        "(--system, --gpus, --memory-reserve-gib and --json apply to both)");
+  io::MegatronRun run = io::parse_megatron_args(o.megatron_args, o.gpus);
+  run.plan.memory_reserve_bytes = o.plan.memory_reserve_bytes;
+  o.plan = run.plan;
+  for (const std::string& a : run.assumed) std::cerr << "phaze: assumed " << a << "\n";
+  if (!run.not_modelled.empty())
+    std::cerr << fmt::format("phaze: not modelled, so not affecting the prediction: {}\n",
+                             fmt::join(run.not_modelled, ", "));
+  return run.spec;
+}
+
 void predict(PredictOptions o) {
-  const model::ModelSpec spec = model::load_model(o.model);
+  model::ModelSpec spec;
+  if (!o.megatron_args.empty()) {
+    spec = from_megatron_args(o);
+  } else {
+    if (o.model.empty()) throw InputError("predict: --model is required (or Megatron-LM's arguments after --)");
+    if (o.global_batch_given == false)
+      throw InputError("predict: --global-batch is required (or Megatron-LM's arguments after --)");
+    spec = model::load_model(o.model);
+    o.plan.seq = o.seq > 0 ? o.seq : spec.default_seq;
+    o.plan.recompute = megatron::parse_recompute(o.recompute, "--recompute");
+    if (o.gpus > 0 && o.gpus != o.plan.gpus())
+      throw InputError(fmt::format("--gpus = {} must equal --tp {} × --pp {} × --dp {} = {}", o.gpus, o.plan.tp,
+                                   o.plan.pp, o.plan.dp, o.plan.gpus()));
+  }
   const hw::System system = hw::load_system(o.system);
-  o.plan.seq = o.seq > 0 ? o.seq : spec.default_seq;
-  o.plan.recompute = megatron::parse_recompute(o.recompute, "--recompute");
-  if (o.gpus > 0 && o.gpus != o.plan.gpus())
-    throw InputError(fmt::format("--gpus = {} must equal --tp {} × --pp {} × --dp {} = {}", o.gpus, o.plan.tp,
-                                 o.plan.pp, o.plan.dp, o.plan.gpus()));
   const megatron::StepPrediction p = megatron::predict_step(spec, system, o.plan);
   const std::string assumptions = megatron::assumptions_line(o.plan, hw::gpu_of(system));
   if (o.json) {
@@ -111,7 +140,8 @@ void add_predict_command(CLI::App& app) {
   auto o = std::make_shared<PredictOptions>();
   CLI::App* cmd = app.add_subcommand(
       "predict", "Iteration time, throughput and memory of one Megatron-LM training configuration on a GPU system");
-  cmd->add_option("--model", o->model, "Model preset or Hugging Face config.json")->required();
+  cmd->add_option("--model", o->model,
+                  "Model preset or Hugging Face config.json (or Megatron-LM's pretrain_gpt.py arguments after --)");
   cmd->add_option("--system", o->system, "GPU system preset or JSON file (see 'phaze system list')")
       ->capture_default_str();
   add_integer_option(cmd, "--tp", o->plan.tp, 1, model::limits::kTensorParallel, "Tensor-parallel width");
@@ -127,8 +157,7 @@ void add_predict_command(CLI::App& app) {
                      "GPUs of the run (0: tp × pp × dp); must equal tp × pp × dp");
   add_integer_option(cmd, "--mbs", o->plan.micro_batch, 1, model::limits::kMicroBatch, "Sequences per micro-batch");
   add_integer_option(cmd, "--global-batch", o->plan.global_batch, 1, megatron::plan_limits::kGlobalBatch,
-                     "Sequences per iteration")
-      ->required();
+                     "Sequences per iteration (required unless Megatron-LM's arguments follow --)");
   add_integer_option(cmd, "--seq", o->seq, 0, model::limits::kSequence, "Tokens per sequence (0: the model's)");
   cmd->add_flag("--sequence-parallel", o->plan.sequence_parallel, "Sequence parallelism (needs --tp > 1)");
   cmd->add_option("--recompute", o->recompute, "Activation recomputation: full, selective or none")
@@ -147,7 +176,17 @@ void add_predict_command(CLI::App& app) {
                 "BF16 with FP32 gradients (the default), or FP16 with 16-bit gradients (--fp16)");
   add_memory_reserve_option(cmd, o->plan.memory_reserve_bytes);
   cmd->add_flag("--json", o->json, "Print JSON");
-  cmd->callback([o] { predict(*o); });
+  cmd->add_option("megatron-args", o->megatron_args,
+                  "After --: Megatron-LM's pretrain_gpt.py arguments (the model and plan are read from them)");
+  cmd->callback([o, cmd] {
+    for (const char* option : {"--model", "--tp", "--pp", "--dp", "--vp", "--mbs", "--global-batch", "--seq",
+                               "--sequence-parallel", "--recompute", "--distributed-optimizer", "--overlap-grad-reduce",
+                               "--overlap-param-gather", "--tp-comm-overlap", "--flash-attention", "--bf16",
+                               "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"})
+      o->plan_options_given = o->plan_options_given || cmd->count(option) > 0;
+    o->global_batch_given = cmd->count("--global-batch") > 0;
+    predict(*o);
+  });
 }
 
 }  // namespace phaze::cli

@@ -148,6 +148,34 @@ TEST(CliGpu, ValidatePublishedRunsAndWriteTheFittedSystem) {
   ASSERT_EQ(again.status, 0) << again.err;
 }
 
+// Megatron-LM's own command line after --: the same prediction as phaze's options for the same run, the
+// flags phaze does not model listed on stderr, and no mixing of the two.
+TEST(CliGpu, PredictReadsMegatronLmArguments) {
+  const std::string args =
+      " -- --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+      "--max-position-embeddings 2048 --micro-batch-size 4 --global-batch-size 64 "
+      "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer --bf16 "
+      "--recompute-granularity full --recompute-method uniform --lr 1e-4";
+  const RunResult megatron = run_phaze("predict --system dgx-h100 --gpus 8 --json" + args);
+  ASSERT_EQ(megatron.status, 0) << megatron.err;
+  EXPECT_NE(megatron.err.find("--lr 1e-4"), std::string::npos) << megatron.err;
+  EXPECT_NE(megatron.err.find("--recompute-method uniform"), std::string::npos) << megatron.err;
+  EXPECT_NE(megatron.err.find("assumed vocabulary 50257"), std::string::npos) << megatron.err;
+  TempDir dir;
+  dir.write("gpt.json", R"({"model_type": "gpt2", "n_layer": 24, "n_embd": 2048, "n_head": 16, "n_positions": 2048,
+    "vocab_size": 50257})");
+  const RunResult options = run_phaze("predict --model " + quoted(dir.file("gpt.json")) +
+                                      " --system dgx-h100 --tp 2 --dp 4 --mbs 4 --global-batch 64 --sequence-parallel "
+                                      "--distributed-optimizer --recompute full --json");
+  ASSERT_EQ(options.status, 0) << options.err;
+  EXPECT_NEAR(json::parse(megatron.out).at("iteration_time_s").get<double>() /
+                  json::parse(options.out).at("iteration_time_s").get<double>(),
+              1, 0.02);
+  const RunResult both = run_phaze("predict --system dgx-h100 --tp 2" + args);
+  EXPECT_EQ(both.status, 2);
+  EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
+}
+
 TEST(CliGpu, PlanReturnsFittingConfigurationsFastestFirst) {
   const RunResult r =
       run_phaze("plan --model megatron-gpt2-54 --system dgx-a100-40gb --gpus 64 --global-batch 512 --top 3 --json");

@@ -1,0 +1,242 @@
+#include "io/megatron_args.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+#include <set>
+
+#include "model/presets.h"
+#include "util/input_error.h"
+#include "util/number_text.h"
+
+namespace phaze::io {
+
+namespace {
+
+/// Megatron-LM's flags that take no value and that phaze reads.
+const std::set<std::string> kModelledSwitches = {
+    "--swiglu",
+    "--untie-embeddings-and-output-weights",
+    "--disable-bias-linear",
+    "--add-bias-linear",
+    "--group-query-attention",
+    "--sequence-parallel",
+    "--use-distributed-optimizer",
+    "--overlap-grad-reduce",
+    "--overlap-param-gather",
+    "--tp-comm-overlap",
+    "--recompute-activations",
+    "--bf16",
+    "--fp16",
+    "--use-flash-attn",
+    "--use-rotary-position-embeddings",
+};
+
+/// Flags with a value that phaze reads.
+const std::set<std::string> kModelledValues = {
+    "--num-layers",
+    "--hidden-size",
+    "--num-attention-heads",
+    "--num-query-groups",
+    "--ffn-hidden-size",
+    "--kv-channels",
+    "--seq-length",
+    "--max-position-embeddings",
+    "--vocab-size",
+    "--normalization",
+    "--position-embedding-type",
+    "--attention-dropout",
+    "--hidden-dropout",
+    "--micro-batch-size",
+    "--global-batch-size",
+    "--tensor-model-parallel-size",
+    "--pipeline-model-parallel-size",
+    "--context-parallel-size",
+    "--virtual-pipeline-model-parallel-size",
+    "--num-layers-per-virtual-pipeline-stage",
+    "--decoder-first-pipeline-num-layers",
+    "--decoder-last-pipeline-num-layers",
+    "--recompute-granularity",
+    "--recompute-method",
+    "--attention-backend",
+    "--fp8-format",
+};
+
+/// The flags of the command line, each with its value ("" for a switch); later ones replace earlier ones,
+/// as in argparse.
+struct Flags {
+  std::map<std::string, std::string> values;
+  std::vector<std::string> not_modelled;
+
+  bool has(const std::string& flag) const { return values.count(flag) > 0; }
+  std::optional<std::string> value(const std::string& flag) const {
+    const auto it = values.find(flag);
+    if (it == values.end()) return std::nullopt;
+    return it->second;
+  }
+  int64_t integer(const std::string& flag, int64_t fallback, int64_t high) const {
+    const auto v = value(flag);
+    return v ? parse_integer(flag, *v, 1, high) : fallback;
+  }
+  int64_t required(const std::string& flag, int64_t high) const {
+    if (!has(flag)) throw InputError(fmt::format("Megatron-LM arguments: {} is required", flag));
+    return integer(flag, 0, high);
+  }
+  double probability(const std::string& flag, double fallback) const {
+    const auto v = value(flag);
+    return v ? parse_number(flag, *v, 0, 1) : fallback;
+  }
+};
+
+Flags read_flags(const std::vector<std::string>& args) {
+  Flags f;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i];
+    std::optional<std::string> value;
+    if (flag.rfind("--", 0) != 0)
+      throw InputError(fmt::format("Megatron-LM arguments: '{}' is not a flag (flags start with --)", flag));
+    if (const size_t eq = flag.find('='); eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    } else if (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
+      value = args[++i];
+    }
+    if (kModelledSwitches.count(flag)) {
+      if (value) throw InputError(fmt::format("Megatron-LM arguments: {} takes no value, got '{}'", flag, *value));
+      f.values[flag] = "";
+    } else if (kModelledValues.count(flag)) {
+      if (!value) throw InputError(fmt::format("Megatron-LM arguments: {} needs a value", flag));
+      f.values[flag] = *value;
+    } else {
+      f.not_modelled.push_back(value ? flag + " " + *value : flag);
+    }
+  }
+  return f;
+}
+
+/// Refuses what would change the answer but is not modelled yet.
+void refuse_unmodelled(const Flags& f) {
+  if (f.integer("--context-parallel-size", 1, megatron::plan_limits::kGpus) > 1)
+    throw InputError("Megatron-LM arguments: --context-parallel-size > 1: context parallelism is not modelled yet");
+  if (f.has("--fp8-format"))
+    throw InputError(fmt::format("Megatron-LM arguments: --fp8-format {}: FP8 training is not modelled yet",
+                                 *f.value("--fp8-format")));
+  if (!f.has("--bf16") && !f.has("--fp16"))
+    throw InputError("Megatron-LM arguments: neither --bf16 nor --fp16: FP32 training is not modelled");
+}
+
+model::ModelSpec read_model(const Flags& f, std::vector<std::string>& assumed) {
+  const int64_t layers = f.required("--num-layers", model::limits::kLayers);
+  const int64_t hidden = f.required("--hidden-size", model::limits::kHidden);
+  const int64_t heads = f.required("--num-attention-heads", model::limits::kHeads);
+  const int64_t seq = f.required("--seq-length", model::limits::kSequence);
+  if (hidden % heads != 0)
+    throw InputError(
+        fmt::format("Megatron-LM arguments: --hidden-size {} is not a multiple of the {} heads", hidden, heads));
+  if (f.has("--kv-channels") && f.integer("--kv-channels", 0, model::limits::kHidden) != hidden / heads)
+    throw InputError(
+        fmt::format("Megatron-LM arguments: --kv-channels {}: a head size other than hidden / heads "
+                    "({}) is not modelled yet",
+                    *f.value("--kv-channels"), hidden / heads));
+  model::ModelSpec m =
+      model::megatron_gpt("megatron-args", "Megatron-LM GPT from its arguments", layers, hidden, heads, seq);
+  if (f.has("--group-query-attention")) m.kv_heads = f.integer("--num-query-groups", heads, model::limits::kHeads);
+  const bool swiglu = f.has("--swiglu");
+  if (swiglu) m.activation = model::Activation::SwiGlu;
+  // Megatron-LM's default FFN size: 4h, or for SwiGLU two thirds of it, rounded down to a multiple of 64.
+  const int64_t default_ffn = swiglu ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;
+  m.ffn = f.integer("--ffn-hidden-size", default_ffn, model::limits::kFfn);
+  m.max_positions = f.integer("--max-position-embeddings", seq, model::limits::kSequence);
+  if (f.has("--vocab-size")) {
+    m.vocab = f.integer("--vocab-size", 0, model::limits::kVocab);
+  } else {
+    assumed.push_back(fmt::format("vocabulary {} (GPT-2's; give --vocab-size for another tokenizer)", m.vocab));
+  }
+  const std::string norm = f.value("--normalization").value_or("LayerNorm");
+  if (norm == "RMSNorm") {
+    m.norm = model::NormKind::RmsNorm;
+  } else if (norm != "LayerNorm") {
+    throw InputError(fmt::format("Megatron-LM arguments: --normalization {}: LayerNorm or RMSNorm", norm));
+  }
+  const std::string position = f.value("--position-embedding-type")
+                                   .value_or(f.has("--use-rotary-position-embeddings") ? "rope" : "learned_absolute");
+  if (position == "rope") {
+    m.rotary = true;
+  } else if (position != "learned_absolute") {
+    throw InputError(
+        fmt::format("Megatron-LM arguments: --position-embedding-type {}: learned_absolute or rope", position));
+  }
+  m.tied_head = !f.has("--untie-embeddings-and-output-weights");
+  m.biases = !f.has("--disable-bias-linear");
+  m.attention_dropout = f.probability("--attention-dropout", 0.1);
+  m.hidden_dropout = f.probability("--hidden-dropout", 0.1);
+  m.embedding_dropout = m.hidden_dropout > 0;
+  model::validate(m, "Megatron-LM arguments");
+  return m;
+}
+
+megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, int64_t gpus) {
+  megatron::TrainingPlan p;
+  p.seq = spec.default_seq;
+  p.tp = f.integer("--tensor-model-parallel-size", 1, model::limits::kTensorParallel);
+  p.pp = f.integer("--pipeline-model-parallel-size", 1, model::limits::kLayers);
+  const int64_t model_parallel = p.tp * p.pp;
+  if (gpus == 0) gpus = model_parallel;
+  if (gpus % model_parallel != 0)
+    throw InputError(
+        fmt::format("--gpus = {} must be a multiple of the tensor × pipeline size {}", gpus, model_parallel));
+  p.dp = gpus / model_parallel;
+  p.micro_batch = f.integer("--micro-batch-size", 1, model::limits::kMicroBatch);
+  p.global_batch = f.integer("--global-batch-size", p.micro_batch * p.dp, megatron::plan_limits::kGlobalBatch);
+  p.vp = f.integer("--virtual-pipeline-model-parallel-size", 1, megatron::plan_limits::kChunks);
+  if (f.has("--num-layers-per-virtual-pipeline-stage")) {
+    const int64_t per_chunk = f.integer("--num-layers-per-virtual-pipeline-stage", 1, model::limits::kLayers);
+    if (spec.num_layers % (p.pp * per_chunk) != 0)
+      throw InputError(
+          fmt::format("--num-layers-per-virtual-pipeline-stage {}: {} layers are not a whole number of "
+                      "chunks on {} stages",
+                      per_chunk, spec.num_layers, p.pp));
+    p.vp = spec.num_layers / (p.pp * per_chunk);
+  }
+  p.first_stage_layers = f.has("--decoder-first-pipeline-num-layers")
+                             ? parse_integer("--decoder-first-pipeline-num-layers",
+                                             *f.value("--decoder-first-pipeline-num-layers"), 0, model::limits::kLayers)
+                             : 0;
+  p.last_stage_layers = f.has("--decoder-last-pipeline-num-layers")
+                            ? parse_integer("--decoder-last-pipeline-num-layers",
+                                            *f.value("--decoder-last-pipeline-num-layers"), 0, model::limits::kLayers)
+                            : 0;
+  p.sequence_parallel = f.has("--sequence-parallel");
+  p.bf16 = f.has("--bf16");
+  p.recompute = megatron::Recompute::None;
+  if (f.has("--recompute-activations")) p.recompute = megatron::Recompute::Selective;
+  if (const auto granularity = f.value("--recompute-granularity"))
+    p.recompute = megatron::parse_recompute(*granularity, "--recompute-granularity");
+  const std::string backend = f.value("--attention-backend").value_or("auto");
+  if (backend != "auto" && backend != "flash" && backend != "fused" && backend != "unfused" && backend != "local")
+    throw InputError(fmt::format("--attention-backend {}: auto, flash, fused, unfused or local", backend));
+  // Transformer Engine's fused or flash kernels unless the unfused path is asked for.
+  p.flash_attention = f.has("--use-flash-attn") || (backend != "unfused" && backend != "local");
+  p.distributed_optimizer = f.has("--use-distributed-optimizer");
+  p.overlap_dp = f.has("--overlap-grad-reduce");
+  p.overlap_param_gather = f.has("--overlap-param-gather");
+  p.tp_comm_overlap = f.has("--tp-comm-overlap");
+  megatron::validate(p, spec);
+  return p;
+}
+
+}  // namespace
+
+MegatronRun parse_megatron_args(const std::vector<std::string>& args, int64_t gpus) {
+  const Flags f = read_flags(args);
+  refuse_unmodelled(f);
+  MegatronRun run;
+  run.spec = read_model(f, run.assumed);
+  run.plan = read_plan(f, run.spec, gpus);
+  run.not_modelled = f.not_modelled;
+  if (f.has("--recompute-method")) run.not_modelled.push_back("--recompute-method " + *f.value("--recompute-method"));
+  return run;
+}
+
+}  // namespace phaze::io

@@ -1,0 +1,103 @@
+// Megatron-LM's pretrain_gpt.py arguments read into a model and a plan: against a published Hugging Face
+// config of the same model, Megatron-LM's own defaults, and refusals of what is not modelled yet.
+
+#include "io/megatron_args.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "model/hf_config.h"
+#include "util/input_error.h"
+
+namespace {
+
+using phaze::io::parse_megatron_args;
+
+std::vector<std::string> split(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string word; in >> word;) out.push_back(word);
+  return out;
+}
+
+const std::string kLlama3_70b =
+    "--num-layers 80 --hidden-size 8192 --num-attention-heads 64 --group-query-attention --num-query-groups 8 "
+    "--ffn-hidden-size 28672 --seq-length 8192 --max-position-embeddings 8192 --swiglu --normalization RMSNorm "
+    "--position-embedding-type rope --untie-embeddings-and-output-weights --disable-bias-linear "
+    "--attention-dropout 0 --hidden-dropout 0 --vocab-size 128256 --bf16 --micro-batch-size 1 "
+    "--global-batch-size 128 --tensor-model-parallel-size 4 --pipeline-model-parallel-size 8 "
+    "--num-layers-per-virtual-pipeline-stage 2 --sequence-parallel --use-distributed-optimizer "
+    "--overlap-grad-reduce --overlap-param-gather --tp-comm-overlap --recompute-activations --lr 3e-4 "
+    "--train-iters 100 --log-interval=1";
+
+TEST(MegatronArgs, Llama3SeventyBAsItsPublishedConfigDescribesIt) {
+  const auto run = parse_megatron_args(split(kLlama3_70b), 64);
+  const auto hf = phaze::model::load_model(std::string(PHAZE_TEST_DATA) + "/hf/llama-3-70b/config.json");
+  EXPECT_EQ(run.spec.num_layers, hf.num_layers);
+  EXPECT_EQ(run.spec.hidden, hf.hidden);
+  EXPECT_EQ(run.spec.heads, hf.heads);
+  EXPECT_EQ(run.spec.kv_heads, hf.kv_heads);
+  EXPECT_EQ(run.spec.ffn, hf.ffn);
+  EXPECT_EQ(run.spec.vocab, hf.vocab);
+  EXPECT_EQ(run.spec.norm, hf.norm);
+  EXPECT_EQ(run.spec.activation, hf.activation);
+  EXPECT_EQ(run.spec.rotary, hf.rotary);
+  EXPECT_EQ(run.spec.tied_head, hf.tied_head);
+  EXPECT_EQ(run.spec.biases, hf.biases);
+  const auto& p = run.plan;
+  EXPECT_EQ(p.tp, 4);
+  EXPECT_EQ(p.pp, 8);
+  EXPECT_EQ(p.dp, 2);  // 64 GPUs / (4 × 8)
+  EXPECT_EQ(p.vp, 5);  // 80 layers / (8 stages × 2 layers per chunk)
+  EXPECT_EQ(p.global_batch, 128);
+  EXPECT_EQ(p.seq, 8192);
+  EXPECT_EQ(p.recompute, phaze::megatron::Recompute::Selective);
+  EXPECT_TRUE(p.bf16 && p.sequence_parallel && p.distributed_optimizer && p.overlap_dp && p.overlap_param_gather &&
+              p.tp_comm_overlap && p.flash_attention);
+  EXPECT_EQ(run.not_modelled, (std::vector<std::string>{"--lr 3e-4", "--train-iters 100", "--log-interval 1"}));
+  EXPECT_TRUE(run.assumed.empty());
+}
+
+TEST(MegatronArgs, MegatronDefaultsForWhatIsNotGiven) {
+  const auto run = parse_megatron_args(
+      split("--num-layers 2 --hidden-size 4096 --num-attention-heads 32 --seq-length 2048 --swiglu --fp16"), 0);
+  // SwiGLU's default FFN: int(4h · 2/3 / 64) · 64 (Megatron-LM's arguments.py).
+  EXPECT_EQ(run.spec.ffn, 10880);
+  EXPECT_EQ(run.spec.kv_heads, 32);
+  EXPECT_EQ(run.spec.attention_dropout, 0.1);
+  EXPECT_EQ(run.spec.hidden_dropout, 0.1);
+  EXPECT_TRUE(run.spec.tied_head);
+  EXPECT_FALSE(run.spec.rotary);
+  EXPECT_EQ(run.plan.dp, 1);
+  EXPECT_EQ(run.plan.global_batch, 1);  // micro-batch × data-parallel replicas
+  EXPECT_EQ(run.plan.recompute, phaze::megatron::Recompute::None);
+  EXPECT_FALSE(run.plan.bf16);
+  ASSERT_EQ(run.assumed.size(), 1u);  // the vocabulary
+  EXPECT_NE(run.assumed[0].find("50257"), std::string::npos);
+}
+
+TEST(MegatronArgs, WhatIsNotModelledYetIsRefusedNamingTheFlag) {
+  const std::string base = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 ";
+  const std::pair<std::string, std::string> cases[] = {
+      {base + "--bf16 --context-parallel-size 2", "--context-parallel-size"},
+      {base + "--bf16 --fp8-format hybrid", "--fp8-format"},
+      {base, "--bf16"},
+      {base + "--bf16 --kv-channels 128", "--kv-channels"},
+      {base + "--bf16 --normalization Foo", "--normalization"},
+      {base + "--bf16 --micro-batch-size many", "--micro-batch-size"},
+      {base + "--bf16 --swiglu yes", "--swiglu"},
+      {base + "--bf16 --tensor-model-parallel-size", "--tensor-model-parallel-size"},
+      {"--hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --bf16", "--num-layers"},
+      {base + "--bf16 stray", "stray"}};
+  for (const auto& [line, flag] : cases) {
+    try {
+      parse_megatron_args(split(line), 0);
+      FAIL() << "accepted " << line;
+    } catch (const phaze::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(flag), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace

@@ -364,13 +364,15 @@ STEPS = [
 ]
 
 
-def step_rows():
+def step_rows(compiled=False):
     out = []
     for name, layers, h, a, kv, f, gated, vocab, seq, mbs, llama, dropout in STEPS:
         try:
             torch.manual_seed(0)
             model = Gpt(layers, h, a, kv, f, gated, vocab, seq, llama, dropout).to(DEV, torch.bfloat16)
             model.train()
+            if compiled:  # fuse the element-wise work as Megatron-LM's fused kernels do
+                model = torch.compile(model)
             opt = MixedAdam(model.parameters())
             tokens = torch.randint(0, vocab, (mbs, seq), device=DEV)
             labels = torch.randint(0, vocab, (mbs, seq), device=DEV)
@@ -393,7 +395,7 @@ def step_rows():
             med = lambda v: sorted(v)[len(v) // 2]
             params = sum(p.numel() for p in model.parameters())
             kernels = kernel_breakdown(model, opt, tokens, labels)
-            out.append(dict(model=name, layers=layers, hidden=h, heads=a, kv_heads=kv, ffn=f, gated=gated,
+            out.append(dict(model=name, compiled=compiled, layers=layers, hidden=h, heads=a, kv_heads=kv, ffn=f, gated=gated,
                             vocab=vocab, seq=seq, micro_batch=mbs, llama_style=llama, dropout=dropout,
                             parameters=params, forward_s=med(fwd), backward_s=med(bwd), optimizer_s=med(optim),
                             step_s=med(fwd) + med(bwd) + med(optim),
@@ -464,6 +466,7 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--budget-s", type=float, default=240, help="stop measuring kernels after this many seconds")
     ap.add_argument("--skip", default="", help="comma-separated parts to skip: gemm,attention,stream,step")
+    ap.add_argument("--compile", action="store_true", help="also time the training steps under torch.compile")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     if not torch.cuda.is_available():
@@ -501,6 +504,8 @@ def main():
             log(f"{part} failed:\n{traceback.format_exc()}")
         write_rows(args.out, rows)
     steps = [] if "step" in skip else step_rows()
+    if args.compile and "step" not in skip:
+        steps += step_rows(compiled=True)
     with open(os.path.join(args.out, "steps.json"), "w") as fh:
         json.dump(steps, fh, indent=1)
     env["wall_s"] = time.time() - start
@@ -536,7 +541,7 @@ def summary(rows, steps, env):
             bw = f"{r['bytes'] / r['seconds'] / 1e12:.2f} TB/s" if r["bytes"] else f"{r['seconds'] * 1e6:.2f} us"
             log(f"{r['kind']} {r['op']}: {bw}")
     for s in steps:
-        log(f"step {s['model']}: {s['step_s'] * 1e3:.1f} ms (fwd {s['forward_s'] * 1e3:.1f}, bwd "
+        log(f"step {s['model']}{' (compiled)' if s.get('compiled') else ''}: {s['step_s'] * 1e3:.1f} ms (fwd {s['forward_s'] * 1e3:.1f}, bwd "
             f"{s['backward_s'] * 1e3:.1f}, opt {s['optimizer_s'] * 1e3:.1f}), peak {s['peak_memory_bytes'] / 2**30:.1f} GiB")
 
 

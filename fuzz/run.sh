@@ -12,7 +12,8 @@ build=${2:-build-sanitize}
 case $build in /*) ;; *) build="$(pwd)/$build" ;; esac
 shift $(( $# < 2 ? $# : 2 ))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(model_config architecture placement schedule results_db estimate_cache system measured_runs piper)
+[ ${#targets[@]} -gt 0 ] || targets=(model_config architecture placement schedule results_db estimate_cache system measured_runs piper
+  kernel_measurements megatron_args)
 
 
 # A target's seeds: its own in fuzz/corpus and the test suite's inputs of the same format.

@@ -122,8 +122,9 @@ std::string prediction_text(const megatron::StepPrediction& p) {
       {"PP comm", t.pp_comm_s}, {"bubble", t.bubble_s},     {"DP comm", t.dp_comm_s},     {"optimizer", t.optimizer_s}};
   for (const auto& [name, s] : parts)
     out += fmt::format("    {:<13} {:>12}  {:5.1f}%\n", name, seconds(s), 100 * s / t.iteration_s);
-  out += fmt::format("  throughput      {:.0f} tokens/s, {:.1f} TFLOP/s per GPU (with recomputation), MFU {:.1f}%\n",
-                     p.tokens_per_s, p.flop_per_s_per_gpu / 1e12, 100 * p.mfu);
+  out += fmt::format(
+      "  throughput      {:.0f} tokens/s, {:.1f} TFLOP/s per GPU (with recomputation), MFU {:.1f}% (ceiling {:.0f}%)\n",
+      p.tokens_per_s, p.flop_per_s_per_gpu / 1e12, 100 * p.mfu, 100 * p.mfu_ceiling);
   out += fmt::format(
       "  memory per GPU  stage {}: weights {}, gradients {}, optimizer {}, activations {}, allocator {}, "
       "runtime {}\n",

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/input_error.h"
@@ -66,6 +67,10 @@ void check_positive(double value, double limit, const std::string& source, const
 
 double peak_tensor_flop_per_s(const Gpu& g) {
   return static_cast<double>(g.sms) * g.tensor_flop_per_clock_per_sm * g.tensor_clock_hz;
+}
+
+double mfu_ceiling(const Gpu& g) {
+  return std::max({g.tensor_efficiency, g.attention_forward_efficiency, g.attention_backward_efficiency});
 }
 
 void validate(const Gpu& g, const std::string& source) {

@@ -52,6 +52,11 @@ struct Gpu {
 /// Dense FP16 tensor-core peak of the whole GPU in FLOP/s: sms · FLOP/clock/SM · clock.
 double peak_tensor_flop_per_s(const Gpu& gpu);
 
+/// The largest share of the peak any prediction on the GPU can reach (docs/gpu.md, "Kernels"): no kernel
+/// runs its FLOPs faster than its main loop's efficiency, so neither a run's MFU nor its TFLOP/s per GPU
+/// over the peak exceeds the largest of the GEMM and fused-attention efficiencies.
+double mfu_ceiling(const Gpu& gpu);
+
 /// Largest accepted values of a GPU description (docs/limits.md).
 namespace gpu_limits {
 inline constexpr int64_t kSms = 1 << 16;

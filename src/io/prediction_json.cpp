@@ -44,6 +44,7 @@ json to_json(const megatron::StepPrediction& r) {
               {"tokens_per_s", r.tokens_per_s},
               {"flop_per_s_per_gpu", r.flop_per_s_per_gpu},
               {"mfu", r.mfu},
+              {"mfu_ceiling", r.mfu_ceiling},
               {"model_flop", r.model_flop},
               {"hardware_flop", r.hardware_flop},
               {"memory",

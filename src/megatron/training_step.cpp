@@ -186,7 +186,8 @@ StepDevice step_device(const hw::Gpu& gpu) {
                     gpu.kernel_launch_s,
                     static_cast<double>(gpu.runtime_memory_bytes),
                     static_cast<double>(gpu.communicator_memory_bytes),
-                    gpu.allocator_overhead};
+                    gpu.allocator_overhead,
+                    hw::mfu_ceiling(gpu)};
 }
 
 LayerCosts graph_costs(model::LayerGraph graph) {
@@ -343,6 +344,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   out.tokens_per_s = static_cast<double>(plan.global_batch * plan.seq) / time.iteration_s;
   out.flop_per_s_per_gpu = out.hardware_flop / (time.iteration_s * gpus);
   out.mfu = out.model_flop / (time.iteration_s * gpus * device.peak_flop_per_s);
+  out.mfu_ceiling = device.mfu_ceiling;
   return out;
 }
 

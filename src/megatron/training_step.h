@@ -57,6 +57,7 @@ struct StepPrediction {
   double model_full_attention_flop = 0;
   double flop_per_s_per_gpu = 0;  ///< hardware_flop / (iteration_s · GPUs), Megatron-LM's figure
   double mfu = 0;                 ///< model_flop / (iteration_s · GPUs · peak tensor FLOP/s)
+  double mfu_ceiling = 1;         ///< the device's bound on mfu (hw::mfu_ceiling for a GPU)
 };
 
 /// What a prediction needs of the layers. It depends on the plan's t, b, s, sequence parallelism and flash
@@ -89,6 +90,7 @@ struct StepDevice {
   double runtime_bytes = 0;       ///< held outside the tensors by the driver, runtime and libraries
   double communicator_bytes = 0;  ///< held by each communicator of a group of more than one device
   double allocator_overhead = 0;  ///< the allocator's reserve beyond the activations, as a fraction of them
+  double mfu_ceiling = 1;         ///< no kernel runs its FLOPs faster than this share of the peak
 };
 StepDevice step_device(const hw::Gpu& gpu);
 

@@ -51,20 +51,27 @@ double gpu_stream_s(const hw::Gpu& gpu, double bytes) {
   return std::max(hbm_s(gpu, bytes), gpu.kernel_launch_s);
 }
 
+double attention_score_share(bool causal, int64_t seq, int64_t window) {
+  if (!causal) return 1.0;
+  if (window <= 0 || window >= seq) return 0.5;
+  const double w = static_cast<double>(window), s = static_cast<double>(seq);
+  return w / s - w * w / (2 * s * s);
+}
+
 double flash_attention_flops(int64_t batch_heads, int64_t seq, int64_t head_dim, model::Direction direction,
-                             bool causal) {
+                             bool causal, int64_t window) {
   const double bh = static_cast<double>(batch_heads), s = static_cast<double>(seq), d = static_cast<double>(head_dim);
   // Forward: Q·Kᵀ and P·V; backward: Q·Kᵀ again, dP = dO·Vᵀ, dV = Pᵀ·dO, dQ = dS·K, dK = dSᵀ·Q.
   const double products = direction == model::Direction::Forward ? 2 : 5;
-  return products * 2.0 * bh * s * s * d * attention_block_share(causal);
+  return products * 2.0 * bh * s * s * d * attention_score_share(causal, seq, window);
 }
 
 double gpu_flash_attention_s(const hw::Gpu& gpu, int64_t batch_heads, int64_t seq, int64_t head_dim,
-                             int64_t element_bytes, model::Direction direction, bool causal) {
+                             int64_t element_bytes, model::Direction direction, bool causal, int64_t window) {
   if (batch_heads <= 0 || seq <= 0 || head_dim <= 0) return 0;
   const double bh = static_cast<double>(batch_heads), s = static_cast<double>(seq), d = static_cast<double>(head_dim);
   const bool forward = direction == model::Direction::Forward;
-  const AttentionWork work = attention_work(seq, causal);
+  const AttentionWork work = attention_work(seq, causal, window);
   const double efficiency = forward ? gpu.attention_forward_efficiency : gpu.attention_backward_efficiency;
   const double products = forward ? 2 : 5;
   const double block = static_cast<double>(kAttentionBlockTokens);
@@ -87,11 +94,16 @@ double gpu_flash_attention_s(const hw::Gpu& gpu, int64_t batch_heads, int64_t se
          gpu_stream_s(gpu, elements * (fp32 + static_cast<double>(element_bytes)));
 }
 
-AttentionWork attention_work(int64_t seq, bool causal) {
+AttentionWork attention_work(int64_t seq, bool causal, int64_t window) {
   const double tiles = std::ceil(static_cast<double>(seq) / static_cast<double>(kAttentionBlockTokens));
+  if (!causal) return {tiles, tiles * tiles, tiles};
   // Causal: the tile of query block i meets key blocks 0..i (forward; backward by key block, the same
-  // counts), the diagonal block computed whole.
-  return {tiles, causal ? tiles * (tiles + 1) / 2 : tiles * tiles, tiles};
+  // counts), the diagonal block computed whole. A window of w keys reaches back ⌈(w − 1)/128⌉ blocks past
+  // the diagonal (block i − δ holds a key within w of block i's first query when (δ − 1)·128 + 1 < w).
+  const double reach =
+      window > 0 ? std::ceil(static_cast<double>(window - 1) / static_cast<double>(kAttentionBlockTokens)) : tiles;
+  if (tiles - 1 <= reach) return {tiles, tiles * (tiles + 1) / 2, tiles};
+  return {tiles, (reach + 1) * (reach + 2) / 2 + (tiles - 1 - reach) * (reach + 1), reach + 1};
 }
 
 }  // namespace phaze::cost

@@ -22,16 +22,15 @@ double gpu_gemm_s(const hw::Gpu& gpu, const model::Gemm& gemm, int64_t element_b
 /// One streaming kernel that reads and writes `bytes` bytes of HBM in all.
 double gpu_stream_s(const hw::Gpu& gpu, double bytes);
 
-/// The share of the s × s score blocks a fused attention kernel computes: half for a causal model (the
-/// blocks above the diagonal are skipped), all of them for a bidirectional one.
-inline double attention_block_share(bool causal) {
-  return causal ? 0.5 : 1.0;
-}
+/// The share of the s × s attention scores a model needs: all of them for a bidirectional model (BERT); the
+/// causal half for a causal one; with a sliding window of w < s tokens (Mistral) each query's last w keys,
+/// w/s − w²/(2s²) (the causal half when w ≥ s).
+double attention_score_share(bool causal, int64_t seq, int64_t window);
 
 /// FLOPs of one fused attention kernel (gpu_flash_attention_s): 2 products of 2·s²·d per head forward, 5
-/// backward (the scores recomputed), over attention_block_share(causal) of the score blocks.
+/// backward (the scores recomputed), over attention_score_share of the scores.
 double flash_attention_flops(int64_t batch_heads, int64_t seq, int64_t head_dim, model::Direction direction,
-                             bool causal);
+                             bool causal, int64_t window = 0);
 
 /// Tokens per side of the score blocks a fused attention kernel works in (FlashAttention-2 and -3 and
 /// cuDNN's fused attention all use 128-query tiles on Ampere and Hopper).
@@ -40,16 +39,18 @@ inline constexpr int64_t kAttentionBlockTokens = 128;
 /// The block structure of one head's fused attention over `seq` tokens.
 struct AttentionWork {
   double tiles_per_head = 0;        ///< ⌈seq / 128⌉ tiles (thread blocks)
-  double block_pairs_per_head = 0;  ///< 128 × 128 score blocks computed: all, or the causal triangle with its diagonal
+  double block_pairs_per_head = 0;  ///< 128 × 128 score blocks computed: all, the causal triangle with its
+                                    ///< diagonal, or the band of a sliding window
   double longest_tile_pairs = 0;    ///< blocks of the busiest tile
 };
-AttentionWork attention_work(int64_t seq, bool causal);
+/// `window` > 0: a causal sliding window of that many keys per query (0: none).
+AttentionWork attention_work(int64_t seq, bool causal, int64_t window = 0);
 
 /// One fused attention kernel over `batch_heads` heads of `seq` tokens and head size `head_dim` with
 /// `element_bytes`-byte tensors: forward (Q·Kᵀ and P·V) or backward (which recomputes the scores: five
 /// products instead of two), block by block (attention_work) at the GPU's attention efficiency. The backward
 /// pass adds the three streaming kernels of its FP32 dQ accumulator (zero, rowsum(dO ∘ O), convert).
 double gpu_flash_attention_s(const hw::Gpu& gpu, int64_t batch_heads, int64_t seq, int64_t head_dim,
-                             int64_t element_bytes, model::Direction direction, bool causal);
+                             int64_t element_bytes, model::Direction direction, bool causal, int64_t window = 0);
 
 }  // namespace phaze::cost

@@ -113,8 +113,9 @@ struct Pricing {
       if (transformer && model::in_attention_core(op.id)) t.attention_core_s += times[i];
     }
     if (flash) {
-      const double s = cost::gpu_flash_attention_s(gpu, plan.micro_batch * (spec.heads / plan.tp), plan.seq,
-                                                   spec.head_dim(), element_bytes, graph.direction, spec.causal());
+      const double s =
+          cost::gpu_flash_attention_s(gpu, plan.micro_batch * (spec.heads / plan.tp), plan.seq, spec.head_dim(),
+                                      element_bytes, graph.direction, spec.causal(), spec.sliding_window);
       t.compute_s += s;
       t.attention_core_s += s;
     }

@@ -120,10 +120,11 @@ struct IterationFlops {
 IterationFlops iteration_flops(const LayerCosts& costs, const model::ModelSpec& spec, const TrainingPlan& plan) {
   const model::LayerGraph& g = costs.graph;
   const double core_forward = costs.attention_core_forward_flops, core_backward = costs.attention_core_backward_flops;
-  const double share = cost::attention_block_share(spec.causal());
+  const double share = cost::attention_score_share(spec.causal(), plan.seq, spec.sliding_window);
   const int64_t batch_heads = plan.micro_batch * (spec.heads / plan.tp);
   auto fused = [&](model::Direction direction) {
-    return cost::flash_attention_flops(batch_heads, plan.seq, spec.head_dim(), direction, spec.causal());
+    return cost::flash_attention_flops(batch_heads, plan.seq, spec.head_dim(), direction, spec.causal(),
+                                       spec.sliding_window);
   };
   const double ran_forward = plan.flash_attention ? fused(model::Direction::Forward) : core_forward;
   const double ran_backward = plan.flash_attention ? fused(model::Direction::Backward) : core_backward;

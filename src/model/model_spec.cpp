@@ -77,9 +77,6 @@ void validate(const ModelSpec& spec, const Shape& shape, const std::string& sour
   if (!spec.rotary && shape.seq > spec.max_positions)
     throw InputError(fmt::format("{}: seq = {} exceeds the {} learned positions of the model", source, shape.seq,
                                  spec.max_positions));
-  if (spec.sliding_window > 0 && shape.seq > spec.sliding_window)
-    throw InputError(fmt::format("{}: seq = {} exceeds sliding_window = {} (windowed attention is not modelled)",
-                                 source, shape.seq, spec.sliding_window));
   require_divides(shape.tp, spec.heads, source, "tp", "num_attention_heads");
   require_divides(shape.tp, spec.kv_heads, source, "tp", "num_key_value_heads");
   require_divides(shape.tp, spec.ffn, source, "tp", "intermediate_size");

@@ -30,7 +30,7 @@ struct ModelSpec {
   int64_t position_offset = 0;     ///< extra position rows (OPT: 2)
   int64_t token_types = 0;         ///< token-type embedding rows (BERT: 2, else 0)
   int64_t default_seq = 0;         ///< sequence length used when none is given
-  int64_t sliding_window = 0;      ///< attention window (Mistral); 0 = full attention
+  int64_t sliding_window = 0;      ///< causal attention window: each query sees its last w keys (Mistral); 0 = all
 
   NormKind norm = NormKind::LayerNorm;
   bool pre_norm = true;         ///< pre-LN (true) or post-LN (false) layer

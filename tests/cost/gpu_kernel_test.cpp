@@ -86,26 +86,40 @@ TEST(GpuKernel, EveryWaveOfTilesPaysTheTileOverhead) {
 
 TEST(GpuKernel, AttentionBlocksMatchACountOverEveryQueryKeyPair) {
   // A 128 × 128 block of scores is computed when any of its query-key pairs is unmasked (key ≤ query when
-  // causal). Count such blocks pair by pair and compare with attention_work's closed form.
+  // causal, and query − key < w under a sliding window of w). Count such blocks pair by pair and compare
+  // with attention_work's closed form; count the unmasked pairs and compare with attention_score_share.
   for (int64_t seq : {1, 100, 128, 129, 300, 512, 700}) {
     for (bool causal : {true, false}) {
-      const int64_t blocks = (seq + 127) / 128;
-      std::vector<std::vector<bool>> hit(blocks, std::vector<bool>(blocks, false));
-      std::vector<int64_t> per_tile(blocks, 0);
-      for (int64_t q = 0; q < seq; ++q)
-        for (int64_t k = 0; k < seq; ++k)
-          if (!causal || k <= q) hit[q / 128][k / 128] = true;
-      double pairs = 0;
-      for (int64_t i = 0; i < blocks; ++i)
-        for (int64_t j = 0; j < blocks; ++j)
-          if (hit[i][j]) {
-            ++pairs;
-            ++per_tile[i];
-          }
-      const auto work = phaze::cost::attention_work(seq, causal);
-      EXPECT_EQ(work.tiles_per_head, static_cast<double>(blocks)) << seq;
-      EXPECT_EQ(work.block_pairs_per_head, pairs) << seq << " causal " << causal;
-      EXPECT_EQ(work.longest_tile_pairs, static_cast<double>(*std::max_element(per_tile.begin(), per_tile.end())));
+      for (int64_t window : {0, 1, 100, 128, 129, 256, 300, 1000}) {
+        if (!causal && window > 0) continue;
+        const int64_t blocks = (seq + 127) / 128;
+        std::vector<std::vector<bool>> hit(blocks, std::vector<bool>(blocks, false));
+        std::vector<int64_t> per_tile(blocks, 0);
+        double unmasked = 0;
+        for (int64_t q = 0; q < seq; ++q)
+          for (int64_t k = 0; k < seq; ++k)
+            if (!causal || (k <= q && (window == 0 || q - k < window))) {
+              hit[q / 128][k / 128] = true;
+              ++unmasked;
+            }
+        double pairs = 0;
+        for (int64_t i = 0; i < blocks; ++i)
+          for (int64_t j = 0; j < blocks; ++j)
+            if (hit[i][j]) {
+              ++pairs;
+              ++per_tile[i];
+            }
+        SCOPED_TRACE(testing::Message() << "seq " << seq << " causal " << causal << " window " << window);
+        const auto work = phaze::cost::attention_work(seq, causal, window);
+        EXPECT_EQ(work.tiles_per_head, static_cast<double>(blocks));
+        EXPECT_EQ(work.block_pairs_per_head, pairs);
+        EXPECT_EQ(work.longest_tile_pairs, static_cast<double>(*std::max_element(per_tile.begin(), per_tile.end())));
+        // The share counts a causal row of the diagonal as half a score, as the causal half does: the exact
+        // count less half a score per query reached (min(w, s) of them).
+        const double s = static_cast<double>(seq);
+        const double reached = causal ? static_cast<double>(window > 0 ? std::min(window, seq) : seq) : 0;
+        EXPECT_NEAR(phaze::cost::attention_score_share(causal, seq, window) * s * s, unmasked - reached / 2, 1e-9);
+      }
     }
   }
 }

@@ -140,6 +140,26 @@ TEST(TrainingStep, UtilisationNeverExceedsThePeak) {
   EXPECT_GT(checked, 500);
 }
 
+// Mistral's sliding window of 4,096 keys: sequences past the window train (they were refused before), the
+// fused kernel computes only the band of blocks the window reaches, and the counts stay under the ceiling.
+TEST(TrainingStep, SlidingWindowAttentionTrainsPastTheWindow) {
+  const ModelSpec m = phaze::model::load_model(std::string(PHAZE_TEST_DATA) + "/hf/mistral-7b-v0.1/config.json");
+  ASSERT_EQ(m.sliding_window, 4096);
+  const phaze::hw::System system = phaze::hw::dgx_h100_system();
+  TrainingPlan pl = plan(8, 1, 1, 1, 8, 32768);
+  pl.flash_attention = true;
+  pl.sequence_parallel = true;
+  pl.recompute = Recompute::Selective;
+  const StepPrediction windowed = predict_step(m, system, pl);
+  ModelSpec full = m;
+  full.sliding_window = 0;
+  const StepPrediction causal = predict_step(full, system, pl);
+  EXPECT_LT(windowed.time.iteration_s, causal.time.iteration_s);
+  EXPECT_LT(windowed.model_flop, causal.model_flop);
+  EXPECT_LE(windowed.mfu, phaze::hw::mfu_ceiling(phaze::hw::gpu_of(system)));
+  EXPECT_LE(windowed.model_flop, windowed.hardware_flop);
+}
+
 // Megatron-LM's --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers: naming the even
 // split changes nothing; a first stage of one layer leaves the rest to the last stage, whose weights are
 // then 2 bytes per parameter of L − 1 GPT layers (12h² + 13h each) and the head (its tied copy of the

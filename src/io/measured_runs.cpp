@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
+#include "io/beside_file.h"
 #include "io/csv_table.h"
+#include "model/hf_config.h"
 #include "model/presets.h"
 #include "util/input_error.h"
 #include "util/read_file.h"
@@ -24,11 +27,43 @@ const std::vector<std::string> kRequired = {"# GPUs",
                                             "data parallelism",
                                             "pipeline parallelism",
                                             "iteration time (ms)"};
-const std::vector<std::string> kOptional = {"Parameters (billion)", "vocabulary",     "virtual pipeline",
-                                            "sequence parallel",    "recompute",      "distributed optimizer",
-                                            "dp overlap",           "flash attention"};
+const std::vector<std::string> kOptional = {"Parameters (billion)", "vocabulary",      "virtual pipeline",
+                                            "sequence parallel",    "recompute",       "distributed optimizer",
+                                            "dp overlap",           "flash attention", "model"};
 
-megatron::MeasuredRun parse_row(const CsvRow& r) {
+/// The models a file names, each read once; a path is relative to the file.
+class ModelCache {
+ public:
+  explicit ModelCache(std::string file) : file_(std::move(file)) {}
+  const model::ModelSpec& get(const std::string& name) {
+    auto it = models_.find(name);
+    if (it != models_.end()) return it->second;
+    return models_.emplace(name, model::load_model(beside_file(file_, name, model::find_preset(name).has_value())))
+        .first->second;
+  }
+
+ private:
+  std::string file_;
+  std::map<std::string, model::ModelSpec> models_;
+};
+
+/// The row's model: the one its `model` column names (its shape must agree with the shape columns), else a
+/// Megatron-LM GPT of that shape.
+model::ModelSpec row_model(const CsvRow& r, ModelCache& models, int64_t layers, int64_t hidden, int64_t heads,
+                           int64_t seq) {
+  const std::string named = r.text("model").value_or("");
+  if (named.empty())
+    return model::megatron_gpt(fmt::format("{} line {}", r.where(), r.line()), "measured GPT", layers, hidden, heads,
+                               seq);
+  const model::ModelSpec& m = models.get(named);
+  if (m.num_layers != layers || m.hidden != hidden || m.heads != heads)
+    throw r.bad("model", named,
+                fmt::format("a model of the row's shape ({} layers, hidden {}, {} heads), not {}, {}, {}", layers,
+                            hidden, heads, m.num_layers, m.hidden, m.heads));
+  return m;
+}
+
+megatron::MeasuredRun parse_row(const CsvRow& r, ModelCache& models) {
   const int64_t line = r.line();
   megatron::MeasuredRun run;
   run.line = line;
@@ -39,8 +74,7 @@ megatron::MeasuredRun parse_row(const CsvRow& r) {
   const int64_t seq = r.integer("sequence length", 0, model::limits::kSequence);
   if (hidden % heads != 0)
     throw r.bad("hidden size", std::to_string(hidden), fmt::format("a multiple of the {} attention heads", heads));
-  run.spec =
-      model::megatron_gpt(fmt::format("{} line {}", r.where(), line), "measured GPT", layers, hidden, heads, seq);
+  run.spec = row_model(r, models, layers, hidden, heads, seq);
   run.spec.vocab = r.integer("vocabulary", run.spec.vocab, model::limits::kVocab);
   megatron::TrainingPlan& p = run.plan;
   p.tp = r.integer("tensor parallelism", 0, model::limits::kTensorParallel);
@@ -75,7 +109,8 @@ std::vector<megatron::MeasuredRun> parse_measured_runs(const std::string& text, 
   const auto table = parse_csv(text, source, kRequired, kOptional, kMaxRuns, "runs");
   std::vector<megatron::MeasuredRun> runs;
   runs.reserve(table->rows.size());
-  for (const CsvRow& row : table->rows) runs.push_back(parse_row(row));
+  ModelCache models(source);
+  for (const CsvRow& row : table->rows) runs.push_back(parse_row(row, models));
   return runs;
 }
 

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "hw/system_json.h"
+#include "io/beside_file.h"
 #include "model/hf_config.h"
 #include "model/presets.h"
 #include "util/input_error.h"
@@ -19,11 +19,8 @@ namespace {
 
 using nlohmann::json;
 
-/// A model or system named in the file: a preset, else a path relative to the file.
-std::string beside(const std::string& file, const std::string& name) {
-  const std::filesystem::path p(name);
-  if (p.is_absolute() || name.find('/') == std::string::npos) return name;
-  return (std::filesystem::path(file).parent_path() / p).string();
+model::ModelSpec load_named_model(const std::string& file, const std::string& name) {
+  return model::load_model(beside_file(file, name, model::find_preset(name).has_value()));
 }
 
 /// A Megatron-LM GPT of the shape given: {"layers", "hidden", "heads", "seq", "vocab" (default 50,257)}.
@@ -110,12 +107,12 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   run.label = f.text("label", fmt::format("run {}", index));
   if (!f.has("model")) throw InputError(fmt::format("{}: missing required key 'model'", where));
   run.spec = j.at("model").is_object() ? gpt_shape(j.at("model"), where + ": model")
-                                       : model::load_model(beside(file, f.text("model", "")));
+                                       : load_named_model(file, f.text("model", ""));
   const std::string system = f.text("system", default_system);
   if (system.empty())
     throw InputError(
         fmt::format("{}: no system: give the run's or the file's \"system\" (a GPU system preset or file)", where));
-  run.system = hw::load_system(beside(file, system));
+  run.system = hw::load_system(beside_file(file, system, hw::find_system_preset(system).has_value()));
   hw::gpu_of(run.system);  // a GPU system, or an error naming it
   megatron::TrainingPlan& p = run.plan;
   const int64_t gpus = f.count("gpus", megatron::plan_limits::kGpus);

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "support/temp_dir.h"
 #include "util/input_error.h"
 
 namespace {
@@ -75,6 +76,35 @@ TEST(MeasuredRuns, ErrorsNameTheLineColumnAndValue) {
   EXPECT_NE(error_of(kHeader + "\n8,8,1\n").find("3 fields, the header has 11"), std::string::npos);
   const std::string bad_pp = error_of(kHeader + "\n14,8,1,1024,16,24,1024,1,2,7,100\n");
   EXPECT_NE(bad_pp.find("--pp"), std::string::npos) << bad_pp;
+}
+
+}  // namespace
+
+namespace {
+
+// A row may name its model: Llama-shaped runs validate as Llama (grouped-query attention, SwiGLU, its own
+// vocabulary), a path relative to the file; a model whose shape is not the row's is an error naming it.
+TEST(MeasuredRuns, ARowMayNameItsModel) {
+  phaze_test::TempDir dir;
+  dir.write("llama.json", R"({"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,
+    "max_position_embeddings": 8192})");
+  const std::string header = kHeader + ",model\n";
+  dir.write("runs.csv",
+            header + "8,64,1,4096,32,32,8192,1,8,1,5000,llama.json\n" + "8,64,1,4096,32,32,2048,1,8,1,5000,\n");
+  const auto runs = read_measured_runs(dir.file("runs.csv"));
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].spec.kv_heads, 8);
+  EXPECT_EQ(runs[0].spec.activation, phaze::model::Activation::SwiGlu);
+  EXPECT_EQ(runs[0].spec.vocab, 128256);
+  EXPECT_EQ(runs[1].spec.activation, phaze::model::Activation::Gelu);  // no model named: a Megatron GPT
+  dir.write("bad.csv", header + "8,64,1,4096,32,24,8192,1,8,1,5000,llama.json\n");
+  try {
+    read_measured_runs(dir.file("bad.csv"));
+    FAIL() << "a 32-layer model accepted for a 24-layer row";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("column 'model' = 'llama.json'"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

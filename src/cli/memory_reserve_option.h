@@ -8,9 +8,6 @@
 
 namespace phaze::cli {
 
-/// 1 GiB by default: room for what the memory model leaves out (transient buffers of fused kernels and
-/// collectives, the allocator's worst moments beyond its measured average overhead).
-inline constexpr int64_t kDefaultMemoryReserveBytes = int64_t{1} << 30;
 /// Largest reserve accepted, in GiB.
 inline constexpr double kMaxMemoryReserveGib = 1 << 20;
 

@@ -30,9 +30,9 @@ struct PlanOptions {
   bool overlap_dp = false;
   bool overlap_param_gather = false;
   bool tp_comm_overlap = false;
-  bool flash_attention = true;  // what every current training stack runs
-  bool bf16 = true;
-  int64_t memory_reserve_bytes = kDefaultMemoryReserveBytes;
+  bool flash_attention = megatron::current_practice().flash_attention;
+  bool bf16 = megatron::current_practice().bf16;
+  int64_t memory_reserve_bytes = megatron::current_practice().memory_reserve_bytes;
   bool json = false;
 };
 

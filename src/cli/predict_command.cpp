@@ -26,19 +26,11 @@ struct PredictOptions {
   int64_t gpus = 0;
   int64_t seq = 0;
   std::string recompute = "full";
-  megatron::TrainingPlan plan = flash_by_default();
+  megatron::TrainingPlan plan = megatron::current_practice();
   bool json = false;
   std::vector<std::string> megatron_args;  ///< pretrain_gpt.py's arguments, after --
   bool plan_options_given = false;         ///< any option that --'s arguments would contradict
   bool global_batch_given = false;
-
-  static megatron::TrainingPlan flash_by_default() {
-    megatron::TrainingPlan p;
-    p.flash_attention = true;  // what every current training stack runs
-    p.bf16 = true;
-    p.memory_reserve_bytes = kDefaultMemoryReserveBytes;
-    return p;
-  }
 };
 
 std::string seconds(double s) {

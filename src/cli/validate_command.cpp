@@ -209,9 +209,16 @@ nlohmann::json kernels_json(const std::vector<megatron::KernelMeasurement>& kern
 void validate_kernels(const ValidateOptions& o) {
   if (!o.system_given)
     throw InputError("validate --kernels: --system must name the system (or GPU system file) the kernels ran on");
+  if (o.attention_backend != "cudnn" && o.attention_backend != "flash2")
+    throw InputError(fmt::format("--attention-backend = '{}' must be cudnn or flash2", o.attention_backend));
   hw::Gpu gpu = hw::gpu_of(hw::load_system(o.system));
   const auto kernels = io::read_kernel_measurements(o.file);
   if (o.fit) {
+    if (megatron::check_kernels(kernels, gpu, o.attention_backend).classes.empty())
+      throw InputError(
+          fmt::format("validate --kernels --fit: {} has no kernel phaze prices (BF16 GEMMs, {} attention, "
+                      "streaming kernels)",
+                      o.file, o.attention_backend));
     gpu = megatron::fit_gpu_kernels(kernels, gpu, o.attention_backend);
     gpu.software_fitted_on = gpu.generation;
     hw::System fitted = hw::load_system(o.system);
@@ -234,8 +241,14 @@ void validate_kernels(const ValidateOptions& o) {
 }
 
 void validate_file(const ValidateOptions& o) {
+  if (!o.write_system.empty() && !o.fit) throw InputError("--write-system needs --fit (it writes the fitted system)");
   if (o.kernels) return validate_kernels(o);
-  if (ends_with(o.file, ".json")) return validate_published(o);
+  if (ends_with(o.file, ".json")) {
+    if (o.system_given)
+      throw InputError(
+          fmt::format("validate {}: a published-runs file names its systems; --system does not apply", o.file));
+    return validate_published(o);
+  }
   hw::System system = hw::load_system(o.system);
   hw::gpu_of(system);  // refuses a system without a GPU, naming it
   const auto runs = io::read_measured_runs(o.file);

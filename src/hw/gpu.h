@@ -28,8 +28,7 @@ struct Gpu {
   int64_t runtime_memory_bytes = 0;
   /// HBM of one NCCL communicator's buffers (bytes; one per parallel group of more than one GPU).
   int64_t communicator_memory_bytes = 0;
-  /// The caching allocator's reserve beyond the bytes its tensors occupy at the peak, as a fraction of them
-  /// (applied to the activations: weights, gradients and optimizer state live in buffers allocated once).
+  /// The caching allocator's reserve beyond the bytes its tensors occupy at the peak, as a fraction of them.
   double allocator_overhead = 0;
   double tensor_efficiency = 1;  ///< fraction of the tensor rate a GEMM's main loop sustains, in (0, 1]
   double memory_efficiency = 1;  ///< fraction of the HBM bandwidth a streaming kernel sustains, in (0, 1]

@@ -44,6 +44,12 @@ int64_t CsvRow::integer(const std::string& column, int64_t fallback, int64_t hig
   return n;
 }
 
+int64_t CsvRow::required_integer(const std::string& column, int64_t high) const {
+  const auto value = text(column);
+  if (!value || value->empty()) throw bad(column, value.value_or(""), fmt::format("a whole number in [1, {}]", high));
+  return integer(column, 0, high);
+}
+
 double CsvRow::number(const std::string& column, double high) const {
   const std::string value = text(column).value_or("");
   double x = 0;

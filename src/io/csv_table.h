@@ -25,6 +25,8 @@ class CsvRow {
   std::optional<std::string> text(const std::string& column) const;
   /// A whole number in [1, high]; `fallback` when the column is absent (or, with `empty_is_absent`, empty).
   int64_t integer(const std::string& column, int64_t fallback, int64_t high, bool empty_is_absent = false) const;
+  /// A whole number in [1, high] that the row must give (InputError when the column is absent or empty).
+  int64_t required_integer(const std::string& column, int64_t high) const;
   /// A finite number in (0, high].
   double number(const std::string& column, double high = 1e12) const;
   /// 0/1 or true/false; false when absent or empty.

@@ -47,15 +47,15 @@ megatron::KernelMeasurement parse_row(const CsvRow& r) {
                         r.text("op").value_or(""), r.text("direction").value_or(""));
   switch (k.kind) {
     case megatron::KernelKind::Gemm:
-      k.gemm.m = r.integer("m", 0, model::limits::kTokens);
-      k.gemm.n = r.integer("n", 0, model::limits::kTokens);
-      k.gemm.k = r.integer("k", 0, model::limits::kTokens);
+      k.gemm.m = r.required_integer("m", model::limits::kTokens);
+      k.gemm.n = r.required_integer("n", model::limits::kTokens);
+      k.gemm.k = r.required_integer("k", model::limits::kTokens);
       k.gemm.batch = r.integer("batch", 1, model::limits::kTokens, true);
       break;
     case megatron::KernelKind::Attention:
-      k.batch_heads = r.integer("batch", 0, model::limits::kTokens);
-      k.seq = r.integer("seq", 0, model::limits::kSequence);
-      k.head_dim = r.integer("head_dim", 0, model::limits::kHidden);
+      k.batch_heads = r.required_integer("batch", model::limits::kTokens);
+      k.seq = r.required_integer("seq", model::limits::kSequence);
+      k.head_dim = r.required_integer("head_dim", model::limits::kHidden);
       k.causal = r.flag("causal");
       break;
     case megatron::KernelKind::Stream: k.bytes = r.number("bytes", kMaxBytes); break;

@@ -55,7 +55,13 @@ model::ModelSpec row_model(const CsvRow& r, ModelCache& models, int64_t layers, 
   if (named.empty())
     return model::megatron_gpt(fmt::format("{} line {}", r.where(), r.line()), "measured GPT", layers, hidden, heads,
                                seq);
-  const model::ModelSpec& m = models.get(named);
+  const model::ModelSpec* found = nullptr;
+  try {
+    found = &models.get(named);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: column 'model': {}", r.where(), e.what()));
+  }
+  const model::ModelSpec& m = *found;
   if (m.num_layers != layers || m.hidden != hidden || m.heads != heads)
     throw r.bad("model", named,
                 fmt::format("a model of the row's shape ({} layers, hidden {}, {} heads), not {}, {}, {}", layers,

@@ -102,14 +102,19 @@ Flags read_flags(const std::vector<std::string>& args) {
     } else if (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
       value = args[++i];
     }
+    if (!kModelledSwitches.count(flag) && !kModelledValues.count(flag)) {
+      // A flag phaze does not read may take several values (--data-path 0.5 a 0.5 b): keep them all.
+      std::string kept = value ? flag + " " + *value : flag;
+      while (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) kept += " " + args[++i];
+      f.not_modelled.push_back(kept);
+      continue;
+    }
     if (kModelledSwitches.count(flag)) {
       if (value) throw InputError(fmt::format("Megatron-LM arguments: {} takes no value, got '{}'", flag, *value));
       f.values[flag] = "";
-    } else if (kModelledValues.count(flag)) {
+    } else {
       if (!value) throw InputError(fmt::format("Megatron-LM arguments: {} needs a value", flag));
       f.values[flag] = *value;
-    } else {
-      f.not_modelled.push_back(value ? flag + " " + *value : flag);
     }
   }
   return f;
@@ -124,6 +129,8 @@ void refuse_unmodelled(const Flags& f) {
                                  *f.value("--fp8-format")));
   if (!f.has("--bf16") && !f.has("--fp16"))
     throw InputError("Megatron-LM arguments: neither --bf16 nor --fp16: FP32 training is not modelled");
+  if (f.has("--bf16") && f.has("--fp16"))
+    throw InputError("Megatron-LM arguments: --bf16 and --fp16 together (Megatron-LM refuses them too)");
 }
 
 model::ModelSpec read_model(const Flags& f, std::vector<std::string>& assumed) {
@@ -141,7 +148,8 @@ model::ModelSpec read_model(const Flags& f, std::vector<std::string>& assumed) {
                     *f.value("--kv-channels"), hidden / heads));
   model::ModelSpec m =
       model::megatron_gpt("megatron-args", "Megatron-LM GPT from its arguments", layers, hidden, heads, seq);
-  if (f.has("--group-query-attention")) m.kv_heads = f.integer("--num-query-groups", heads, model::limits::kHeads);
+  // Megatron-LM's --num-query-groups defaults to 1 (multi-query attention) under --group-query-attention.
+  if (f.has("--group-query-attention")) m.kv_heads = f.integer("--num-query-groups", 1, model::limits::kHeads);
   const bool swiglu = f.has("--swiglu");
   if (swiglu) m.activation = model::Activation::SwiGlu;
   // Megatron-LM's default FFN size: 4h, or for SwiGLU two thirds of it, rounded down to a multiple of 64.
@@ -207,12 +215,14 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
                             ? parse_integer("--decoder-last-pipeline-num-layers",
                                             *f.value("--decoder-last-pipeline-num-layers"), 0, model::limits::kLayers)
                             : 0;
-  p.sequence_parallel = f.has("--sequence-parallel");
+  // Megatron-LM turns sequence parallelism off without tensor parallelism.
+  p.sequence_parallel = f.has("--sequence-parallel") && p.tp > 1;
   p.bf16 = f.has("--bf16");
   p.recompute = megatron::Recompute::None;
-  if (f.has("--recompute-activations")) p.recompute = megatron::Recompute::Selective;
   if (const auto granularity = f.value("--recompute-granularity"))
     p.recompute = megatron::parse_recompute(*granularity, "--recompute-granularity");
+  // --recompute-activations sets the granularity to selective, whatever else is given (arguments.py).
+  if (f.has("--recompute-activations")) p.recompute = megatron::Recompute::Selective;
   const std::string backend = f.value("--attention-backend").value_or("auto");
   if (backend != "auto" && backend != "flash" && backend != "fused" && backend != "unfused" && backend != "local")
     throw InputError(fmt::format("--attention-backend {}: auto, flash, fused, unfused or local", backend));
@@ -222,7 +232,11 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
   p.overlap_dp = f.has("--overlap-grad-reduce");
   p.overlap_param_gather = f.has("--overlap-param-gather");
   p.tp_comm_overlap = f.has("--tp-comm-overlap");
-  megatron::validate(p, spec);
+  try {
+    megatron::validate(p, spec);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("Megatron-LM arguments (as phaze's options): {}", e.what()));
+  }
   return p;
 }
 

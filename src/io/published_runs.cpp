@@ -19,8 +19,12 @@ namespace {
 
 using nlohmann::json;
 
-model::ModelSpec load_named_model(const std::string& file, const std::string& name) {
-  return model::load_model(beside_file(file, name, model::find_preset(name).has_value()));
+model::ModelSpec load_named_model(const std::string& file, const std::string& name, const std::string& where) {
+  try {
+    return model::load_model(beside_file(file, name, model::find_preset(name).has_value()));
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: model: {}", where, e.what()));
+  }
 }
 
 /// A Megatron-LM GPT of the shape given: {"layers", "hidden", "heads", "seq", "vocab" (default 50,257)}.
@@ -107,13 +111,18 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   run.label = f.text("label", fmt::format("run {}", index));
   if (!f.has("model")) throw InputError(fmt::format("{}: missing required key 'model'", where));
   run.spec = j.at("model").is_object() ? gpt_shape(j.at("model"), where + ": model")
-                                       : load_named_model(file, f.text("model", ""));
+                                       : load_named_model(file, f.text("model", ""), where);
   const std::string system = f.text("system", default_system);
   if (system.empty())
     throw InputError(
         fmt::format("{}: no system: give the run's or the file's \"system\" (a GPU system preset or file)", where));
-  run.system = hw::load_system(beside_file(file, system, hw::find_system_preset(system).has_value()));
+  try {
+    run.system = hw::load_system(beside_file(file, system, hw::find_system_preset(system).has_value()));
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: system: {}", where, e.what()));
+  }
   hw::gpu_of(run.system);  // a GPU system, or an error naming it
+  run.plan = megatron::current_practice();
   megatron::TrainingPlan& p = run.plan;
   const int64_t gpus = f.count("gpus", megatron::plan_limits::kGpus);
   p.global_batch = f.count("global_batch", megatron::plan_limits::kGlobalBatch);
@@ -137,7 +146,7 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   p.overlap_dp = f.flag("overlap_grad_reduce", false);
   p.overlap_param_gather = f.flag("overlap_param_gather", false);
   p.tp_comm_overlap = f.flag("tp_comm_overlap", false);
-  p.flash_attention = f.flag("flash_attention", true);
+  p.flash_attention = f.flag("flash_attention", p.flash_attention);
   p.first_stage_layers = f.integer_in("decoder_first_pipeline_num_layers", 0, 0, model::limits::kLayers);
   p.last_stage_layers = f.integer_in("decoder_last_pipeline_num_layers", 0, 0, model::limits::kLayers);
   const std::string precision = f.text("precision", "bf16");

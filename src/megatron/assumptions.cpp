@@ -38,7 +38,7 @@ std::string assumptions_line(const TrainingPlan& plan, const hw::Gpu& gpu) {
   return fmt::format(
       "assumptions: {} with mixed-precision Adam ({} bytes per parameter), {} attention, {}; memory with {:.2f} GiB "
       "of driver reserve, CUDA context and libraries, {:.2f} GiB per NCCL communicator, {:.0f} % allocator "
-      "overhead on activations, {:.2f} GiB kept free{}",
+      "overhead, {:.2f} GiB kept free{}",
       plan.bf16 ? "BF16 weights, FP32 gradients" : "FP16 weights and gradients",
       plan.bf16 ? "2 + 4 + 12" : "2 + 2 + 16", plan.flash_attention ? "fused (flash)" : "materialised",
       overlapped(plan), static_cast<double>(gpu.runtime_memory_bytes) / kGib,

@@ -18,6 +18,10 @@ struct FitAxis {
   int low, high;
 };
 
+/// The three figures a fit on whole iterations moves: tensor and memory efficiency in steps of 0.01 in
+/// [0.3, 1], the launch time in steps of 0.5 µs in [0, 200 µs].
+const std::vector<FitAxis>& iteration_fit_axes();
+
 /// Moves `gpu`'s figures along `axes` (first onto the grid) to a local minimum of `error(gpu)`.
 void fit_on_grid(hw::Gpu& gpu, const std::vector<FitAxis>& axes, const std::function<double(const hw::Gpu&)>& error);
 

@@ -37,6 +37,18 @@ double predicted_s(const KernelMeasurement& k, const hw::Gpu& gpu) {
   return 0;
 }
 
+/// The iteration fit's three figures (in the order Hopper's figures were fitted: tensor efficiency, then
+/// the tile overhead, launch time, attention efficiencies and memory efficiency) and the kernel-level three.
+std::vector<FitAxis> kernel_fit_axes() {
+  const std::vector<FitAxis>& run = iteration_fit_axes();
+  return {run[0],
+          {&hw::Gpu::tile_overhead_s, 0.1e-6, 0, 200},
+          run[2],
+          {&hw::Gpu::attention_forward_efficiency, 0.01, 30, 100},
+          {&hw::Gpu::attention_backward_efficiency, 0.01, 30, 100},
+          run[1]};
+}
+
 }  // namespace
 
 double KernelValidation::objective() const {
@@ -82,13 +94,7 @@ KernelValidation check_kernels(const std::vector<KernelMeasurement>& kernels, co
 hw::Gpu fit_gpu_kernels(const std::vector<KernelMeasurement>& kernels, const hw::Gpu& gpu,
                         const std::string& attention_backend) {
   hw::Gpu fitted = gpu;
-  fit_on_grid(fitted,
-              {{&hw::Gpu::tensor_efficiency, 0.01, 30, 100},
-               {&hw::Gpu::tile_overhead_s, 0.1e-6, 0, 200},
-               {&hw::Gpu::kernel_launch_s, 0.5e-6, 0, 400},
-               {&hw::Gpu::attention_forward_efficiency, 0.01, 30, 100},
-               {&hw::Gpu::attention_backward_efficiency, 0.01, 30, 100},
-               {&hw::Gpu::memory_efficiency, 0.01, 30, 100}},
+  fit_on_grid(fitted, kernel_fit_axes(),
               [&](const hw::Gpu& trial) { return check_kernels(kernels, trial, attention_backend).objective(); });
   return fitted;
 }

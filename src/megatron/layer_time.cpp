@@ -18,9 +18,9 @@ using model::Operator;
 /// Transformer Engine's userbuffers overlap (`--tp-comm-overlap`, docs/gpu.md "A layer on a GPU"). With
 /// sequence parallelism a tensor-parallel all-reduce is a reduce-scatter after the GEMM that produces its
 /// input and an all-gather before the GEMM that consumes its output, each half the all-reduce's time. The
-/// reduce-scatter is pipelined with its GEMM in 4 chunks (the last chunk's is exposed) on 16 SMs taken from
-/// the GEMM; the all-gather is a ring exchange on the copy engines, each of its t steps feeding one chunk of
-/// the GEMM (the first step is exposed). No more is hidden than the two GEMMs last.
+/// reduce-scatter is pipelined with the GEMM before it in 4 chunks (the last chunk's is exposed) on 16 SMs
+/// taken from that GEMM; the all-gather is a ring exchange on the copy engines, each of its t steps feeding
+/// one chunk of the GEMM after it (one step is exposed). Each hides behind its own GEMM only.
 constexpr double kPipelineChunks = 4;
 constexpr double kReduceScatterSms = 16;
 
@@ -36,13 +36,12 @@ struct Pricing {
   const hw::Network& network;
   int64_t element_bytes = 2;
 
-  Overlap tp_overlap(double collective_s, double gemms_s) const {
+  Overlap tp_overlap(double collective_s, double gemm_before_s, double gemm_after_s) const {
     const double half = collective_s / 2;
-    const double exposed =
-        std::max(half / kPipelineChunks + half / static_cast<double>(plan.tp), collective_s - gemms_s);
-    // About half of what is hidden is the reduce-scatter, whose SMs the GEMM does without meanwhile.
-    const double hidden = collective_s - exposed;
-    return {exposed, hidden / 2 * kReduceScatterSms / static_cast<double>(gpu.sms)};
+    const double reduce_scatter = std::max(half / kPipelineChunks, half - gemm_before_s);
+    const double all_gather = std::max(half / static_cast<double>(plan.tp), half - gemm_after_s);
+    // While the reduce-scatter is hidden, the GEMM before it does without the SMs it runs on.
+    return {reduce_scatter + all_gather, (half - reduce_scatter) * kReduceScatterSms / static_cast<double>(gpu.sms)};
   }
 
   double kernel_s(const Operator& op, bool split_by_sequence) const {
@@ -76,15 +75,17 @@ struct Pricing {
     return out;
   }
 
-  /// The GEMM next to operator `i` in `step` direction (±1), or 0 s when a collective or the pass's end
-  /// comes first.
+  /// The GEMM next to operator `i` in `step` direction (±1), or 0 s when a collective comes first. A pass
+  /// repeats layer after layer, so the search wraps around: the last collective of a forward pass feeds the
+  /// next layer's first GEMM.
   static double neighbouring_gemm_s(const model::OperatorGraph& graph, const std::vector<double>& times, size_t i,
                                     int step) {
-    for (auto j = static_cast<std::ptrdiff_t>(i) + step; j >= 0 && j < static_cast<std::ptrdiff_t>(times.size());
-         j += step) {
-      const Operator& op = graph.ops[static_cast<size_t>(j)];
+    const auto n = static_cast<std::ptrdiff_t>(times.size());
+    for (std::ptrdiff_t hop = 1; hop < n; ++hop) {
+      const auto j = static_cast<size_t>(((static_cast<std::ptrdiff_t>(i) + step * hop) % n + n) % n);
+      const Operator& op = graph.ops[j];
       if (op.engine == Engine::Comm) return 0;
-      if (op.engine == Engine::Tensor || op.engine == Engine::Fused) return times[static_cast<size_t>(j)];
+      if (op.engine == Engine::Tensor || op.engine == Engine::Fused) return times[j];
     }
     return 0;
   }
@@ -104,7 +105,7 @@ struct Pricing {
           continue;
         }
         const Overlap o =
-            tp_overlap(c, neighbouring_gemm_s(graph, times, i, -1) + neighbouring_gemm_s(graph, times, i, +1));
+            tp_overlap(c, neighbouring_gemm_s(graph, times, i, -1), neighbouring_gemm_s(graph, times, i, +1));
         t.tp_comm_s += o.exposed_s;
         t.compute_s += o.gemm_slowdown_s;
         continue;

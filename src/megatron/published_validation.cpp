@@ -121,15 +121,11 @@ hw::System fit_gpu_on_published(const std::vector<PublishedRun>& runs) {
   if (!first) throw InputError("--fit: no run that phaze can price");
   hw::System system = first->system;
   hw::Gpu gpu = hw::gpu_of(system);
-  fit_on_grid(gpu,
-              {{&hw::Gpu::tensor_efficiency, 0.01, 30, 100},
-               {&hw::Gpu::memory_efficiency, 0.01, 30, 100},
-               {&hw::Gpu::kernel_launch_s, 0.5e-6, 0, 400}},
-              [&](const hw::Gpu& trial) {
-                std::vector<PublishedRun> moved = runs;
-                for (PublishedRun& r : moved) r.system.device = trial;
-                return check_published_runs(moved).mean_abs_error;
-              });
+  fit_on_grid(gpu, iteration_fit_axes(), [&](const hw::Gpu& trial) {
+    std::vector<PublishedRun> moved = runs;
+    for (PublishedRun& r : moved) r.system.device = trial;
+    return check_published_runs(moved).mean_abs_error;
+  });
   system.device = gpu;
   return system;
 }

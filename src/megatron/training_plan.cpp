@@ -101,6 +101,14 @@ const char* to_string(Recompute r) {
   return "?";
 }
 
+TrainingPlan current_practice() {
+  TrainingPlan p;
+  p.flash_attention = true;
+  p.bf16 = true;
+  p.memory_reserve_bytes = kDefaultMemoryReserveBytes;
+  return p;
+}
+
 Recompute parse_recompute(const std::string& text, const std::string& option) {
   if (text == "none") return Recompute::None;
   if (text == "selective") return Recompute::Selective;

@@ -54,6 +54,14 @@ struct TrainingPlan {
   bool operator==(const TrainingPlan&) const = default;
 };
 
+/// HBM a plan keeps free by default beyond its modelled peak (docs/gpu.md, "Memory").
+inline constexpr int64_t kDefaultMemoryReserveBytes = int64_t{1} << 30;
+
+/// A plan with what current training runs do unless told otherwise: fused attention, BF16 with FP32
+/// gradients, kDefaultMemoryReserveBytes kept free. `predict`, `plan` and published runs start here;
+/// measured-run files keep their runs' own settings (FP16, materialised attention, no reserve).
+TrainingPlan current_practice();
+
 /// Largest accepted degrees and batches (docs/limits.md).
 namespace plan_limits {
 inline constexpr int64_t kGpus = int64_t{1} << 20;         ///< GPUs of one run

@@ -285,9 +285,11 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   // Gradient reduction over the replicas after each stage's last backward pass (stage i ends earlier than
   // stage 0 by the backward passes of the stages before it); the tied embedding's gradient is all-reduced
   // between the first and the last stage.
-  const double tied = p > 1 ? cost::all_reduce_s(network, cost::DeviceGroup{2, plan.tp * plan.dp * (p - 1)},
-                                                 static_cast<double>(g.tied_gradient_bytes()))
-                            : 0;
+  // The tied copy's gradient, in the gradients' own type (FP32 with BF16).
+  const double tied_gradient_bytes =
+      spec.tied_head ? static_cast<double>(g.head.tied_copy_parameters) * parameter_bytes(plan).gradients : 0;
+  const double tied =
+      p > 1 ? cost::all_reduce_s(network, cost::DeviceGroup{2, plan.tp * plan.dp * (p - 1)}, tied_gradient_bytes) : 0;
   double end_s = pipeline_s, offset_s = 0, largest_parameters = 0;
   for (int64_t i = 0; i < p; ++i) {
     const Stage& st = stages[static_cast<size_t>(i)];
@@ -321,9 +323,9 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     mem.gradients_bytes = st.parameters * bytes.gradients;
     mem.optimizer_bytes = st.parameters * bytes.optimizer * optimizer_share;
     mem.activations_bytes = activations;
-    // Weights, gradients and optimizer state live in buffers allocated once; the activations come and go
-    // through the caching allocator, which holds more than they occupy.
-    mem.allocator_bytes = activations * device.allocator_overhead;
+    // The caching allocator holds more than its tensors occupy: measured on all of them at a step's peak.
+    mem.allocator_bytes =
+        (mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes + activations) * device.allocator_overhead;
     mem.runtime_bytes = runtime;
     mem.peak_bytes =
         mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes + activations + mem.allocator_bytes + runtime;

@@ -37,7 +37,7 @@ struct StepMemory {
   double gradients_bytes = 0;  ///< gradients: FP32 with BF16, 16-bit with FP16
   double optimizer_bytes = 0;  ///< FP32 master weights, Adam's two moments (and an FP32 gradient copy with FP16)
   double activations_bytes = 0;
-  double allocator_bytes = 0;  ///< the caching allocator's overhead on the activations
+  double allocator_bytes = 0;  ///< the caching allocator's overhead on the tensors above
   double runtime_bytes = 0;    ///< outside the tensors: driver reserve, CUDA context, libraries, NCCL
   double peak_bytes = 0;       ///< the sum
   int64_t capacity_bytes = 0;  ///< the GPU's HBM
@@ -89,7 +89,7 @@ struct StepDevice {
   double dispatch_s = 0;          ///< least seconds of any kernel or transfer the host dispatches
   double runtime_bytes = 0;       ///< held outside the tensors by the driver, runtime and libraries
   double communicator_bytes = 0;  ///< held by each communicator of a group of more than one device
-  double allocator_overhead = 0;  ///< the allocator's reserve beyond the activations, as a fraction of them
+  double allocator_overhead = 0;  ///< the allocator's reserve beyond its tensors, as a fraction of them
   double mfu_ceiling = 1;         ///< no kernel runs its FLOPs faster than this share of the peak
 };
 StepDevice step_device(const hw::Gpu& gpu);

@@ -30,15 +30,11 @@ ValidationSummary check_runs(const std::vector<MeasuredRun>& runs, const hw::Sys
 hw::System fit_gpu_software(const std::vector<MeasuredRun>& runs, const hw::System& system) {
   hw::System best = system;
   hw::Gpu& gpu = std::get<hw::Gpu>(best.device);
-  fit_on_grid(gpu,
-              {{&hw::Gpu::tensor_efficiency, 0.01, 30, 100},
-               {&hw::Gpu::memory_efficiency, 0.01, 30, 100},
-               {&hw::Gpu::kernel_launch_s, 0.5e-6, 0, 400}},
-              [&](const hw::Gpu& trial) {
-                hw::System s = system;
-                s.device = trial;
-                return check_runs(runs, s).mean_abs_error;
-              });
+  fit_on_grid(gpu, iteration_fit_axes(), [&](const hw::Gpu& trial) {
+    hw::System s = system;
+    s.device = trial;
+    return check_runs(runs, s).mean_abs_error;
+  });
   return best;
 }
 

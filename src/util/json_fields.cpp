@@ -116,6 +116,8 @@ int64_t JsonFields::integer(const char* key) const {
 }
 
 InputError JsonFields::bad(const char* key, const std::string& expected) const {
+  if (!j_.contains(key))
+    return InputError(fmt::format("{}: missing key '{}', which must be {}", source_, key, expected));
   return InputError(fmt::format("{}: key '{}' = {} must be {}", source_, key, j_.at(key).dump(), expected));
 }
 

@@ -176,6 +176,25 @@ TEST(CliGpu, PredictReadsMegatronLmArguments) {
   EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
 }
 
+// validate --kernels end to end, and the option combinations that would do nothing exit 2 naming them.
+TEST(CliGpu, ValidateKernelsAndItsOptions) {
+  const std::string kernels =
+      quoted(std::string(PHAZE_GPU_MEASUREMENTS) + "/h100-sxm/kernels.csv") + " --kernels --system dgx-h100";
+  const RunResult r = run_phaze("validate " + kernels + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out).at("classes").size(), 4u);
+  const std::pair<std::string, std::string> cases[] = {
+      {"validate " + kernels + " --attention-backend cuDNN", "--attention-backend"},
+      {"validate " + kernels + " --write-system x.json", "--write-system"},
+      {"validate " + quoted(std::string(PHAZE_TEST_DATA) + "/published/llama3_405b_table4.json") + " --system dgx-h200",
+       "--system"}};
+  for (const auto& [args, option] : cases) {
+    const RunResult bad = run_phaze(args);
+    EXPECT_EQ(bad.status, 2) << args;
+    EXPECT_NE(bad.err.find(option), std::string::npos) << bad.err;
+  }
+}
+
 TEST(CliGpu, PlanReturnsFittingConfigurationsFastestFirst) {
   const RunResult r =
       run_phaze("plan --model megatron-gpt2-54 --system dgx-a100-40gb --gpus 64 --global-batch 512 --top 3 --json");

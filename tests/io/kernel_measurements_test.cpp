@@ -51,6 +51,19 @@ TEST(KernelMeasurements, BadFieldsNameLineColumnAndValue) {
   expect_error("stream,,,copy,forward,bf16,,,,,,,,torch,1e-3,\n", "column 'bytes' = ''");
 }
 
+TEST(KernelMeasurements, AKindsShapeMustBeGiven) {
+  for (const auto& [text, column] : {std::pair<std::string, std::string>{"kind,seconds\ngemm,1e-3\n", "column 'm'"},
+                                     {"kind,seconds,batch,seq\nattention,1e-3,4,512\n", "column 'head_dim'"},
+                                     {"kind,seconds,m,n,k\ngemm,1e-3,8,,8\n", "column 'n'"}}) {
+    try {
+      parse_kernel_measurements(text, "k.csv");
+      FAIL() << "accepted " << text;
+    } catch (const phaze::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(column), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(KernelMeasurements, HeaderMustNameSecondsAndKnownColumns) {
   EXPECT_THROW(parse_kernel_measurements("kind,m\ngemm,8\n", "k.csv"), phaze::InputError);
   EXPECT_THROW(parse_kernel_measurements("kind,seconds,colour\ngemm,1,red\n", "k.csv"), phaze::InputError);

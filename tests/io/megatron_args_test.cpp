@@ -77,6 +77,20 @@ TEST(MegatronArgs, MegatronDefaultsForWhatIsNotGiven) {
   EXPECT_NE(run.assumed[0].find("50257"), std::string::npos);
 }
 
+TEST(MegatronArgs, ReadAsMegatronLmReadsThem) {
+  const std::string base = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --bf16 ";
+  // --group-query-attention without --num-query-groups: one key/value head (arguments.py's default).
+  EXPECT_EQ(parse_megatron_args(split(base + "--group-query-attention"), 0).spec.kv_heads, 1);
+  // Sequence parallelism without tensor parallelism is switched off, not refused.
+  EXPECT_FALSE(parse_megatron_args(split(base + "--sequence-parallel"), 0).plan.sequence_parallel);
+  // --recompute-activations means selective, whatever granularity is given with it.
+  EXPECT_EQ(parse_megatron_args(split(base + "--recompute-granularity full --recompute-activations"), 0).plan.recompute,
+            phaze::megatron::Recompute::Selective);
+  // A flag phaze does not read keeps all its values (blended data paths).
+  const auto run = parse_megatron_args(split(base + "--data-path 0.5 /a 0.5 /b --lr 1"), 0);
+  EXPECT_EQ(run.not_modelled, (std::vector<std::string>{"--data-path 0.5 /a 0.5 /b", "--lr 1"}));
+}
+
 TEST(MegatronArgs, WhatIsNotModelledYetIsRefusedNamingTheFlag) {
   const std::string base = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 ";
   const std::pair<std::string, std::string> cases[] = {
@@ -89,7 +103,8 @@ TEST(MegatronArgs, WhatIsNotModelledYetIsRefusedNamingTheFlag) {
       {base + "--bf16 --swiglu yes", "--swiglu"},
       {base + "--bf16 --tensor-model-parallel-size", "--tensor-model-parallel-size"},
       {"--hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --bf16", "--num-layers"},
-      {base + "--bf16 stray", "stray"}};
+      {base + "--bf16 --fp16", "--fp16"},
+      {"stray " + base + "--bf16", "stray"}};
   for (const auto& [line, flag] : cases) {
     try {
       parse_megatron_args(split(line), 0);

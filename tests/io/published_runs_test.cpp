@@ -57,7 +57,11 @@ TEST(PublishedRuns, BadFieldsNameTheRunAndTheField) {
       {one_run(R"("recompute": "some", "iteration_s": 3)"), "recompute"},
       {one_run(R"("colour": "red", "iteration_s": 3)"), "colour"},
       {one_run(R"("iteration_s": -3)"), "iteration_s"},
-      {R"({"runs": []})", "runs"}};
+      {R"({"runs": []})", "runs"},
+      {R"({"system": "dgx-h100"})", "runs"},
+      {R"({"system": "dgx-h100", "runs": [{"model": "no-such-model", "gpus": 8, "global_batch": 8,
+          "iteration_s": 3}]})",
+       "runs[0]: model"}};
   for (const auto& [text, field] : cases) {
     dir.write("bad.json", text);
     try {

@@ -50,7 +50,7 @@ TEST(Overlap, TensorParallelCollectivesExposeOneChunkAndOneRingStep) {
   const auto overlapped = phaze::megatron::gpu_layer_time(graph.transformer, spec, pl, gpu, system.network);
   EXPECT_NEAR(plain.forward.tp_comm_s, collectives, 1e-12);
   EXPECT_NEAR(overlapped.forward.tp_comm_s, collectives / 2 * (1.0 / 4 + 1.0 / 4), 1e-12);
-  // The hidden three quarters, half of them reduce-scatters on 16 of the 132 SMs, slow the GEMMs.
+  // The hidden three quarters of each reduce-scatter (half the collective) ran on 16 of the 132 SMs.
   EXPECT_NEAR(overlapped.forward.compute_s - plain.forward.compute_s, 0.75 * collectives / 2 * 16 / 132, 1e-12);
 }
 

@@ -29,7 +29,7 @@ TEST(PublishedValidation, NarayananTableOneOnA100) {
 TEST(PublishedValidation, MegatronLmWeakScalingOnH100) {
   const auto v = check("megatron_lm_h100_weak_scaling.json");
   EXPECT_EQ(v.priced, 9u);
-  EXPECT_LE(v.mean_abs_error, 0.345);  // came out at 34.49 %: Hopper's figures know kernels, not the framework
+  EXPECT_LE(v.mean_abs_error, 0.3385);  // came out at 33.82 %: Hopper's figures know kernels, not the framework
   EXPECT_LE(v.max_abs_error, 0.603);
 }
 

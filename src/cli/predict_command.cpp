@@ -6,7 +6,7 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/memory_reserve_option.h"
+#include "cli/feature_options.h"
 #include "cli/option_values.h"
 #include "cli/text_format.h"
 #include "hw/system_json.h"
@@ -157,17 +157,7 @@ void add_predict_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--distributed-optimizer", o->plan.distributed_optimizer,
                 "Shard optimizer state and master weights over the data-parallel replicas");
-  cmd->add_flag("--overlap-grad-reduce,--overlap-dp", o->plan.overlap_dp,
-                "Reduce gradients in buckets during the last micro-batch's backward pass");
-  cmd->add_flag("--overlap-param-gather", o->plan.overlap_param_gather,
-                "Gather the distributed optimizer's parameters during the next forward pass");
-  cmd->add_flag("--tp-comm-overlap", o->plan.tp_comm_overlap,
-                "Pipeline tensor-parallel collectives with their GEMMs (needs --sequence-parallel)");
-  cmd->add_flag("--flash-attention,!--no-flash-attention", o->plan.flash_attention,
-                "Fused (flash) attention kernels (the default; --no-flash-attention materialises the scores)");
-  cmd->add_flag("--bf16,!--fp16", o->plan.bf16,
-                "BF16 with FP32 gradients (the default), or FP16 with 16-bit gradients (--fp16)");
-  add_memory_reserve_option(cmd, o->plan.memory_reserve_bytes);
+  add_feature_options(cmd, o->plan);
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->add_option("megatron-args", o->megatron_args,
                   "After --: Megatron-LM's pretrain_gpt.py arguments (the model and plan are read from them)");

@@ -1,17 +1,16 @@
 #pragma once
 
-// A model or system that an input file names: a preset name as it is, a relative path taken from the
-// naming file's folder (so a file and what it names move together).
+// A model or system that an input file names: a preset by its name, anything else as a path, a relative
+// one taken from the naming file's folder (so a file and what it names move together).
 
-#include <filesystem>
 #include <string>
+
+#include "hw/system.h"
+#include "model/model_spec.h"
 
 namespace phaze::io {
 
-inline std::string beside_file(const std::string& file, const std::string& name, bool is_preset) {
-  const std::filesystem::path p(name);
-  if (is_preset || p.is_absolute()) return name;
-  return (std::filesystem::path(file).parent_path() / p).string();
-}
+model::ModelSpec load_model_beside(const std::string& file, const std::string& name);
+hw::System load_system_beside(const std::string& file, const std::string& name);
 
 }  // namespace phaze::io

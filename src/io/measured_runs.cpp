@@ -38,8 +38,7 @@ class ModelCache {
   const model::ModelSpec& get(const std::string& name) {
     auto it = models_.find(name);
     if (it != models_.end()) return it->second;
-    return models_.emplace(name, model::load_model(beside_file(file_, name, model::find_preset(name).has_value())))
-        .first->second;
+    return models_.emplace(name, load_model_beside(file_, name)).first->second;
   }
 
  private:

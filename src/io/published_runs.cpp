@@ -21,7 +21,7 @@ using nlohmann::json;
 
 model::ModelSpec load_named_model(const std::string& file, const std::string& name, const std::string& where) {
   try {
-    return model::load_model(beside_file(file, name, model::find_preset(name).has_value()));
+    return load_model_beside(file, name);
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: model: {}", where, e.what()));
   }
@@ -117,7 +117,7 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
     throw InputError(
         fmt::format("{}: no system: give the run's or the file's \"system\" (a GPU system preset or file)", where));
   try {
-    run.system = hw::load_system(beside_file(file, system, hw::find_system_preset(system).has_value()));
+    run.system = load_system_beside(file, system);
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: system: {}", where, e.what()));
   }

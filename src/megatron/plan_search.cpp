@@ -40,12 +40,7 @@ GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& s
   space.devices = q.gpus;
   space.global_batch = q.global_batch;
   space.seq = q.seq;
-  space.overlap_dp = q.overlap_dp;
-  space.flash_attention = q.flash_attention;
-  space.bf16 = q.bf16;
-  space.memory_reserve_bytes = q.memory_reserve_bytes;
-  space.tp_comm_overlap = q.tp_comm_overlap;
-  space.overlap_param_gather = q.overlap_param_gather;
+  space.features = q.features;
   // The layer costs depend on t, b and sequence parallelism alone (the other settings are the space's).
   std::map<std::tuple<int64_t, int64_t, bool>, megatron::LayerCosts> costs;
   for_each_megatron_plan(spec, space, [&](const TrainingPlan& plan) {

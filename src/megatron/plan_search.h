@@ -16,13 +16,8 @@ struct GpuPlanQuestion {
   int64_t gpus = 8;
   int64_t global_batch = 1;  ///< sequences per iteration
   int64_t seq = 0;           ///< tokens per sequence
-  bool overlap_dp = false;   ///< applied to every configuration
-  bool flash_attention = false;
-  bool bf16 = false;                  ///< TrainingPlan::bf16 for every configuration
-  int64_t memory_reserve_bytes = 0;   ///< HBM each configuration must leave free
-  bool tp_comm_overlap = false;       ///< for every configuration with sequence parallelism
-  bool overlap_param_gather = false;  ///< for every configuration with the distributed optimizer
-  size_t top = 5;                     ///< configurations to return
+  TrainingPlan features;     ///< what every configuration shares (PlanSpace::features)
+  size_t top = 5;            ///< configurations to return
 };
 
 struct GpuPlanAnswer {

@@ -11,13 +11,9 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
   auto allowed = [](const std::vector<int64_t>& list, int64_t x) {
     return list.empty() || std::find(list.begin(), list.end(), x) != list.end();
   };
-  megatron::TrainingPlan plan;
+  megatron::TrainingPlan plan = space.features;
   plan.global_batch = space.global_batch;
   plan.seq = space.seq;
-  plan.overlap_dp = space.overlap_dp;
-  plan.flash_attention = space.flash_attention;
-  plan.bf16 = space.bf16;
-  plan.memory_reserve_bytes = space.memory_reserve_bytes;
   for (int64_t t : divisors(space.devices)) {
     if (spec.heads % t != 0 || spec.kv_heads % t != 0 || !allowed(space.widths, t)) continue;
     for (int64_t p : divisors(space.devices / t)) {
@@ -35,7 +31,7 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
           plan.dp = d;
           plan.micro_batch = b;
           plan.sequence_parallel = sp;
-          plan.tp_comm_overlap = sp && space.tp_comm_overlap;
+          plan.tp_comm_overlap = sp && space.features.tp_comm_overlap;
           for (int64_t v : divisors(spec.num_layers / p)) {
             if (v > 1 && (p == 1 || m % p != 0 || v > megatron::plan_limits::kChunks)) continue;
             plan.vp = v;
@@ -44,7 +40,7 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
               for (bool dist : {false, true}) {
                 if (dist && d == 1) continue;
                 plan.distributed_optimizer = dist;
-                plan.overlap_param_gather = dist && space.overlap_param_gather;
+                plan.overlap_param_gather = dist && space.features.overlap_param_gather;
                 visit(plan);
               }
             }

@@ -20,12 +20,10 @@ struct PlanSpace {
   std::vector<int64_t> micro_batches;  ///< b tried; empty: every b up to model::limits::kMicroBatch
   std::vector<megatron::Recompute> recomputes{megatron::Recompute::None, megatron::Recompute::Selective,
                                               megatron::Recompute::Full};
-  bool overlap_dp = false;  ///< applied to every configuration
-  bool flash_attention = false;
-  bool bf16 = false;
-  int64_t memory_reserve_bytes = 0;
-  bool tp_comm_overlap = false;       ///< applied to every configuration with sequence parallelism
-  bool overlap_param_gather = false;  ///< applied to every configuration with the distributed optimizer
+  /// What every configuration shares (overlap, attention kernel, precision, memory reserve); its
+  /// tp_comm_overlap applies to the configurations with sequence parallelism, its overlap_param_gather to
+  /// those with the distributed optimizer. Its degrees, batch and recomputation are the enumeration's.
+  megatron::TrainingPlan features;
 };
 
 /// Calls `visit` with every configuration of `space` that Megatron-LM accepts for the model

@@ -28,7 +28,7 @@ PlanSpace plan_space(const SearchQuestion& q, const ModelCase& m, int64_t micro_
   space.widths = m.widths;
   space.micro_batches = {micro_batch};
   space.recomputes = megatron_recomputes(recompute);
-  space.overlap_dp = q.overlap_dp;
+  space.features.overlap_dp = q.overlap_dp;
   return space;
 }
 

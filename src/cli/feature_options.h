@@ -1,0 +1,19 @@
+#pragma once
+
+// The options `predict` and `plan` share: what a run does besides its layout (overlap, attention kernel,
+// precision, memory reserve), written into one megatron::TrainingPlan. `plan` applies them to every
+// configuration it tries, --tp-comm-overlap to those with sequence parallelism and --overlap-param-gather
+// to those with the distributed optimizer.
+
+#include <CLI/CLI.hpp>
+
+#include "megatron/training_plan.h"
+
+namespace phaze::cli {
+
+/// Adds --overlap-grad-reduce (alias --overlap-dp), --overlap-param-gather, --tp-comm-overlap,
+/// --flash-attention / --no-flash-attention, --bf16 / --fp16 and --memory-reserve-gib, each writing
+/// `features`; its values when added are the defaults.
+void add_feature_options(CLI::App* cmd, megatron::TrainingPlan& features);
+
+}  // namespace phaze::cli

@@ -1,6 +1,7 @@
 #include "cli/feature_options.h"
 
 #include "cli/memory_reserve_option.h"
+#include "cli/option_values.h"
 
 namespace phaze::cli {
 
@@ -15,6 +16,24 @@ void add_feature_options(CLI::App* cmd, megatron::TrainingPlan& features) {
                 "Fused (flash) attention kernels (the default; --no-flash-attention materialises the scores)");
   cmd->add_flag("--bf16,!--fp16", features.bf16,
                 "BF16 with FP32 gradients (the default), or FP16 with 16-bit gradients (--fp16)");
+  cmd->add_flag("--grad-reduce-in-bf16", features.bf16_gradients,
+                "With BF16: accumulate and reduce gradients in BF16 (NeMo's grad_reduce_in_fp32 = False)");
+  cmd->add_flag("--fp8", features.fp8,
+                "FP8 GEMMs as Transformer Engine runs them (Megatron-LM's --fp8-format hybrid; needs BF16)");
+  cmd->add_option_function<std::string>(
+         "--fp8-recipe",
+         [&features](const std::string& v) { features.fp8_recipe = megatron::parse_fp8_recipe(v, "--fp8-recipe"); },
+         "FP8 scaling: delayed (the default) or tensorwise (current scaling)")
+      ->type_name("TEXT");
+  cmd->add_flag("--fp8-param-gather", features.fp8_param_gather,
+                "Keep the FP8 GEMMs' parameters in FP8 and gather them in FP8");
+  cmd->add_option_function<std::string>(
+         "--cp-comm-type",
+         [&features](const std::string& v) { features.cp_comm = megatron::parse_cp_comm(v, "--cp-comm-type"); },
+         "Context parallelism's key/value exchange: p2p (the default) or all_gather")
+      ->type_name("TEXT");
+  add_integer_option(cmd, "--zero-group", features.zero_group, 0, megatron::plan_limits::kGpus,
+                     "GPUs of one ZeRO sharding group (HYBRID_SHARD; 0: every data- and context-parallel GPU)");
   add_memory_reserve_option(cmd, features.memory_reserve_bytes);
 }
 

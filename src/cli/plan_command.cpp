@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "megatron/assumptions.h"
 #include "megatron/plan_search.h"
 #include "model/hf_config.h"
+#include "util/input_error.h"
 
 namespace phaze::cli {
 
@@ -28,6 +30,10 @@ struct PlanOptions {
   int64_t seq = 0;
   int64_t top = 5;
   megatron::TrainingPlan features = megatron::current_practice();  ///< what every configuration shares
+  std::string zero_stages = "0,1,2,3";
+  std::string context_widths;  ///< "" : 1 and the powers of two up to 64 that divide the GPUs
+  bool fp8_given = false;      ///< --fp8 or --no-fp8: precision fixed; else FP8 tried off and on where the GPU has it
+  bool no_fp8 = false;
   bool json = false;
 };
 
@@ -40,6 +46,14 @@ void plan(const PlanOptions& o) {
   q.global_batch = o.global_batch;
   q.seq = o.seq > 0 ? o.seq : spec.default_seq;
   q.features = o.features;
+  q.zero_stages = parse_integer_list("--zero", o.zero_stages, 0, 3);
+  q.context_widths = parse_integer_list("--cp", o.context_widths, 1, megatron::plan_limits::kContextParallel);
+  for (auto* list : {&q.zero_stages, &q.context_widths}) {
+    std::sort(list->begin(), list->end());
+    list->erase(std::unique(list->begin(), list->end()), list->end());
+  }
+  if (q.zero_stages.empty()) throw InputError("--zero: give at least one ZeRO stage (0, 1, 2, 3)");
+  q.try_fp8 = !o.fp8_given && hw::peak_fp8_flop_per_s(hw::gpu_of(system)) > 0;
   q.top = static_cast<size_t>(o.top);
   const auto start = std::chrono::steady_clock::now();
   const megatron::GpuPlanAnswer a = megatron::search_gpu_plans(spec, system, q);
@@ -55,6 +69,7 @@ void plan(const PlanOptions& o) {
                                 {"seq", q.seq},
                                 {"evaluated", a.evaluated},
                                 {"fitting", a.fitting},
+                                {"fits_only_with_context_parallelism", a.fits_only_with_context_parallelism},
                                 {"best", best},
                                 {"assumptions", assumptions}}
                      .dump(2)
@@ -64,7 +79,14 @@ void plan(const PlanOptions& o) {
   fmt::print("{}\n", assumptions);
   fmt::print("{} on {} × {} ({}), global batch {}, seq {}\n", spec.description.empty() ? spec.name : spec.description,
              q.gpus, hw::device_name(system.device), system.name, q.global_batch, q.seq);
-  fmt::print("{} configurations, {} fit in memory ({:.2f} s)\n", a.evaluated, a.fitting, seconds);
+  fmt::print("{} configurations ({}), {} fit in memory ({:.2f} s)\n", a.evaluated,
+             q.try_fp8         ? "BF16 and FP8"
+             : o.features.fp8  ? "FP8"
+             : o.features.bf16 ? "BF16"
+                               : "FP16",
+             a.fitting, seconds);
+  if (a.fits_only_with_context_parallelism)
+    fmt::print("only configurations with context parallelism fit: the sequence of {} tokens needs it\n", q.seq);
   if (a.best.empty()) {
     fmt::print("no configuration fits in memory\n");
     return;
@@ -80,8 +102,8 @@ void plan(const PlanOptions& o) {
 void add_plan_command(CLI::App& app) {
   auto o = std::make_shared<PlanOptions>();
   CLI::App* cmd = app.add_subcommand("plan",
-                                     "The fastest Megatron-LM configurations (t, p, d, v, micro-batch, sequence "
-                                     "parallelism, recomputation, distributed optimizer) that fit, tried exhaustively");
+                                     "The fastest Megatron-LM configurations (t, c, p, d, v, micro-batch, sequence "
+                                     "parallelism, recomputation, ZeRO stage, FP8) that fit, tried exhaustively");
   cmd->add_option("--model", o->model, "Model preset or Hugging Face config.json")->required();
   cmd->add_option("--system", o->system, "GPU system preset or JSON file (see 'phaze system list')")
       ->capture_default_str();
@@ -92,8 +114,20 @@ void add_plan_command(CLI::App& app) {
   add_integer_option(cmd, "--seq", o->seq, 0, model::limits::kSequence, "Tokens per sequence (0: the model's)");
   add_integer_option(cmd, "--top", o->top, 1, 1000, "Configurations to print");
   add_feature_options(cmd, o->features);
+  cmd->add_flag("--no-fp8", o->no_fp8, "BF16 GEMMs only (without --fp8 or --no-fp8, FP8 is tried off and on)");
+  cmd->add_option("--zero", o->zero_stages, "ZeRO stages tried, comma-separated")->capture_default_str();
+  cmd->add_option("--cp", o->context_widths,
+                  "Context-parallel widths tried, comma-separated (default: 1 and the powers of two up to 64 that "
+                  "divide --gpus)");
   cmd->add_flag("--json", o->json, "Print JSON");
-  cmd->callback([o] { plan(*o); });
+  cmd->callback([o, cmd] {
+    o->fp8_given = cmd->count("--fp8") > 0 || o->no_fp8;
+    if (o->no_fp8) {
+      if (o->features.fp8) throw InputError("--fp8 and --no-fp8 together");
+      o->features.fp8 = false;
+    }
+    plan(*o);
+  });
 }
 
 }  // namespace phaze::cli

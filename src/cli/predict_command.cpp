@@ -29,6 +29,7 @@ struct PredictOptions {
   megatron::TrainingPlan plan = megatron::current_practice();
   bool json = false;
   std::vector<std::string> megatron_args;  ///< pretrain_gpt.py's arguments, after --
+  bool distributed_optimizer = false;      ///< --distributed-optimizer: ZeRO 1 unless --zero says more
   bool plan_options_given = false;         ///< any option that --'s arguments would contradict
   bool global_batch_given = false;
 };
@@ -39,6 +40,20 @@ std::string seconds(double s) {
 
 std::string gib(double bytes) {
   return fmt::format("{:.2f} GiB", bytes / 1073741824.0);
+}
+
+std::string precision_text(const megatron::TrainingPlan& p) {
+  if (p.fp8)
+    return fmt::format("FP8 GEMMs ({} scaling{}) with BF16", megatron::to_string(p.fp8_recipe),
+                       p.fp8_param_gather ? ", FP8 parameter gather" : "");
+  return p.bf16 ? "BF16" : "FP16";
+}
+
+std::string zero_text(const megatron::TrainingPlan& p) {
+  if (p.zero == 0) return "";
+  const std::string group = p.zero_group > 0 ? fmt::format(" in groups of {}", p.zero_group) : "";
+  if (p.zero == 1) return ", distributed optimizer (ZeRO-1)" + group;
+  return fmt::format(", ZeRO-{}{}", p.zero, group);
 }
 
 /// The model and plan of a run given as Megatron-LM's arguments; what phaze does not model goes to stderr.
@@ -68,9 +83,10 @@ void predict(PredictOptions o) {
     spec = model::load_model(o.model);
     o.plan.seq = o.seq > 0 ? o.seq : spec.default_seq;
     o.plan.recompute = megatron::parse_recompute(o.recompute, "--recompute");
+    if (o.distributed_optimizer && o.plan.zero == 0) o.plan.zero = 1;
     if (o.gpus > 0 && o.gpus != o.plan.gpus())
-      throw InputError(fmt::format("--gpus = {} must equal --tp {} × --pp {} × --dp {} = {}", o.gpus, o.plan.tp,
-                                   o.plan.pp, o.plan.dp, o.plan.gpus()));
+      throw InputError(fmt::format("--gpus = {} must equal --tp {} × --cp {} × --pp {} × --dp {} = {}", o.gpus,
+                                   o.plan.tp, o.plan.cp, o.plan.pp, o.plan.dp, o.plan.gpus()));
   }
   const hw::System system = hw::load_system(o.system);
   const megatron::StepPrediction p = megatron::predict_step(spec, system, o.plan);
@@ -97,25 +113,29 @@ std::string prediction_text(const megatron::StepPrediction& p) {
   const megatron::StepMemory& m = p.memory;
   std::string out;
   out += fmt::format(
-      "  plan            t {} · p {} · d {}{}{}, micro-batch {} × {} per pipeline, global batch {}, "
+      "  plan            t {}{} · p {} · d {}{}{}, micro-batch {} × {} per pipeline, global batch {}, "
       "seq {}\n",
-      pl.tp, pl.pp, pl.dp, pl.vp > 1 ? fmt::format(" (v {})", pl.vp) : "",
+      pl.tp, pl.cp > 1 ? fmt::format(" · c {}", pl.cp) : "", pl.pp, pl.dp,
+      pl.vp > 1 ? fmt::format(" (v {})", pl.vp) : "",
       pl.uneven() ? fmt::format(", stage layers {} first, {} last", pl.first_stage_layers, pl.last_stage_layers) : "",
       pl.micro_batch, p.micro_batches, pl.global_batch, pl.seq);
-  out += fmt::format(
-      "  features        {}, recompute {}{}{}{}{}{}{}\n", pl.bf16 ? "BF16" : "FP16", megatron::to_string(pl.recompute),
-      pl.sequence_parallel ? ", sequence parallel" : "", pl.distributed_optimizer ? ", distributed optimizer" : "",
-      pl.overlap_dp ? ", gradient reduction overlapped" : "",
-      pl.overlap_param_gather ? ", parameter gather overlapped" : "",
-      pl.tp_comm_overlap ? ", TP communication overlapped" : "", pl.flash_attention ? ", flash attention" : "");
+  out += fmt::format("  features        {}, recompute {}{}{}{}{}{}{}\n", precision_text(pl),
+                     megatron::to_string(pl.recompute), pl.sequence_parallel ? ", sequence parallel" : "",
+                     zero_text(pl), pl.overlap_dp ? ", gradient reduction overlapped" : "",
+                     pl.overlap_param_gather ? ", parameter gather overlapped" : "",
+                     pl.tp_comm_overlap ? ", TP communication overlapped" : "",
+                     pl.flash_attention ? ", flash attention" : "");
   out += fmt::format("  iteration       {}\n", seconds(t.iteration_s));
   const std::pair<const char*, double> parts[] = {
-      {"forward", t.forward_s}, {"backward", t.backward_s}, {"recompute", t.recompute_s}, {"TP comm", t.tp_comm_s},
-      {"PP comm", t.pp_comm_s}, {"bubble", t.bubble_s},     {"DP comm", t.dp_comm_s},     {"optimizer", t.optimizer_s}};
+      {"forward", t.forward_s}, {"backward", t.backward_s}, {"recompute", t.recompute_s},
+      {"TP comm", t.tp_comm_s}, {"CP comm", t.cp_comm_s},   {"PP comm", t.pp_comm_s},
+      {"bubble", t.bubble_s},   {"DP comm", t.dp_comm_s},   {"optimizer", t.optimizer_s}};
   for (const auto& [name, s] : parts)
-    out += fmt::format("    {:<13} {:>12}  {:5.1f}%\n", name, seconds(s), 100 * s / t.iteration_s);
+    if (name != std::string("CP comm") || pl.cp > 1)
+      out += fmt::format("    {:<13} {:>12}  {:5.1f}%\n", name, seconds(s), 100 * s / t.iteration_s);
   out += fmt::format(
-      "  throughput      {:.0f} tokens/s, {:.1f} TFLOP/s per GPU (with recomputation), MFU {:.1f}% (ceiling {:.0f}%)\n",
+      "  throughput      {:.0f} tokens/s, {:.1f} TFLOP/s per GPU (with recomputation), MFU {:.1f}% of the 16-bit "
+      "peak (ceiling {:.0f}%)\n",
       p.tokens_per_s, p.flop_per_s_per_gpu / 1e12, 100 * p.mfu, 100 * p.mfu_ceiling);
   out += fmt::format(
       "  memory per GPU  stage {}: weights {}, gradients {}, optimizer {}, activations {}, allocator {}, "
@@ -138,6 +158,8 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--system", o->system, "GPU system preset or JSON file (see 'phaze system list')")
       ->capture_default_str();
   add_integer_option(cmd, "--tp", o->plan.tp, 1, model::limits::kTensorParallel, "Tensor-parallel width");
+  add_integer_option(cmd, "--cp", o->plan.cp, 1, megatron::plan_limits::kContextParallel,
+                     "Context-parallel width (each sequence split over cp groups of tp GPUs)");
   add_integer_option(cmd, "--pp", o->plan.pp, 1, model::limits::kLayers, "Pipeline stages");
   add_integer_option(cmd, "--dp", o->plan.dp, 1, megatron::plan_limits::kGpus, "Data-parallel replicas");
   add_integer_option(cmd, "--vp", o->plan.vp, 1, megatron::plan_limits::kChunks,
@@ -147,7 +169,7 @@ void add_predict_command(CLI::App& app) {
   add_integer_option(cmd, "--decoder-last-pipeline-num-layers", o->plan.last_stage_layers, 0, model::limits::kLayers,
                      "Transformer layers of the last pipeline stage (0: an even share)");
   add_integer_option(cmd, "--gpus", o->gpus, 0, megatron::plan_limits::kGpus,
-                     "GPUs of the run (0: tp × pp × dp); must equal tp × pp × dp");
+                     "GPUs of the run (0: tp × cp × pp × dp); must equal tp × cp × pp × dp");
   add_integer_option(cmd, "--mbs", o->plan.micro_batch, 1, model::limits::kMicroBatch, "Sequences per micro-batch");
   add_integer_option(cmd, "--global-batch", o->plan.global_batch, 1, megatron::plan_limits::kGlobalBatch,
                      "Sequences per iteration (required unless Megatron-LM's arguments follow --)");
@@ -155,17 +177,42 @@ void add_predict_command(CLI::App& app) {
   cmd->add_flag("--sequence-parallel", o->plan.sequence_parallel, "Sequence parallelism (needs --tp > 1)");
   cmd->add_option("--recompute", o->recompute, "Activation recomputation: full, selective or none")
       ->capture_default_str();
-  cmd->add_flag("--distributed-optimizer", o->plan.distributed_optimizer,
-                "Shard optimizer state and master weights over the data-parallel replicas");
+  cmd->add_flag("--distributed-optimizer", o->distributed_optimizer,
+                "Shard optimizer state and master weights over the data-parallel replicas (--zero 1)");
+  add_integer_option(cmd, "--zero", o->plan.zero, 0, 3,
+                     "ZeRO stage: 0 none, 1 optimizer state (the distributed optimizer), 2 and gradients, 3 and "
+                     "parameters (FSDP)");
   add_feature_options(cmd, o->plan);
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->add_option("megatron-args", o->megatron_args,
                   "After --: Megatron-LM's pretrain_gpt.py arguments (the model and plan are read from them)");
   cmd->callback([o, cmd] {
-    for (const char* option : {"--model", "--tp", "--pp", "--dp", "--vp", "--mbs", "--global-batch", "--seq",
-                               "--sequence-parallel", "--recompute", "--distributed-optimizer", "--overlap-grad-reduce",
-                               "--overlap-param-gather", "--tp-comm-overlap", "--flash-attention", "--bf16",
-                               "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"})
+    for (const char* option : {"--model",
+                               "--tp",
+                               "--cp",
+                               "--pp",
+                               "--dp",
+                               "--vp",
+                               "--mbs",
+                               "--global-batch",
+                               "--seq",
+                               "--sequence-parallel",
+                               "--recompute",
+                               "--distributed-optimizer",
+                               "--zero",
+                               "--zero-group",
+                               "--overlap-grad-reduce",
+                               "--overlap-param-gather",
+                               "--tp-comm-overlap",
+                               "--flash-attention",
+                               "--bf16",
+                               "--grad-reduce-in-bf16",
+                               "--fp8",
+                               "--fp8-recipe",
+                               "--fp8-param-gather",
+                               "--cp-comm-type",
+                               "--decoder-first-pipeline-num-layers",
+                               "--decoder-last-pipeline-num-layers"})
       o->plan_options_given = o->plan_options_given || cmd->count(option) > 0;
     o->global_batch_given = cmd->count("--global-batch") > 0;
     predict(*o);

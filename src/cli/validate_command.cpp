@@ -71,43 +71,30 @@ void print_published(const std::vector<megatron::PublishedRun>& runs, const mega
              "error", "unit");
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
-    if (!v.runs[i].priced) {
-      fmt::print("{:<44} left out: {}\n", r.label, r.left_out_because);
-      continue;
-    }
     const auto& c = v.runs[i];
     fmt::print("{:<44} {:<36} {:>12.4g} {:>12.4g} {:>+7.1f}%  {}{}{}\n", r.label, chosen_settings(c.prediction.plan),
                r.value, c.predicted, c.error * 100, metric_unit(r.metric),
                r.metric == megatron::PublishedMetric::TflopsPerGpu ? ", " : "",
                r.metric == megatron::PublishedMetric::TflopsPerGpu ? flop_count_name(r.flop_count) : "");
   }
-  if (v.priced > 0)
-    fmt::print("{} runs priced, {} left out: mean absolute error {:.2f}%, largest {:.2f}% ({})\n", v.priced,
-               runs.size() - v.priced, v.mean_abs_error * 100, v.max_abs_error * 100, runs[v.worst].label);
-  else
-    fmt::print("no run priced, {} left out\n", runs.size());
+  fmt::print("{} runs priced: mean absolute error {:.2f}%, largest {:.2f}% ({})\n", v.priced, v.mean_abs_error * 100,
+             v.max_abs_error * 100, runs[v.worst].label);
 }
 
 nlohmann::json published_json(const std::vector<megatron::PublishedRun>& runs, const megatron::PublishedValidation& v) {
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < runs.size(); ++i) {
     nlohmann::json row{{"label", runs[i].label}, {"published", runs[i].value}, {"unit", metric_unit(runs[i].metric)}};
-    if (v.runs[i].priced) {
-      row["predicted"] = v.runs[i].predicted;
-      row["error"] = v.runs[i].error;
-      row["prediction"] = io::to_json(v.runs[i].prediction);
-    } else {
-      row["left_out_because"] = runs[i].left_out_because;
-    }
+    row["predicted"] = v.runs[i].predicted;
+    row["error"] = v.runs[i].error;
+    row["prediction"] = io::to_json(v.runs[i].prediction);
     rows.push_back(row);
   }
-  nlohmann::json out{{"runs", rows}, {"priced", v.priced}, {"left_out", runs.size() - v.priced}};
-  if (v.priced > 0) {
-    out["mean_abs_error"] = v.mean_abs_error;
-    out["max_abs_error"] = v.max_abs_error;
-    out["worst"] = runs[v.worst].label;
-  }
-  return out;
+  return nlohmann::json{{"runs", rows},
+                        {"priced", v.priced},
+                        {"mean_abs_error", v.mean_abs_error},
+                        {"max_abs_error", v.max_abs_error},
+                        {"worst", runs[v.worst].label}};
 }
 
 void validate_published(const ValidateOptions& o) {
@@ -115,9 +102,8 @@ void validate_published(const ValidateOptions& o) {
   if (o.fit) {
     const hw::System fitted = megatron::fit_gpu_on_published(runs);
     const hw::Gpu& gpu = hw::gpu_of(fitted);
-    std::cerr << fmt::format(
-        "fitted on the priced runs: tensor_efficiency {:.2f}, memory_efficiency {:.2f}, kernel_launch_s {:.1f}e-6\n",
-        gpu.tensor_efficiency, gpu.memory_efficiency, gpu.kernel_launch_s * 1e6);
+    std::cerr << fmt::format("fitted on {} runs: sustained_clock_share {:.2f}\n", runs.size(),
+                             gpu.sustained_clock_share);
     for (auto& r : runs)
       if (r.system.name == fitted.name) r.system = fitted;
     write_fitted_system(o, fitted);
@@ -182,7 +168,8 @@ void print_kernels(const std::vector<megatron::KernelMeasurement>& kernels, cons
   for (const auto& c : v.classes)
     fmt::print("{}: {} kernels, mean absolute error {:.2f}%, mean {:+.2f}%, largest {:.2f}% (line {})\n", c.name,
                c.count, c.mean_abs_error * 100, c.mean_error * 100, c.max_abs_error * 100, kernels[c.worst].line);
-  fmt::print("{} rows left out (FP8 GEMMs, other attention libraries, launch probes)\n", v.left_out);
+  fmt::print("{} rows left out (other attention libraries, launch probes, FP8 GEMMs on a GPU without FP8)\n",
+             v.left_out);
 }
 
 nlohmann::json kernels_json(const std::vector<megatron::KernelMeasurement>& kernels,
@@ -217,7 +204,7 @@ void validate_kernels(const ValidateOptions& o) {
     if (megatron::check_kernels(kernels, gpu, o.attention_backend).classes.empty())
       throw InputError(
           fmt::format("validate --kernels --fit: {} has no kernel phaze prices (BF16 GEMMs, {} attention, "
-                      "streaming kernels)",
+                      "streaming kernels, FP8 GEMMs)",
                       o.file, o.attention_backend));
     gpu = megatron::fit_gpu_kernels(kernels, gpu, o.attention_backend);
     gpu.software_fitted_on = gpu.generation;
@@ -226,9 +213,11 @@ void validate_kernels(const ValidateOptions& o) {
     write_fitted_system(o, fitted);
     std::cerr << fmt::format(
         "fitted on {} kernels: tensor_efficiency {:.2f}, tile_overhead_s {:.1f}e-6, kernel_launch_s {:.1f}e-6, "
-        "attention_forward_efficiency {:.2f}, attention_backward_efficiency {:.2f}, memory_efficiency {:.2f}\n",
+        "attention_forward_efficiency {:.2f}, attention_backward_efficiency {:.2f}, memory_efficiency {:.2f}, "
+        "fp8_tensor_efficiency {:.2f}\n",
         kernels.size(), gpu.tensor_efficiency, gpu.tile_overhead_s * 1e6, gpu.kernel_launch_s * 1e6,
-        gpu.attention_forward_efficiency, gpu.attention_backward_efficiency, gpu.memory_efficiency);
+        gpu.attention_forward_efficiency, gpu.attention_backward_efficiency, gpu.memory_efficiency,
+        gpu.fp8_tensor_efficiency);
   }
   const megatron::KernelValidation v = megatron::check_kernels(kernels, gpu, o.attention_backend);
   if (o.json) {

@@ -27,24 +27,38 @@ double sm_rate(const hw::Gpu& gpu, double efficiency) {
   return gpu.tensor_flop_per_clock_per_sm * gpu.tensor_clock_hz * efficiency;
 }
 
-}  // namespace
-
-double gpu_gemm_s(const hw::Gpu& gpu, const model::Gemm& g, int64_t element_bytes) {
+/// A GEMM on a tensor rate of `flop_per_clock_per_sm` at `efficiency`, its operands of `operand_bytes` and
+/// its result of `result_bytes` bytes per element.
+double tiled_gemm_s(const hw::Gpu& gpu, const model::Gemm& g, double flop_per_clock_per_sm, double efficiency,
+                    double operand_bytes, double result_bytes) {
   if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.batch <= 0) return 0;
   const double m = static_cast<double>(g.m), n = static_cast<double>(g.n), k = static_cast<double>(g.k);
   const double batch = static_cast<double>(g.batch);
   // Each operand and the result cross HBM once (the L2 holds the panels that tiles of one wave share).
-  const double traffic = batch * (m * k + k * n + m * n) * static_cast<double>(element_bytes);
+  const double traffic = operand_bytes == result_bytes
+                             ? batch * (m * k + k * n + m * n) * operand_bytes
+                             : batch * ((m * k + k * n) * operand_bytes + m * n * result_bytes);
+  const double sm_flop_per_s = flop_per_clock_per_sm * gpu.tensor_clock_hz * efficiency;
   double best = std::numeric_limits<double>::infinity();
   for (const auto& [rows, cols] : kTiles) {
     const double tiles = ceil_div(m, static_cast<double>(rows)) * ceil_div(n, static_cast<double>(cols)) * batch;
     const double waves = ceil_div(tiles, static_cast<double>(gpu.sms));
     const double tile_s =
-        2.0 * static_cast<double>(rows) * static_cast<double>(cols) * k / sm_rate(gpu, gpu.tensor_efficiency) +
-        gpu.tile_overhead_s;
+        2.0 * static_cast<double>(rows) * static_cast<double>(cols) * k / sm_flop_per_s + gpu.tile_overhead_s;
     best = std::min(best, waves * tile_s);
   }
   return std::max({best, hbm_s(gpu, traffic), gpu.kernel_launch_s});
+}
+
+}  // namespace
+
+double gpu_gemm_s(const hw::Gpu& gpu, const model::Gemm& g, int64_t element_bytes) {
+  const auto bytes = static_cast<double>(element_bytes);
+  return tiled_gemm_s(gpu, g, gpu.tensor_flop_per_clock_per_sm, gpu.tensor_efficiency, bytes, bytes);
+}
+
+double gpu_fp8_gemm_s(const hw::Gpu& gpu, const model::Gemm& g) {
+  return tiled_gemm_s(gpu, g, gpu.fp8_flop_per_clock_per_sm, gpu.fp8_tensor_efficiency, 1, 2);
 }
 
 double gpu_stream_s(const hw::Gpu& gpu, double bytes) {

@@ -16,8 +16,12 @@
 
 namespace phaze::cost {
 
-/// One GEMM kernel (its G products) with `element_bytes`-byte operands.
+/// One GEMM kernel (its G products) with `element_bytes`-byte operands and result.
 double gpu_gemm_s(const hw::Gpu& gpu, const model::Gemm& gemm, int64_t element_bytes);
+
+/// One FP8 GEMM kernel (Transformer Engine's: 1-byte operands, a 16-bit result) at the GPU's FP8 tensor rate
+/// and FP8 efficiency, tiled as gpu_gemm_s. The GPU must have FP8 tensor cores.
+double gpu_fp8_gemm_s(const hw::Gpu& gpu, const model::Gemm& gemm);
 
 /// One streaming kernel that reads and writes `bytes` bytes of HBM in all.
 double gpu_stream_s(const hw::Gpu& gpu, double bytes);

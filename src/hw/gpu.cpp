@@ -45,8 +45,10 @@ Gpu with_ampere_software(Gpu g) {
   return g;
 }
 
-/// Hopper's software figures (`phaze validate --kernels --fit` on bench/gpu/results/h100-sxm/kernels.csv:
-/// BF16 GEMMs of the seed models' layers, cuDNN fused attention, streaming kernels, on one H100 SXM5).
+/// Hopper's software figures: the kernel figures by `phaze validate --kernels --fit` on
+/// bench/gpu/results/h100-sxm/kernels.csv (BF16 and FP8 GEMMs of the seed models' layers, cuDNN fused
+/// attention, streaming kernels, on one H100 SXM5), then the sustained clock share by `phaze validate --fit`
+/// on tests/data/calibration/nemo_bridge_h100.json (NeMo's and Megatron-Bridge's published H100 runs).
 Gpu with_hopper_software(Gpu g) {
   g.tensor_efficiency = 0.8;
   g.memory_efficiency = 0.9;
@@ -54,6 +56,8 @@ Gpu with_hopper_software(Gpu g) {
   g.tile_overhead_s = 3.9e-6;
   g.attention_forward_efficiency = 0.7;
   g.attention_backward_efficiency = 0.59;
+  g.fp8_tensor_efficiency = 0.77;
+  g.sustained_clock_share = 0.85;
   g.software_fitted_on = "hopper";
   return g;
 }
@@ -69,8 +73,23 @@ double peak_tensor_flop_per_s(const Gpu& g) {
   return static_cast<double>(g.sms) * g.tensor_flop_per_clock_per_sm * g.tensor_clock_hz;
 }
 
-double mfu_ceiling(const Gpu& g) {
-  return std::max({g.tensor_efficiency, g.attention_forward_efficiency, g.attention_backward_efficiency});
+Gpu as_sustained(const Gpu& g) {
+  Gpu out = g;
+  for (double Gpu::*f : {&Gpu::tensor_efficiency, &Gpu::fp8_tensor_efficiency, &Gpu::attention_forward_efficiency,
+                         &Gpu::attention_backward_efficiency})
+    out.*f *= g.sustained_clock_share;
+  return out;
+}
+
+double peak_fp8_flop_per_s(const Gpu& g) {
+  return static_cast<double>(g.sms) * g.fp8_flop_per_clock_per_sm * g.tensor_clock_hz;
+}
+
+double mfu_ceiling(const Gpu& g, bool fp8) {
+  const double sixteen_bit =
+      std::max({g.tensor_efficiency, g.attention_forward_efficiency, g.attention_backward_efficiency});
+  if (!fp8) return sixteen_bit;
+  return std::max(sixteen_bit, g.fp8_tensor_efficiency * peak_fp8_flop_per_s(g) / peak_tensor_flop_per_s(g));
 }
 
 void validate(const Gpu& g, const std::string& source) {
@@ -83,7 +102,13 @@ void validate(const Gpu& g, const std::string& source) {
                               std::pair{g.shared_memory_per_sm_bytes, "shared_memory_per_sm_bytes"}})
     if (value < 1 || value > gpu_limits::kBytes)
       throw InputError(fmt::format("{}: {} = {} must be in [1, {}]", source, field, value, gpu_limits::kBytes));
+  if (!std::isfinite(g.fp8_flop_per_clock_per_sm) || g.fp8_flop_per_clock_per_sm < 0 ||
+      g.fp8_flop_per_clock_per_sm > gpu_limits::kFlopPerClock)
+    throw InputError(fmt::format("{}: fp8_flop_per_clock_per_sm = {} must be in [0, {:g}]", source,
+                                 g.fp8_flop_per_clock_per_sm, gpu_limits::kFlopPerClock));
   check_positive(g.tensor_efficiency, 1, source, "tensor_efficiency");
+  check_positive(g.fp8_tensor_efficiency, 1, source, "fp8_tensor_efficiency");
+  check_positive(g.sustained_clock_share, 1, source, "sustained_clock_share");
   check_positive(g.memory_efficiency, 1, source, "memory_efficiency");
   check_positive(g.attention_forward_efficiency, 1, source, "attention_forward_efficiency");
   check_positive(g.attention_backward_efficiency, 1, source, "attention_backward_efficiency");
@@ -126,6 +151,7 @@ Gpu h100_sxm() {
   g.name = "h100-sxm";
   g.sms = 132;                            // of 144 on the die
   g.tensor_flop_per_clock_per_sm = 4096;  // 4 tensor cores × 512 FP16 FMA
+  g.fp8_flop_per_clock_per_sm = 8192;     // twice the FP16 rate: 1,979 TFLOP/s dense
   g.tensor_clock_hz = 1.83e9;             // 132 × 4096 × 1.83 GHz = 989.4 TFLOP/s dense
   g.hbm_bytes = 80ll << 30;
   g.hbm_bandwidth = 3.35e12;

@@ -19,9 +19,11 @@ struct Gpu {
   int64_t sms = 108;                           ///< streaming multiprocessors enabled on the part
   double tensor_flop_per_clock_per_sm = 2048;  ///< dense FP16/BF16 tensor-core FLOP per clock per SM
   double tensor_clock_hz = 1.41e9;             ///< clock at which the published dense tensor peak holds
-  int64_t hbm_bytes = 40ll << 30;              ///< HBM capacity
-  double hbm_bandwidth = 1.555e12;             ///< bytes/s
-  int64_t l2_bytes = 40ll << 20;               ///< L2 cache
+  /// Dense FP8 tensor-core FLOP per clock per SM; 0 where the tensor cores have no FP8 (Ampere).
+  double fp8_flop_per_clock_per_sm = 0;
+  int64_t hbm_bytes = 40ll << 30;   ///< HBM capacity
+  double hbm_bandwidth = 1.555e12;  ///< bytes/s
+  int64_t l2_bytes = 40ll << 20;    ///< L2 cache
   int64_t shared_memory_per_sm_bytes = 164ll << 10;
   /// HBM a training process cannot use for tensors: what the driver keeps back from CUDA, the CUDA
   /// context, cuBLAS's and cuDNN's handles and workspaces (bytes; measured, docs/gpu.md "Memory").
@@ -31,6 +33,8 @@ struct Gpu {
   /// The caching allocator's reserve beyond the bytes its tensors occupy at the peak, as a fraction of them.
   double allocator_overhead = 0;
   double tensor_efficiency = 1;  ///< fraction of the tensor rate a GEMM's main loop sustains, in (0, 1]
+  /// Fraction of the FP8 tensor rate an FP8 GEMM's main loop sustains, in (0, 1].
+  double fp8_tensor_efficiency = 1;
   double memory_efficiency = 1;  ///< fraction of the HBM bandwidth a streaming kernel sustains, in (0, 1]
   double kernel_launch_s = 0;    ///< fixed seconds per kernel (launch, dispatch, tail), ≥ 0
   /// Fixed seconds each output tile of a GEMM or fused-attention kernel adds to its main loop (filling
@@ -40,6 +44,11 @@ struct Gpu {
   /// in (0, 1] (their softmax and rescaling share the SM with the products).
   double attention_forward_efficiency = 1;
   double attention_backward_efficiency = 1;
+  /// Fraction of its benchmarked tensor-core rate a GPU holds through a training run (clocks under
+  /// sustained power draw, kernels sharing the GPU with communication), in (0, 1]: every GEMM and
+  /// fused-attention main loop of an iteration runs at this share of what the kernel figures above give.
+  /// Fitted on whole iterations only (docs/gpu.md, "Calibration"); 1 where the figures above were.
+  double sustained_clock_share = 1;
   std::string generation = "ampere";  ///< the architecture: ampere, hopper, ...; "" when a file does not say
   /// The generation whose measurements the software figures were fitted on; "" when a file gives them. A
   /// prediction says so when it is not the GPU's own generation.
@@ -51,10 +60,18 @@ struct Gpu {
 /// Dense FP16 tensor-core peak of the whole GPU in FLOP/s: sms · FLOP/clock/SM · clock.
 double peak_tensor_flop_per_s(const Gpu& gpu);
 
-/// The largest share of the peak any prediction on the GPU can reach (docs/gpu.md, "Kernels"): no kernel
-/// runs its FLOPs faster than its main loop's efficiency, so neither a run's MFU nor its TFLOP/s per GPU
-/// over the peak exceeds the largest of the GEMM and fused-attention efficiencies.
-double mfu_ceiling(const Gpu& gpu);
+/// The GPU as an iteration runs it: its GEMM and fused-attention efficiencies times its sustained clock
+/// share. Kernels measured one at a time are priced on the GPU itself.
+Gpu as_sustained(const Gpu& gpu);
+
+/// Dense FP8 tensor-core peak of the whole GPU in FLOP/s (0 without FP8 tensor cores).
+double peak_fp8_flop_per_s(const Gpu& gpu);
+
+/// The largest share of the dense 16-bit peak any prediction on the GPU can reach (docs/gpu.md, "Kernels"):
+/// no kernel runs its FLOPs faster than its main loop's efficiency, so neither a run's MFU nor its TFLOP/s
+/// per GPU over the peak exceeds the largest of the GEMM and fused-attention efficiencies; with `fp8`, nor
+/// the FP8 GEMMs' efficiency times the FP8 peak over the 16-bit one.
+double mfu_ceiling(const Gpu& gpu, bool fp8 = false);
 
 /// Largest accepted values of a GPU description (docs/limits.md).
 namespace gpu_limits {

@@ -22,6 +22,7 @@ Gpu gpu_from_json(const json& j, const std::string& source) {
           "sms",
           "tensor_flop_per_clock_per_sm",
           "tensor_clock_hz",
+          "fp8_flop_per_clock_per_sm",
           "hbm_bytes",
           "hbm_gib",
           "hbm_bandwidth",
@@ -31,6 +32,8 @@ Gpu gpu_from_json(const json& j, const std::string& source) {
           "communicator_memory_bytes",
           "allocator_overhead",
           "tensor_efficiency",
+          "fp8_tensor_efficiency",
+          "sustained_clock_share",
           "memory_efficiency",
           "kernel_launch_s",
           "tile_overhead_s",
@@ -51,6 +54,8 @@ Gpu gpu_from_json(const json& j, const std::string& source) {
   g.tensor_flop_per_clock_per_sm =
       f.number_in("tensor_flop_per_clock_per_sm", g.tensor_flop_per_clock_per_sm, 0, gpu_limits::kFlopPerClock, true);
   g.tensor_clock_hz = f.number_in("tensor_clock_hz", g.tensor_clock_hz, 0, gpu_limits::kClockHz, true);
+  g.fp8_flop_per_clock_per_sm =
+      f.number_in("fp8_flop_per_clock_per_sm", g.fp8_flop_per_clock_per_sm, 0, gpu_limits::kFlopPerClock, false);
   g.hbm_bytes = f.bytes_or_units("hbm_bytes", "hbm_gib", int64_t{1} << 30, g.hbm_bytes, false, gpu_limits::kBytes);
   g.hbm_bandwidth = f.number_in("hbm_bandwidth", g.hbm_bandwidth, 0, gpu_limits::kBandwidth, true);
   g.l2_bytes = f.bytes("l2_bytes", g.l2_bytes, false, gpu_limits::kBytes);
@@ -61,6 +66,8 @@ Gpu gpu_from_json(const json& j, const std::string& source) {
       f.bytes("communicator_memory_bytes", g.communicator_memory_bytes, true, gpu_limits::kBytes);
   g.allocator_overhead = f.number_in("allocator_overhead", g.allocator_overhead, 0, 1, false);
   g.tensor_efficiency = f.number_in("tensor_efficiency", g.tensor_efficiency, 0, 1, true);
+  g.fp8_tensor_efficiency = f.number_in("fp8_tensor_efficiency", g.fp8_tensor_efficiency, 0, 1, true);
+  g.sustained_clock_share = f.number_in("sustained_clock_share", g.sustained_clock_share, 0, 1, true);
   g.memory_efficiency = f.number_in("memory_efficiency", g.memory_efficiency, 0, 1, true);
   g.kernel_launch_s = f.number_in("kernel_launch_s", g.kernel_launch_s, 0, gpu_limits::kLaunchS, false);
   g.tile_overhead_s = f.number_in("tile_overhead_s", g.tile_overhead_s, 0, gpu_limits::kLaunchS, false);
@@ -71,8 +78,9 @@ Gpu gpu_from_json(const json& j, const std::string& source) {
   g.generation = f.text("generation", g.generation);
   // Software figures of the file's own are fitted on nothing phaze knows, unless the file says.
   bool own_software = false;
-  for (const char* key : {"tensor_efficiency", "memory_efficiency", "kernel_launch_s", "tile_overhead_s",
-                          "attention_forward_efficiency", "attention_backward_efficiency"})
+  for (const char* key :
+       {"tensor_efficiency", "fp8_tensor_efficiency", "sustained_clock_share", "memory_efficiency", "kernel_launch_s",
+        "tile_overhead_s", "attention_forward_efficiency", "attention_backward_efficiency"})
     own_software = own_software || j.contains(key);
   g.software_fitted_on = f.text("software_fitted_on", own_software ? "" : g.software_fitted_on);
   validate(g, source);
@@ -86,6 +94,7 @@ json to_json(const Gpu& g) {
               {"tensor_flop_per_clock_per_sm", g.tensor_flop_per_clock_per_sm},
               {"tensor_clock_hz", g.tensor_clock_hz},
               {"peak_tensor_flop_per_s", peak_tensor_flop_per_s(g)},
+              {"fp8_flop_per_clock_per_sm", g.fp8_flop_per_clock_per_sm},
               {"hbm_bytes", g.hbm_bytes},
               {"hbm_bandwidth", g.hbm_bandwidth},
               {"l2_bytes", g.l2_bytes},
@@ -94,6 +103,8 @@ json to_json(const Gpu& g) {
               {"communicator_memory_bytes", g.communicator_memory_bytes},
               {"allocator_overhead", g.allocator_overhead},
               {"tensor_efficiency", g.tensor_efficiency},
+              {"fp8_tensor_efficiency", g.fp8_tensor_efficiency},
+              {"sustained_clock_share", g.sustained_clock_share},
               {"memory_efficiency", g.memory_efficiency},
               {"kernel_launch_s", g.kernel_launch_s},
               {"tile_overhead_s", g.tile_overhead_s},

@@ -92,7 +92,7 @@ megatron::MeasuredRun parse_row(const CsvRow& r, ModelCache& models) {
   p.sequence_parallel = r.flag("sequence parallel");
   if (auto recompute = r.text("recompute"))
     p.recompute = megatron::parse_recompute(*recompute, fmt::format("{}: column 'recompute'", r.where()));
-  p.distributed_optimizer = r.flag("distributed optimizer");
+  p.zero = r.flag("distributed optimizer") ? 1 : 0;
   p.overlap_dp = r.flag("dp overlap");
   p.flash_attention = r.flag("flash attention");
   const int64_t gpus = r.integer("# GPUs", 0, megatron::plan_limits::kGpus);

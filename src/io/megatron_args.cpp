@@ -31,6 +31,9 @@ const std::set<std::string> kModelledSwitches = {
     "--fp16",
     "--use-flash-attn",
     "--use-rotary-position-embeddings",
+    "--fp8-param-gather",
+    "--grad-reduce-in-bf16",
+    "--use-megatron-fsdp",
 };
 
 /// Flags with a value that phaze reads.
@@ -61,6 +64,9 @@ const std::set<std::string> kModelledValues = {
     "--recompute-method",
     "--attention-backend",
     "--fp8-format",
+    "--fp8-recipe",
+    "--cp-comm-type",
+    "--data-parallel-sharding-strategy",
 };
 
 /// The flags of the command line, each with its value ("" for a switch); later ones replace earlier ones,
@@ -122,11 +128,8 @@ Flags read_flags(const std::vector<std::string>& args) {
 
 /// Refuses what would change the answer but is not modelled yet.
 void refuse_unmodelled(const Flags& f) {
-  if (f.integer("--context-parallel-size", 1, megatron::plan_limits::kGpus) > 1)
-    throw InputError("Megatron-LM arguments: --context-parallel-size > 1: context parallelism is not modelled yet");
-  if (f.has("--fp8-format"))
-    throw InputError(fmt::format("Megatron-LM arguments: --fp8-format {}: FP8 training is not modelled yet",
-                                 *f.value("--fp8-format")));
+  if (const auto format = f.value("--fp8-format"); format && *format != "hybrid" && *format != "e4m3")
+    throw InputError(fmt::format("Megatron-LM arguments: --fp8-format {}: hybrid or e4m3", *format));
   if (!f.has("--bf16") && !f.has("--fp16"))
     throw InputError("Megatron-LM arguments: neither --bf16 nor --fp16: FP32 training is not modelled");
   if (f.has("--bf16") && f.has("--fp16"))
@@ -189,11 +192,12 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
   p.seq = spec.default_seq;
   p.tp = f.integer("--tensor-model-parallel-size", 1, model::limits::kTensorParallel);
   p.pp = f.integer("--pipeline-model-parallel-size", 1, model::limits::kLayers);
-  const int64_t model_parallel = p.tp * p.pp;
+  p.cp = f.integer("--context-parallel-size", 1, megatron::plan_limits::kContextParallel);
+  const int64_t model_parallel = p.tp * p.cp * p.pp;
   if (gpus == 0) gpus = model_parallel;
   if (gpus % model_parallel != 0)
     throw InputError(
-        fmt::format("--gpus = {} must be a multiple of the tensor × pipeline size {}", gpus, model_parallel));
+        fmt::format("--gpus = {} must be a multiple of the tensor × context × pipeline size {}", gpus, model_parallel));
   p.dp = gpus / model_parallel;
   p.micro_batch = f.integer("--micro-batch-size", 1, model::limits::kMicroBatch);
   p.global_batch = f.integer("--global-batch-size", p.micro_batch * p.dp, megatron::plan_limits::kGlobalBatch);
@@ -228,7 +232,23 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
     throw InputError(fmt::format("--attention-backend {}: auto, flash, fused, unfused or local", backend));
   // Transformer Engine's fused or flash kernels unless the unfused path is asked for.
   p.flash_attention = f.has("--use-flash-attn") || (backend != "unfused" && backend != "local");
-  p.distributed_optimizer = f.has("--use-distributed-optimizer");
+  p.zero = f.has("--use-distributed-optimizer") ? 1 : 0;
+  if (f.has("--use-megatron-fsdp")) {
+    // Megatron-FSDP's sharding strategies are ZeRO's stages (its docs/megatron_fsdp.md).
+    const std::string strategy = f.value("--data-parallel-sharding-strategy").value_or("no_shard");
+    const std::map<std::string, int64_t> stages = {
+        {"no_shard", 0}, {"optim", 1}, {"optim_grads", 2}, {"optim_grads_params", 3}};
+    const auto at = stages.find(strategy);
+    if (at == stages.end())
+      throw InputError(fmt::format(
+          "--data-parallel-sharding-strategy {}: no_shard, optim, optim_grads or optim_grads_params", strategy));
+    p.zero = at->second;
+  }
+  p.fp8 = f.has("--fp8-format");
+  p.bf16_gradients = p.bf16 && f.has("--grad-reduce-in-bf16");
+  if (const auto recipe = f.value("--fp8-recipe")) p.fp8_recipe = megatron::parse_fp8_recipe(*recipe, "--fp8-recipe");
+  p.fp8_param_gather = f.has("--fp8-param-gather");
+  if (const auto comm = f.value("--cp-comm-type")) p.cp_comm = megatron::parse_cp_comm(*comm, "--cp-comm-type");
   p.overlap_dp = f.has("--overlap-grad-reduce");
   p.overlap_param_gather = f.has("--overlap-param-gather");
   p.tp_comm_overlap = f.has("--tp-comm-overlap");

@@ -6,6 +6,7 @@ using nlohmann::json;
 
 json to_json(const megatron::TrainingPlan& p) {
   return json{{"tp", p.tp},
+              {"cp", p.cp},
               {"pp", p.pp},
               {"dp", p.dp},
               {"vp", p.vp},
@@ -17,12 +18,21 @@ json to_json(const megatron::TrainingPlan& p) {
               {"seq", p.seq},
               {"sequence_parallel", p.sequence_parallel},
               {"recompute", megatron::to_string(p.recompute)},
-              {"distributed_optimizer", p.distributed_optimizer},
+              {"distributed_optimizer", p.distributed_optimizer()},
+              {"zero", p.zero},
+              {"zero_group", p.zero_group},
+              {"cp_comm_type", megatron::to_string(p.cp_comm)},
               {"overlap_dp", p.overlap_dp},
               {"overlap_param_gather", p.overlap_param_gather},
               {"tp_comm_overlap", p.tp_comm_overlap},
               {"flash_attention", p.flash_attention},
               {"bf16", p.bf16},
+              {"precision", p.fp8    ? "fp8"
+                            : p.bf16 ? "bf16"
+                                     : "fp16"},
+              {"bf16_gradients", p.bf16_gradients},
+              {"fp8_recipe", megatron::to_string(p.fp8_recipe)},
+              {"fp8_param_gather", p.fp8_param_gather},
               {"memory_reserve_bytes", p.memory_reserve_bytes}};
 }
 
@@ -37,6 +47,7 @@ json to_json(const megatron::StepPrediction& r) {
                 {"backward_s", t.backward_s},
                 {"recompute_s", t.recompute_s},
                 {"tp_comm_s", t.tp_comm_s},
+                {"cp_comm_s", t.cp_comm_s},
                 {"pp_comm_s", t.pp_comm_s},
                 {"bubble_s", t.bubble_s},
                 {"dp_comm_s", t.dp_comm_s},

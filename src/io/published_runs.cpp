@@ -95,6 +95,12 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
           "recompute",
           "sequence_parallel",
           "distributed_optimizer",
+          "zero",
+          "zero_group",
+          "fp8_recipe",
+          "grad_reduce_in_fp32",
+          "fp8_param_gather",
+          "cp_comm_type",
           "overlap_grad_reduce",
           "overlap_param_gather",
           "tp_comm_overlap",
@@ -124,11 +130,14 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   hw::gpu_of(run.system);  // a GPU system, or an error naming it
   run.plan = megatron::current_practice();
   megatron::TrainingPlan& p = run.plan;
+  // The run trained: what fits is a question of memory, not of a planner's headroom.
+  p.memory_reserve_bytes = 0;
   const int64_t gpus = f.count("gpus", megatron::plan_limits::kGpus);
   p.global_batch = f.count("global_batch", megatron::plan_limits::kGlobalBatch);
   p.tp = f.integer_in("tp", 1, 1, model::limits::kTensorParallel);
   p.pp = f.integer_in("pp", 1, 1, model::limits::kLayers);
-  const int64_t cp = f.integer_in("cp", 1, 1, megatron::plan_limits::kGpus);
+  const int64_t cp = f.integer_in("cp", 1, 1, megatron::plan_limits::kContextParallel);
+  p.cp = cp;
   if (gpus % (p.tp * p.pp * cp) != 0)
     throw f.bad("gpus", fmt::format("a multiple of tp × pp × cp = {}", p.tp * p.pp * cp));
   p.dp = f.integer_in("dp", gpus / (p.tp * p.pp * cp), 1, megatron::plan_limits::kGpus);
@@ -142,7 +151,9 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   run.free_recompute = !f.has("recompute");
   if (f.has("recompute")) p.recompute = megatron::parse_recompute(f.text("recompute", ""), where + ": recompute");
   p.sequence_parallel = f.flag("sequence_parallel", false);
-  p.distributed_optimizer = f.flag("distributed_optimizer", false);
+  p.zero = f.integer_in("zero", f.flag("distributed_optimizer", false) ? 1 : 0, 0, 3);
+  p.zero_group = f.integer_in("zero_group", 0, 0, megatron::plan_limits::kGpus);
+  if (f.has("cp_comm_type")) p.cp_comm = megatron::parse_cp_comm(f.text("cp_comm_type", ""), where + ": cp_comm_type");
   p.overlap_dp = f.flag("overlap_grad_reduce", false);
   p.overlap_param_gather = f.flag("overlap_param_gather", false);
   p.tp_comm_overlap = f.flag("tp_comm_overlap", false);
@@ -152,15 +163,15 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   const std::string precision = f.text("precision", "bf16");
   if (precision != "bf16" && precision != "fp16" && precision != "fp8") throw f.bad("precision", "bf16, fp16 or fp8");
   p.bf16 = precision != "fp16";
+  p.fp8 = precision == "fp8";
+  p.bf16_gradients = p.bf16 && !f.flag("grad_reduce_in_fp32", true);
+  if (f.has("fp8_recipe")) p.fp8_recipe = megatron::parse_fp8_recipe(f.text("fp8_recipe", ""), where + ": fp8_recipe");
+  p.fp8_param_gather = f.flag("fp8_param_gather", false);
   read_published_figure(f, run);
-  if (cp > 1) run.left_out_because = fmt::format("context parallelism {}", cp);
-  if (precision == "fp8") run.left_out_because = "FP8";
-  if (run.left_out_because.empty()) {
-    try {
-      megatron::validate(p, run.spec);
-    } catch (const InputError& e) {
-      throw InputError(fmt::format("{}: {}", where, e.what()));
-    }
+  try {
+    megatron::validate(p, run.spec);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", where, e.what()));
   }
   return run;
 }

@@ -36,14 +36,20 @@ std::string overlapped(const TrainingPlan& plan) {
 
 std::string assumptions_line(const TrainingPlan& plan, const hw::Gpu& gpu) {
   return fmt::format(
-      "assumptions: {} with mixed-precision Adam ({} bytes per parameter), {} attention, {}; memory with {:.2f} GiB "
-      "of driver reserve, CUDA context and libraries, {:.2f} GiB per NCCL communicator, {:.0f} % allocator "
-      "overhead, {:.2f} GiB kept free{}",
-      plan.bf16 ? "BF16 weights, FP32 gradients" : "FP16 weights and gradients",
-      plan.bf16 ? "2 + 4 + 12" : "2 + 2 + 16", plan.flash_attention ? "fused (flash)" : "materialised",
-      overlapped(plan), static_cast<double>(gpu.runtime_memory_bytes) / kGib,
-      static_cast<double>(gpu.communicator_memory_bytes) / kGib, 100 * gpu.allocator_overhead,
-      static_cast<double>(plan.memory_reserve_bytes) / kGib, software_caveat(gpu));
+      "assumptions: {}{} with mixed-precision Adam ({} bytes per parameter), {} attention, {}; memory with {:.2f} "
+      "GiB of driver reserve, CUDA context and libraries, {:.2f} GiB per NCCL communicator, {:.0f} % allocator "
+      "overhead, {:.2f} GiB kept free; model FLOPs count the attention scores a causal model needs (half of "
+      "s²){}",
+      plan.fp8 ? fmt::format("FP8 GEMMs ({} scaling), ", to_string(plan.fp8_recipe)) : "",
+      !plan.bf16            ? "FP16 weights and gradients"
+      : plan.bf16_gradients ? "BF16 weights and gradients"
+                            : "BF16 weights, FP32 gradients",
+      !plan.bf16            ? "2 + 2 + 16"
+      : plan.bf16_gradients ? "2 + 2 + 12"
+                            : "2 + 4 + 12",
+      plan.flash_attention ? "fused (flash)" : "materialised", overlapped(plan),
+      static_cast<double>(gpu.runtime_memory_bytes) / kGib, static_cast<double>(gpu.communicator_memory_bytes) / kGib,
+      100 * gpu.allocator_overhead, static_cast<double>(plan.memory_reserve_bytes) / kGib, software_caveat(gpu));
 }
 
 }  // namespace phaze::megatron

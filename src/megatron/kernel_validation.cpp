@@ -10,13 +10,21 @@ namespace phaze::megatron {
 
 namespace {
 
-constexpr std::array<const char*, 4> kClasses = {"gemm bf16", "attention forward", "attention backward", "stream"};
+constexpr std::array<const char*, 5> kClasses = {"gemm bf16", "attention forward", "attention backward", "stream",
+                                                 "gemm fp8"};
+constexpr size_t kFp8Class = 4;
 constexpr int64_t kBf16Bytes = 2;
 
-/// The class of a row, or -1 when phaze does not price it.
-int class_of(const KernelMeasurement& k, const std::string& attention_backend) {
+bool is_fp8(const std::string& dtype) {
+  return dtype == "e4m3xe4m3" || dtype == "e5m2xe4m3" || dtype == "e4m3xe5m2";
+}
+
+/// The class of a row, or -1 when phaze does not price it (FP8 GEMMs on a GPU without FP8 tensor cores).
+int class_of(const KernelMeasurement& k, const hw::Gpu& gpu, const std::string& attention_backend) {
   switch (k.kind) {
-    case KernelKind::Gemm: return k.dtype == "bf16" ? 0 : -1;
+    case KernelKind::Gemm:
+      if (k.dtype == "bf16") return 0;
+      return is_fp8(k.dtype) && gpu.fp8_flop_per_clock_per_sm > 0 ? static_cast<int>(kFp8Class) : -1;
     case KernelKind::Attention:
       if (k.dtype != "bf16" || k.backend != attention_backend) return -1;
       return k.direction == model::Direction::Forward ? 1 : 2;
@@ -28,7 +36,8 @@ int class_of(const KernelMeasurement& k, const std::string& attention_backend) {
 
 double predicted_s(const KernelMeasurement& k, const hw::Gpu& gpu) {
   switch (k.kind) {
-    case KernelKind::Gemm: return cost::gpu_gemm_s(gpu, k.gemm, kBf16Bytes);
+    case KernelKind::Gemm:
+      return is_fp8(k.dtype) ? cost::gpu_fp8_gemm_s(gpu, k.gemm) : cost::gpu_gemm_s(gpu, k.gemm, kBf16Bytes);
     case KernelKind::Attention:
       return cost::gpu_flash_attention_s(gpu, k.batch_heads, k.seq, k.head_dim, kBf16Bytes, k.direction, k.causal);
     case KernelKind::Stream: return cost::gpu_stream_s(gpu, k.bytes);
@@ -53,8 +62,15 @@ std::vector<FitAxis> kernel_fit_axes() {
 
 double KernelValidation::objective() const {
   double sum = 0;
-  for (const KernelClassSummary& c : classes) sum += c.mean_abs_error;
+  for (const KernelClassSummary& c : classes)
+    if (c.name != kClasses[kFp8Class]) sum += c.mean_abs_error;
   return sum;
+}
+
+double KernelValidation::fp8_objective() const {
+  for (const KernelClassSummary& c : classes)
+    if (c.name == kClasses[kFp8Class]) return c.mean_abs_error;
+  return 0;
 }
 
 KernelValidation check_kernels(const std::vector<KernelMeasurement>& kernels, const hw::Gpu& gpu,
@@ -63,7 +79,7 @@ KernelValidation check_kernels(const std::vector<KernelMeasurement>& kernels, co
   out.rows.resize(kernels.size());
   std::array<KernelClassSummary, kClasses.size()> classes;
   for (size_t i = 0; i < kernels.size(); ++i) {
-    const int c = class_of(kernels[i], attention_backend);
+    const int c = class_of(kernels[i], gpu, attention_backend);
     if (c < 0) {
       ++out.left_out;
       continue;
@@ -96,6 +112,10 @@ hw::Gpu fit_gpu_kernels(const std::vector<KernelMeasurement>& kernels, const hw:
   hw::Gpu fitted = gpu;
   fit_on_grid(fitted, kernel_fit_axes(),
               [&](const hw::Gpu& trial) { return check_kernels(kernels, trial, attention_backend).objective(); });
+  // The FP8 GEMMs share the tile overhead and launch time just fitted; only their efficiency is their own.
+  if (fitted.fp8_flop_per_clock_per_sm > 0)
+    fit_on_grid(fitted, {{&hw::Gpu::fp8_tensor_efficiency, 0.01, 30, 100}},
+                [&](const hw::Gpu& trial) { return check_kernels(kernels, trial, attention_backend).fp8_objective(); });
   return fitted;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <set>
 #include <vector>
 
 #include "cost/collective_time.h"
@@ -44,12 +45,47 @@ struct Pricing {
     return {reduce_scatter + all_gather, (half - reduce_scatter) * kReduceScatterSms / static_cast<double>(gpu.sms)};
   }
 
-  double kernel_s(const Operator& op, bool split_by_sequence) const {
+  /// Whether the operator is one of the layer's FP8 GEMMs under the plan.
+  bool fp8_gemm(const Operator& op, bool transformer) const {
+    return plan.fp8 && transformer && (op.engine == Engine::Tensor || op.engine == Engine::Fused) &&
+           model::runs_in_fp8(op.id);
+  }
+
+  double gemm_s(const Operator& op, bool fp8) const {
+    return fp8 ? cost::gpu_fp8_gemm_s(gpu, *op.gemm) : cost::gpu_gemm_s(gpu, *op.gemm, element_bytes);
+  }
+
+  /// One cast of a 16-bit tensor of `elements` elements to FP8 and its transposed FP8 copy (Hopper's FP8
+  /// GEMMs read only one layout, and the weight gradient needs the other): one read of the 16-bit tensor
+  /// (two with current scaling, which first finds its amax) and two 1-byte writes.
+  double fp8_cast_s(double elements) const {
+    const double reads = plan.fp8_recipe == Fp8Recipe::Tensorwise ? 2 : 1;
+    return cost::gpu_stream_s(gpu, elements * (2 * reads + 2));
+  }
+
+  /// The FP8 casts of a pass: forward, the input of each FP8 GEMM (once when several GEMMs share it);
+  /// backward, the output gradient of each FP8 data-gradient GEMM. The weights are cast once per iteration
+  /// (training_step.h).
+  double fp8_casts_s(const model::OperatorGraph& graph, bool transformer) const {
+    double s = 0;
+    std::set<int> cast_inputs;
+    for (const Operator& op : graph.ops) {
+      if (!fp8_gemm(op, transformer) || op.weight_gradient) continue;
+      // Forward: input M × K. Data gradient (M × K × N of the forward GEMM's M × N × K): dY is M × K.
+      if (graph.direction == model::Direction::Forward && !cast_inputs.insert(model::operator_number(op.id)).second)
+        continue;
+      s += fp8_cast_s(static_cast<double>(op.gemm->m) * static_cast<double>(op.gemm->k) *
+                      static_cast<double>(op.gemm->batch));
+    }
+    return s;
+  }
+
+  double kernel_s(const Operator& op, bool split_by_sequence, bool fp8) const {
     switch (op.engine) {
-      case Engine::Tensor: return cost::gpu_gemm_s(gpu, *op.gemm, element_bytes);
+      case Engine::Tensor: return gemm_s(op, fp8);
       case Engine::Fused: {
         const double out = static_cast<double>(op.gemm->m) * op.gemm->n * op.gemm->batch * element_bytes;
-        return cost::gpu_gemm_s(gpu, *op.gemm, element_bytes) + cost::gpu_stream_s(gpu, 2 * out);
+        return gemm_s(op, fp8) + cost::gpu_stream_s(gpu, 2 * out);
       }
       case Engine::Vector: {
         double bytes = static_cast<double>(op.read_bytes + op.write_bytes);
@@ -68,9 +104,10 @@ struct Pricing {
     out.reserve(graph.ops.size());
     for (const Operator& op : graph.ops) {
       const bool skipped = op.engine == Engine::Comm || (flash && transformer && model::in_attention_core(op.id));
-      out.push_back(skipped ? 0
-                            : kernel_s(op, plan.sequence_parallel && transformer &&
-                                               model::outside_tensor_parallel_region(op.id)));
+      out.push_back(
+          skipped ? 0
+                  : kernel_s(op, plan.sequence_parallel && transformer && model::outside_tensor_parallel_region(op.id),
+                             fp8_gemm(op, transformer)));
     }
     return out;
   }
@@ -114,17 +151,61 @@ struct Pricing {
       if (transformer && model::in_attention_core(op.id)) t.attention_core_s += times[i];
     }
     if (flash) {
-      const double s =
-          cost::gpu_flash_attention_s(gpu, plan.micro_batch * (spec.heads / plan.tp), plan.seq, spec.head_dim(),
-                                      element_bytes, graph.direction, spec.causal(), spec.sliding_window);
-      t.compute_s += s;
-      t.attention_core_s += s;
+      const int64_t batch_heads = plan.micro_batch * (spec.heads / plan.tp);
+      if (plan.cp > 1) {
+        // One rank's keys and values: b · (s/c) tokens × 2 · (key/value heads / t) · head size, 16-bit.
+        const double kv_bytes = 2.0 * static_cast<double>(plan.micro_batch) * static_cast<double>(plan.local_seq()) *
+                                static_cast<double>(spec.kv_heads / plan.tp) * static_cast<double>(spec.head_dim()) *
+                                static_cast<double>(element_bytes);
+        const ContextAttention a = context_parallel_attention_s(gpu, network, plan, batch_heads, spec.head_dim(),
+                                                                kv_bytes, graph.direction, spec.causal());
+        t.compute_s += a.compute_s;
+        t.attention_core_s += a.compute_s;
+        t.cp_comm_s += a.exposed_comm_s;
+      } else {
+        const double s = cost::gpu_flash_attention_s(gpu, batch_heads, plan.seq, spec.head_dim(), element_bytes,
+                                                     graph.direction, spec.causal(), spec.sliding_window);
+        t.compute_s += s;
+        t.attention_core_s += s;
+      }
     }
+    if (plan.fp8 && transformer) t.compute_s += fp8_casts_s(graph, transformer);
     return t;
   }
 };
 
 }  // namespace
+
+ContextAttention context_parallel_attention_s(const hw::Gpu& gpu, const hw::Network& network, const TrainingPlan& plan,
+                                              int64_t batch_heads, int64_t head_dim, double kv_bytes,
+                                              model::Direction direction, bool causal) {
+  constexpr int64_t kBytes = 2;
+  const int64_t local = plan.local_seq();
+  const double c = static_cast<double>(plan.cp);
+  const bool forward = direction == model::Direction::Forward;
+  // Causal: step 0 over the rank's own tokens, each later step half of an unmasked (s/c)² block.
+  // Bidirectional: every step an unmasked (s/c)² block.
+  const double block_s = cost::gpu_flash_attention_s(gpu, batch_heads, local, head_dim, kBytes, direction, false);
+  const double diagonal_s =
+      causal ? cost::gpu_flash_attention_s(gpu, batch_heads, local, head_dim, kBytes, direction, true) : block_s;
+  const double half_block_s = causal ? std::max(gpu.kernel_launch_s, block_s / 2) : block_s;
+  ContextAttention out;
+  out.compute_s = diagonal_s + (c - 1) * half_block_s;
+  const cost::DeviceGroup group{plan.cp, plan.tp};
+  if (plan.cp_comm == CpComm::AllGather) {
+    // Forward: gather every rank's keys and values; backward: gather them again and reduce-scatter their
+    // gradients.
+    const double gather_s = cost::reduce_scatter_s(network, group, c * kv_bytes);
+    out.exposed_comm_s = forward ? gather_s : 2 * gather_s;
+    return out;
+  }
+  // The backward pass sends the keys and values with their gradients: twice the bytes per step.
+  const double step_s = cost::transfer_s(cost::group_link(network, group), forward ? kv_bytes : 2 * kv_bytes);
+  // Step i's transfer overlaps step i − 1's block: the first behind the diagonal, the others behind a half
+  // block.
+  out.exposed_comm_s = std::max(0.0, step_s - diagonal_s) + (c - 2) * std::max(0.0, step_s - half_block_s);
+  return out;
+}
 
 LayerTime gpu_layer_time(const model::Layer& layer, const model::ModelSpec& spec, const TrainingPlan& plan,
                          const hw::Gpu& gpu, const hw::Network& network) {

@@ -41,18 +41,27 @@ GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& s
   space.global_batch = q.global_batch;
   space.seq = q.seq;
   space.features = q.features;
-  // The layer costs depend on t, b and sequence parallelism alone (the other settings are the space's).
-  std::map<std::tuple<int64_t, int64_t, bool>, megatron::LayerCosts> costs;
+  space.zero_stages = q.zero_stages;
+  space.try_fp8 = q.try_fp8;
+  space.context_widths = q.context_widths;
+  if (space.context_widths.empty())
+    for (int64_t c = 1; c <= 64 && q.gpus % c == 0; c *= 2) space.context_widths.push_back(c);
+  // The layer costs depend on t, c, b, sequence parallelism and FP8 alone (the other settings are the
+  // space's).
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool, bool>, megatron::LayerCosts> costs;
+  bool fits_without_context_parallelism = false;
   for_each_megatron_plan(spec, space, [&](const TrainingPlan& plan) {
-    const auto key = std::tuple(plan.tp, plan.micro_batch, plan.sequence_parallel);
+    const auto key = std::tuple(plan.tp, plan.cp, plan.micro_batch, plan.sequence_parallel, plan.fp8);
     auto at = costs.find(key);
     if (at == costs.end()) at = costs.emplace(key, megatron::layer_costs(spec, system, plan)).first;
     megatron::StepPrediction prediction = megatron::predict_step(spec, system, plan, at->second);
     ++answer.evaluated;
     if (!prediction.memory.fits) return;
     ++answer.fitting;
+    fits_without_context_parallelism = fits_without_context_parallelism || plan.cp == 1;
     top.offer(std::move(prediction));
   });
+  answer.fits_only_with_context_parallelism = answer.fitting > 0 && !fits_without_context_parallelism;
   answer.best = top.take();
   return answer;
 }

@@ -14,22 +14,26 @@ namespace phaze::megatron {
 
 struct GpuPlanQuestion {
   int64_t gpus = 8;
-  int64_t global_batch = 1;  ///< sequences per iteration
-  int64_t seq = 0;           ///< tokens per sequence
-  TrainingPlan features;     ///< what every configuration shares (PlanSpace::features)
-  size_t top = 5;            ///< configurations to return
+  int64_t global_batch = 1;                      ///< sequences per iteration
+  int64_t seq = 0;                               ///< tokens per sequence
+  TrainingPlan features;                         ///< what every configuration shares (PlanSpace::features)
+  std::vector<int64_t> zero_stages{0, 1, 2, 3};  ///< PlanSpace::zero_stages
+  /// PlanSpace::context_widths; empty: 1 and every power of two c up to 64 with c dividing the GPUs.
+  std::vector<int64_t> context_widths;
+  bool try_fp8 = false;  ///< PlanSpace::try_fp8
+  size_t top = 5;        ///< configurations to return
 };
 
 struct GpuPlanAnswer {
   std::vector<megatron::StepPrediction> best;  ///< fastest first; ties in the order of the enumeration
   int64_t evaluated = 0;                       ///< configurations predicted
   int64_t fitting = 0;                         ///< of those, the ones that fit in memory
+  /// Whether only configurations with context parallelism (c > 1) fit: the sequence needs it.
+  bool fits_only_with_context_parallelism = false;
 };
 
-/// Every t dividing the GPUs and the heads, p dividing the rest and the layers, d the remainder; every
-/// micro-batch b with b · d dividing the global batch; v = 1 and every v > 1 with p · v dividing the layers
-/// and p dividing the micro-batch count; sequence parallelism off and (t > 1) on; recomputation none,
-/// selective and full; distributed optimizer off and (d > 1) on.
+/// Every configuration of for_each_megatron_plan (plan_space.h) over the question's GPUs, batch, sequence,
+/// ZeRO stages, context-parallel widths and FP8 choice; recomputation none, selective and full.
 GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& system, const GpuPlanQuestion& q);
 
 }  // namespace phaze::megatron

@@ -16,32 +16,49 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
   plan.seq = space.seq;
   for (int64_t t : divisors(space.devices)) {
     if (spec.heads % t != 0 || spec.kv_heads % t != 0 || !allowed(space.widths, t)) continue;
-    for (int64_t p : divisors(space.devices / t)) {
-      if (spec.num_layers % p != 0) continue;
-      const int64_t d = space.devices / t / p;
-      if (space.global_batch % d != 0) continue;
-      for (int64_t b : divisors(space.global_batch / d)) {
-        if (b > model::limits::kMicroBatch) break;
-        if (!allowed(space.micro_batches, b)) continue;
-        const int64_t m = space.global_batch / (b * d);
-        for (bool sp : {false, true}) {
-          if (sp && (t == 1 || space.seq % t != 0)) continue;
-          plan.tp = t;
-          plan.pp = p;
-          plan.dp = d;
-          plan.micro_batch = b;
-          plan.sequence_parallel = sp;
-          plan.tp_comm_overlap = sp && space.features.tp_comm_overlap;
-          for (int64_t v : divisors(spec.num_layers / p)) {
-            if (v > 1 && (p == 1 || m % p != 0 || v > megatron::plan_limits::kChunks)) continue;
-            plan.vp = v;
-            for (megatron::Recompute r : space.recomputes) {
-              plan.recompute = r;
-              for (bool dist : {false, true}) {
-                if (dist && d == 1) continue;
-                plan.distributed_optimizer = dist;
-                plan.overlap_param_gather = dist && space.features.overlap_param_gather;
-                visit(plan);
+    for (int64_t c : space.context_widths) {
+      if ((space.devices / t) % c != 0) continue;
+      if (c > 1 && (!space.features.flash_attention || space.seq % (2 * c) != 0 ||
+                    (spec.sliding_window > 0 && spec.sliding_window < space.seq)))
+        continue;
+      for (int64_t p : divisors(space.devices / t / c)) {
+        if (spec.num_layers % p != 0) continue;
+        const int64_t d = space.devices / t / c / p;
+        if (space.global_batch % d != 0) continue;
+        for (int64_t b : divisors(space.global_batch / d)) {
+          if (b > model::limits::kMicroBatch) break;
+          if (!allowed(space.micro_batches, b)) continue;
+          const int64_t m = space.global_batch / (b * d);
+          for (bool sp : {false, true}) {
+            if (sp && (t == 1 || space.seq % t != 0 || (c > 1 && space.seq % (2 * c * t) != 0))) continue;
+            plan.tp = t;
+            plan.cp = c;
+            plan.pp = p;
+            plan.dp = d;
+            plan.micro_batch = b;
+            plan.sequence_parallel = sp;
+            plan.tp_comm_overlap = sp && space.features.tp_comm_overlap;
+            for (int64_t v : divisors(spec.num_layers / p)) {
+              if (v > 1 && (p == 1 || m % p != 0 || v > megatron::plan_limits::kChunks)) continue;
+              plan.vp = v;
+              for (megatron::Recompute r : space.recomputes) {
+                plan.recompute = r;
+                for (int64_t zero : space.zero_stages) {
+                  if (zero > 0 && d * c == 1) continue;
+                  plan.zero = zero;
+                  plan.zero_group = zero > 0 ? space.features.zero_group : 0;
+                  if (plan.zero_group > 0 && (d * c) % plan.zero_group != 0) continue;
+                  plan.overlap_param_gather = zero > 0 && space.features.overlap_param_gather;
+                  if (!space.try_fp8) {
+                    visit(plan);
+                    continue;
+                  }
+                  for (bool fp8 : {false, true}) {
+                    plan.fp8 = fp8;
+                    plan.fp8_param_gather = fp8 && space.features.fp8_param_gather;
+                    visit(plan);
+                  }
+                }
               }
             }
           }

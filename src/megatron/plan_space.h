@@ -13,13 +13,20 @@
 namespace phaze::megatron {
 
 struct PlanSpace {
-  int64_t devices = 1;                 ///< t · p · d, exactly
+  int64_t devices = 1;                 ///< t · c · p · d, exactly
   int64_t global_batch = 1;            ///< sequences per iteration
   int64_t seq = 0;                     ///< tokens per sequence
   std::vector<int64_t> widths;         ///< t tried; empty: every divisor of the devices
   std::vector<int64_t> micro_batches;  ///< b tried; empty: every b up to model::limits::kMicroBatch
   std::vector<megatron::Recompute> recomputes{megatron::Recompute::None, megatron::Recompute::Selective,
                                               megatron::Recompute::Full};
+  /// ZeRO stages tried (ascending; a stage > 0 only where d · c > 1).
+  std::vector<int64_t> zero_stages{0, 1};
+  /// Context-parallel widths c tried (ascending; c > 1 only with fused attention and 2c (· t with sequence
+  /// parallelism) dividing s).
+  std::vector<int64_t> context_widths{1};
+  /// Each configuration with FP8 off and on (else features.fp8 as it is).
+  bool try_fp8 = false;
   /// What every configuration shares (overlap, attention kernel, precision, memory reserve); its
   /// tp_comm_overlap applies to the configurations with sequence parallelism, its overlap_param_gather to
   /// those with the distributed optimizer. Its degrees, batch and recomputation are the enumeration's.
@@ -27,12 +34,13 @@ struct PlanSpace {
 };
 
 /// Calls `visit` with every configuration of `space` that Megatron-LM accepts for the model
-/// (megatron::validate): every t (dividing the devices, the heads and the key/value heads), p dividing the
-/// rest and the layers, d the remainder; every b with b · d dividing the global batch; sequence parallelism
-/// off and (t > 1, t dividing s) on; v = 1 and every v > 1 with p · v dividing the layers and p dividing the
-/// micro-batch count; each recomputation; distributed optimizer off and (d > 1) on. The order is fixed (t,
-/// p, b, sequence parallelism, v, recomputation, distributed optimizer, each ascending), so a search that
-/// keeps the first of equal times is deterministic.
+/// (megatron::validate): every t (dividing the devices, the heads and the key/value heads), c of the
+/// space's widths dividing the rest, p dividing the rest and the layers, d the remainder; every b with b · d
+/// dividing the global batch; sequence parallelism off and (t > 1, t dividing s) on; v = 1 and every v > 1
+/// with p · v dividing the layers and p dividing the micro-batch count; each recomputation; each ZeRO stage
+/// of the space (> 0 with d · c > 1); FP8 off and on when the space tries it. The order is fixed (t, c, p,
+/// b, sequence parallelism, v, recomputation, ZeRO, FP8, each ascending), so a search that keeps the first
+/// of equal times is deterministic.
 void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space,
                             const std::function<void(const megatron::TrainingPlan&)>& visit);
 

@@ -39,8 +39,6 @@ struct PublishedRun {
   PublishedMetric metric = PublishedMetric::TflopsPerGpu;
   double value = 0;  ///< in the metric's unit (TFLOP/s = 10^12 FLOP/s)
   FlopCount flop_count = FlopCount::Model;
-  /// Why phaze cannot price the run yet (e.g. "context parallelism 2"); "" when it can.
-  std::string left_out_because;
 };
 
 }  // namespace phaze::megatron

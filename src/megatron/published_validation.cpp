@@ -92,9 +92,7 @@ PublishedValidation check_published_runs(const std::vector<PublishedRun>& runs) 
   out.runs.resize(runs.size());
   double sum = 0;
   for (size_t i = 0; i < runs.size(); ++i) {
-    if (!runs[i].left_out_because.empty()) continue;
     PublishedCheck& c = out.runs[i];
-    c.priced = true;
     c.prediction = fastest_choice(runs[i]);
     c.predicted = predicted_figure(runs[i], c.prediction);
     c.error = (c.predicted - runs[i].value) / runs[i].value;
@@ -112,7 +110,6 @@ PublishedValidation check_published_runs(const std::vector<PublishedRun>& runs) 
 hw::System fit_gpu_on_published(const std::vector<PublishedRun>& runs) {
   const PublishedRun* first = nullptr;
   for (const PublishedRun& r : runs) {
-    if (!r.left_out_because.empty()) continue;
     if (!first) first = &r;
     if (!(r.system == first->system))
       throw InputError(fmt::format("--fit: run '{}' is on system '{}', not on '{}' as the first", r.label,
@@ -121,7 +118,7 @@ hw::System fit_gpu_on_published(const std::vector<PublishedRun>& runs) {
   if (!first) throw InputError("--fit: no run that phaze can price");
   hw::System system = first->system;
   hw::Gpu gpu = hw::gpu_of(system);
-  fit_on_grid(gpu, iteration_fit_axes(), [&](const hw::Gpu& trial) {
+  fit_on_grid(gpu, {{&hw::Gpu::sustained_clock_share, 0.01, 30, 100}}, [&](const hw::Gpu& trial) {
     std::vector<PublishedRun> moved = runs;
     for (PublishedRun& r : moved) r.system.device = trial;
     return check_published_runs(moved).mean_abs_error;

@@ -14,7 +14,6 @@
 namespace phaze::megatron {
 
 struct PublishedCheck {
-  bool priced = false;        ///< false for a run left out (PublishedRun::left_out_because)
   StepPrediction prediction;  ///< at the fastest choice of the free settings
   double predicted = 0;       ///< in the run's metric and FLOP count
   double error = 0;           ///< (predicted − published) / published
@@ -22,7 +21,7 @@ struct PublishedCheck {
 
 struct PublishedValidation {
   std::vector<PublishedCheck> runs;  ///< in input order
-  size_t priced = 0;
+  size_t priced = 0;                 ///< runs priced: all of them
   double mean_abs_error = 0;
   double max_abs_error = 0;
   size_t worst = 0;  ///< index of the priced run with the largest |error|
@@ -38,9 +37,10 @@ StepPrediction fastest_choice(const PublishedRun& run);
 
 PublishedValidation check_published_runs(const std::vector<PublishedRun>& runs);
 
-/// The GPU software figures (tensor_efficiency, memory_efficiency, kernel_launch_s) that minimise the mean
-/// absolute error on the priced runs, by grid_fit.h from the system's own; every priced run must be on the
-/// system of the first (InputError otherwise). Returns that system with the fitted GPU.
+/// The GPU's sustained clock share (steps of 0.01 in [0.3, 1]) that minimises the mean absolute error on the
+/// runs, by grid_fit.h from the system's own: whole runs fit what kernels measured one at a time cannot show,
+/// the kernel figures stay. Every run must be on the system of the first (InputError otherwise). Returns that
+/// system with the fitted GPU.
 hw::System fit_gpu_on_published(const std::vector<PublishedRun>& runs);
 
 }  // namespace phaze::megatron

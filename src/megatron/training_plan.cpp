@@ -61,15 +61,17 @@ int64_t stage_layers(const TrainingPlan& p, const model::ModelSpec& spec, int64_
 
 void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
   require_in(p.tp, 1, model::limits::kTensorParallel, "--tp");
+  require_in(p.cp, 1, plan_limits::kContextParallel, "--cp");
   require_in(p.pp, 1, model::limits::kLayers, "--pp");
   require_in(p.dp, 1, plan_limits::kGpus, "--dp");
   require_in(p.vp, 1, plan_limits::kChunks, "--vp");
   require_in(p.micro_batch, 1, model::limits::kMicroBatch, "--mbs");
   require_in(p.global_batch, 1, plan_limits::kGlobalBatch, "--global-batch");
   require_in(p.seq, 1, model::limits::kSequence, "--seq");
-  if (p.tp * p.pp > plan_limits::kGpus || p.tp * p.pp * p.dp > plan_limits::kGpus)
-    throw InputError(
-        fmt::format("--tp {} × --pp {} × --dp {} GPUs exceed the bound of {}", p.tp, p.pp, p.dp, plan_limits::kGpus));
+  if (p.tp * p.cp > plan_limits::kGpus || p.tp * p.cp * p.pp > plan_limits::kGpus ||
+      p.tp * p.cp * p.pp * p.dp > plan_limits::kGpus)
+    throw InputError(fmt::format("--tp {} × --cp {} × --pp {} × --dp {} GPUs exceed the bound of {}", p.tp, p.cp, p.pp,
+                                 p.dp, plan_limits::kGpus));
   if (spec.heads % p.tp != 0 || spec.kv_heads % p.tp != 0)
     throw InputError(fmt::format("--tp = {} must divide the {} attention heads ({} key/value heads) of {}", p.tp,
                                  spec.heads, spec.kv_heads, spec.name));
@@ -86,8 +88,34 @@ void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
   if (p.sequence_parallel && p.tp == 1) throw InputError("--sequence-parallel needs tensor parallelism (--tp > 1)");
   if (p.tp_comm_overlap && !p.sequence_parallel)
     throw InputError("--tp-comm-overlap needs sequence parallelism (--sequence-parallel, with --tp > 1)");
-  if (p.overlap_param_gather && !p.distributed_optimizer)
-    throw InputError("--overlap-param-gather needs the distributed optimizer (--distributed-optimizer)");
+  require_in(p.zero, 0, 3, "--zero");
+  if (p.zero_group != 0) {
+    require_in(p.zero_group, 1, p.dp * p.cp, "--zero-group");
+    if ((p.dp * p.cp) % p.zero_group != 0)
+      throw InputError(fmt::format("--zero-group = {} must divide the {} GPUs of --dp {} × --cp {}", p.zero_group,
+                                   p.dp * p.cp, p.dp, p.cp));
+    if (p.zero == 0) throw InputError("--zero-group needs a ZeRO stage (--zero 1, 2 or 3)");
+  }
+  if (p.overlap_param_gather && !p.distributed_optimizer())
+    throw InputError("--overlap-param-gather needs the distributed optimizer (--distributed-optimizer or --zero ≥ 1)");
+  if (p.fp8 && !p.bf16) throw InputError("--fp8 needs BF16 training (--bf16): Transformer Engine's FP8 recipe");
+  if (p.fp8_param_gather && !p.fp8) throw InputError("--fp8-param-gather needs --fp8");
+  if (p.bf16_gradients && !p.bf16) throw InputError("--grad-reduce-in-bf16 needs BF16 training (--bf16)");
+  if (p.cp > 1) {
+    // The layers are built for s / c tokens; the positions a learned table must hold are all s.
+    if (!spec.rotary && p.seq > spec.max_positions)
+      throw InputError(
+          fmt::format("--seq = {} exceeds the {} learned positions of {}", p.seq, spec.max_positions, spec.name));
+    if (!p.flash_attention)
+      throw InputError(fmt::format("--cp = {} needs fused attention (drop --no-flash-attention)", p.cp));
+    if (spec.sliding_window > 0 && spec.sliding_window < p.seq)
+      throw InputError(
+          fmt::format("--cp = {}: context parallelism with the sliding window of {} is not modelled", p.cp, spec.name));
+    const int64_t chunks = 2 * p.cp * (p.sequence_parallel ? p.tp : 1);
+    if (p.seq % chunks != 0)
+      throw InputError(fmt::format("--cp = {}: --seq = {} must be a multiple of 2 × --cp{} = {} (load-balanced chunks)",
+                                   p.cp, p.seq, p.sequence_parallel ? " × --tp" : "", chunks));
+  }
   if (p.sequence_parallel && p.seq % p.tp != 0)
     throw InputError(fmt::format("--sequence-parallel: --seq = {} must be a multiple of --tp {}", p.seq, p.tp));
 }
@@ -99,6 +127,26 @@ const char* to_string(Recompute r) {
     case Recompute::Full: return "full";
   }
   return "?";
+}
+
+const char* to_string(Fp8Recipe r) {
+  return r == Fp8Recipe::Delayed ? "delayed" : "tensorwise";
+}
+
+const char* to_string(CpComm c) {
+  return c == CpComm::P2p ? "p2p" : "all_gather";
+}
+
+Fp8Recipe parse_fp8_recipe(const std::string& text, const std::string& option) {
+  if (text == "delayed") return Fp8Recipe::Delayed;
+  if (text == "tensorwise") return Fp8Recipe::Tensorwise;
+  throw InputError(fmt::format("{} = '{}' must be delayed or tensorwise", option, text));
+}
+
+CpComm parse_cp_comm(const std::string& text, const std::string& option) {
+  if (text == "p2p") return CpComm::P2p;
+  if (text == "all_gather") return CpComm::AllGather;
+  throw InputError(fmt::format("{} = '{}' must be p2p or all_gather", option, text));
 }
 
 TrainingPlan current_practice() {

@@ -16,8 +16,21 @@ enum class Recompute {
   Full,       ///< each layer keeps its input and re-runs its forward pass before its backward pass
 };
 
+/// How Transformer Engine scales an FP8 tensor (Megatron-LM's --fp8-recipe).
+enum class Fp8Recipe {
+  Delayed,     ///< per-tensor scale from an amax history: one read of the 16-bit tensor per cast
+  Tensorwise,  ///< per-tensor current scaling: the tensor's own amax first, so two reads per cast
+};
+
+/// How context parallelism exchanges keys and values (Megatron-LM's --cp-comm-type).
+enum class CpComm {
+  P2p,        ///< a ring of cp − 1 point-to-point steps, each overlapped with one block of attention
+  AllGather,  ///< keys and values all-gathered before attention (and their gradients reduce-scattered after)
+};
+
 struct TrainingPlan {
   int64_t tp = 1;            ///< tensor-parallel width t (a group of consecutive GPUs)
+  int64_t cp = 1;            ///< context-parallel width c: each sequence split over c groups of t GPUs
   int64_t pp = 1;            ///< pipeline stages p
   int64_t dp = 1;            ///< data-parallel replicas d
   int64_t vp = 1;            ///< model chunks per GPU v (interleaved 1F1B when > 1)
@@ -26,8 +39,14 @@ struct TrainingPlan {
   int64_t seq = 0;           ///< tokens per sequence s
   bool sequence_parallel = false;
   Recompute recompute = Recompute::Full;
-  bool distributed_optimizer = false;  ///< optimizer state and master weights sharded over the d replicas
-  bool overlap_dp = false;             ///< --overlap-grad-reduce: gradient reduction during the backward pass
+  /// ZeRO stage over the d replicas: 0 none; 1 optimizer state and master weights sharded (Megatron-LM's
+  /// distributed optimizer); 2 gradients sharded too; 3 parameters sharded too, gathered layer by layer
+  /// (PyTorch FSDP's FULL_SHARD, Megatron-FSDP's optim_grads_params).
+  int64_t zero = 0;
+  /// GPUs of one ZeRO sharding group among the d · c that hold the same layers (PyTorch FSDP's HYBRID_SHARD,
+  /// Megatron-Bridge's FSDP column); 0: all of them. The groups are replicas of each other.
+  int64_t zero_group = 0;
+  bool overlap_dp = false;  ///< --overlap-grad-reduce: gradient reduction during the backward pass
   /// --overlap-param-gather: the distributed optimizer's parameter all-gather during the next forward pass.
   bool overlap_param_gather = false;
   /// --tp-comm-overlap: tensor-parallel collectives pipelined with the GEMMs they feed (needs sequence
@@ -38,6 +57,16 @@ struct TrainingPlan {
   /// bytes per parameter). Otherwise FP16 (--fp16): 16-bit gradients and an FP32 copy in the optimizer
   /// (2 + 2 + 16).
   bool bf16 = false;
+  /// With BF16: gradients accumulated and reduced in BF16 (2 + 2 + 12 bytes per parameter), as NeMo's and
+  /// Megatron-Bridge's recipes run by default (their grad_reduce_in_fp32 = False).
+  bool bf16_gradients = false;
+  /// FP8 GEMMs as Transformer Engine runs them (--fp8-format hybrid): the projections and the MLP in FP8
+  /// (E4M3 forward, E5M2 gradients), the attention core, norms, embedding and LM head in 16 bits.
+  bool fp8 = false;
+  Fp8Recipe fp8_recipe = Fp8Recipe::Delayed;
+  /// --fp8-param-gather: the FP8 GEMMs' parameters are kept in FP8 (no 16-bit copy) and gathered in FP8.
+  bool fp8_param_gather = false;
+  CpComm cp_comm = CpComm::P2p;
   /// Bytes of HBM a plan must leave free beyond its modelled peak (--memory-reserve-gib).
   int64_t memory_reserve_bytes = 0;
   /// Transformer layers of the first and of the last pipeline stage (Megatron-LM's
@@ -46,7 +75,13 @@ struct TrainingPlan {
   int64_t first_stage_layers = 0;
   int64_t last_stage_layers = 0;
 
-  int64_t gpus() const { return tp * pp * dp; }
+  int64_t gpus() const { return tp * cp * pp * dp; }
+  /// Tokens of a sequence on one GPU: s / c.
+  int64_t local_seq() const { return seq / cp; }
+  bool distributed_optimizer() const { return zero >= 1; }
+  /// GPUs over which ZeRO shards (the data- and context-parallel group, as Megatron-LM's distributed
+  /// optimizer does, or the sharding group).
+  int64_t shard_size() const { return zero_group > 0 ? zero_group : dp * cp; }
   /// Whether the first or the last stage has a layer count of its own.
   bool uneven() const { return first_stage_layers > 0 || last_stage_layers > 0; }
   /// Micro-batches per pipeline per iteration: B / (b · d).
@@ -67,14 +102,17 @@ namespace plan_limits {
 inline constexpr int64_t kGpus = int64_t{1} << 20;         ///< GPUs of one run
 inline constexpr int64_t kGlobalBatch = int64_t{1} << 24;  ///< sequences per iteration
 inline constexpr int64_t kChunks = 64;                     ///< model chunks per GPU
+inline constexpr int64_t kContextParallel = 1024;          ///< context-parallel width
 }  // namespace plan_limits
 
-/// Checks that Megatron-LM can run the plan on the model (InputError naming the option: --tp, --pp, --dp,
-/// --vp, --mbs, --global-batch, --seq, --decoder-first-pipeline-num-layers,
+/// Checks that Megatron-LM can run the plan on the model (InputError naming the option: --tp, --cp, --pp,
+/// --dp, --vp, --mbs, --global-batch, --seq, --zero, --zero-group, --fp8, --decoder-first-pipeline-num-layers,
 /// --decoder-last-pipeline-num-layers): every degree ≥ 1 and within plan_limits; t divides the heads (and
 /// the key/value heads); every stage's layers (stage_layers) a whole number, at least one, divisible by v;
 /// a first or last stage of its own needs p > 1; b · d divides B; with v > 1, p > 1 and the micro-batch
-/// count a multiple of p; sequence parallelism needs t > 1 and t dividing s.
+/// count a multiple of p; sequence parallelism needs t > 1 and t dividing s; c > 1 needs fused attention,
+/// no sliding window and 2c (· t with sequence parallelism) dividing s; ZeRO in [0, 3], its group dividing
+/// d; FP8 needs BF16.
 void validate(const TrainingPlan& plan, const model::ModelSpec& spec);
 
 /// Transformer layers of pipeline stage `stage` (0 ≤ stage < p): the first and last stage's own counts when
@@ -82,6 +120,12 @@ void validate(const TrainingPlan& plan, const model::ModelSpec& spec);
 int64_t stage_layers(const TrainingPlan& plan, const model::ModelSpec& spec, int64_t stage);
 
 const char* to_string(Recompute recompute);
+const char* to_string(Fp8Recipe recipe);
+const char* to_string(CpComm comm);
+/// "delayed" or "tensorwise"; InputError naming `option` otherwise.
+Fp8Recipe parse_fp8_recipe(const std::string& text, const std::string& option);
+/// "p2p" or "all_gather"; InputError naming `option` otherwise.
+CpComm parse_cp_comm(const std::string& text, const std::string& option);
 /// "full", "selective" or "none"; InputError naming `option` otherwise.
 Recompute parse_recompute(const std::string& text, const std::string& option);
 

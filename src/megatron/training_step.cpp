@@ -17,14 +17,16 @@ namespace phaze::megatron {
 namespace {
 
 /// Bytes per parameter of Megatron-LM with Adam (its docs/source/api-guide/dist_optimizer.md): the 16-bit
-/// parameter (2); its gradient, which BF16 training accumulates and reduces in FP32 (4) and FP16 training
-/// keeps in 16 bits (2); the optimizer's FP32 master copy and two moments (12), plus an FP32 copy of the
-/// gradient with FP16 (16). The distributed optimizer shards the optimizer's bytes over the replicas.
+/// parameter (2); its gradient, which BF16 training accumulates and reduces in FP32 (4) unless told to keep
+/// it in BF16 (2), and FP16 training keeps in 16 bits (2); the optimizer's FP32 master copy and two moments
+/// (12), plus an FP32 copy of the gradient with FP16 (16). The distributed optimizer shards the optimizer's
+/// bytes over the replicas.
 struct ParameterBytes {
   double weights = 2, gradients = 2, optimizer = 16;
 };
 ParameterBytes parameter_bytes(const TrainingPlan& plan) {
-  return plan.bf16 ? ParameterBytes{2, 4, 12} : ParameterBytes{2, 2, 16};
+  if (!plan.bf16) return ParameterBytes{2, 2, 16};
+  return plan.bf16_gradients ? ParameterBytes{2, 2, 12} : ParameterBytes{2, 4, 12};
 }
 /// HBM bytes the fused Adam step moves per parameter it updates: reads the gradient, master weight and
 /// moments (g + 12), writes master weight, moments and the 16-bit copy (14), and two more reads of the
@@ -41,19 +43,31 @@ double bucket_parameters(const TrainingPlan& plan) {
 /// One stage's per-micro-batch times and its parameters per GPU.
 struct Stage {
   PassTime forward, backward, recompute;
-  double send_s = 0;  ///< pipeline sends on its critical path
+  double send_s = 0;           ///< pipeline sends on its critical path
+  double data_parallel_s = 0;  ///< ZeRO-2/3 collectives of each micro-batch left exposed
   double parameters = 0;
-  double busy_s() const { return forward.total_s() + backward.total_s() + recompute.total_s() + send_s; }
+  double fp8_parameters = 0;            ///< of those, the FP8 GEMMs' weights
+  double largest_layer_parameters = 0;  ///< one transformer layer's (ZeRO-3 gathers them layer by layer)
+  double busy_s() const {
+    return forward.total_s() + backward.total_s() + recompute.total_s() + send_s + data_parallel_s;
+  }
 };
 
 PassTime scaled(const PassTime& t, double k) {
-  return PassTime{t.compute_s * k, t.tp_comm_s * k, t.attention_core_s * k};
+  return PassTime{t.compute_s * k, t.tp_comm_s * k, t.attention_core_s * k, t.cp_comm_s * k};
 }
 
 void add(PassTime& to, const PassTime& t) {
   to.compute_s += t.compute_s;
   to.tp_comm_s += t.tp_comm_s;
   to.attention_core_s += t.attention_core_s;
+  to.cp_comm_s += t.cp_comm_s;
+}
+
+/// Bytes per parameter of the all-gather of 16-bit parameters: 2, or 1 for the FP8 GEMMs' weights with
+/// --fp8-param-gather.
+double gathered_bytes(const TrainingPlan& plan, double parameters, double fp8_parameters) {
+  return plan.fp8_param_gather ? 2 * parameters - fp8_parameters : 2 * parameters;
 }
 
 /// The transfer of one micro-batch's activation (or gradient) between stages: with t > 1 each rank of the
@@ -65,7 +79,7 @@ double stage_send_s(const model::LayerGraph& g, const TrainingPlan& plan, const 
   const double bytes = static_cast<double>(g.transformer.output_bytes);
   const double t = static_cast<double>(plan.tp);
   // Each transfer is one more operation the host dispatches: it takes at least the launch time.
-  double s = std::max(device.dispatch_s, cost::send_s(network, plan.tp * plan.dp, bytes / t));
+  double s = std::max(device.dispatch_s, cost::send_s(network, plan.tp * plan.cp * plan.dp, bytes / t));
   if (plan.tp > 1 && !plan.sequence_parallel)
     s += std::max(device.dispatch_s, cost::reduce_scatter_s(network, cost::DeviceGroup{plan.tp, 1}, bytes));
   return s;
@@ -79,10 +93,21 @@ struct LayerActivations {
 };
 
 LayerActivations layer_activations(const LayerCosts& c, const model::ModelSpec& spec, const TrainingPlan& plan) {
-  const double t = static_cast<double>(plan.tp), s = static_cast<double>(plan.seq),
+  const double t = static_cast<double>(plan.tp), s = static_cast<double>(plan.local_seq()),
                b = static_cast<double>(plan.micro_batch), h = static_cast<double>(spec.hidden);
   double all = static_cast<double>(c.graph.transformer.activation_bytes);
   if (plan.sequence_parallel) all -= c.replicated_activation_bytes * (1 - 1 / t);
+  if (plan.fp8) {
+    // Transformer Engine keeps the inputs its FP8 GEMMs need for their weight gradients in FP8, one byte
+    // where the 16-bit layer keeps two: the QKV and FC1 inputs (split by the sequence with sequence
+    // parallelism) and the FC2 input save a byte each; the attention output projection's input saves one
+    // too, unless a fused attention kernel keeps that tensor (its output) in 16 bits anyway, when its FP8
+    // copy is a byte more.
+    const double tokens = b * s, rows = plan.sequence_parallel ? t : 1;
+    const double projection_in = tokens * static_cast<double>(spec.heads * spec.head_dim()) / t;
+    all -= 2 * tokens * h / rows + tokens * static_cast<double>(spec.ffn) / t;
+    all += plan.flash_attention ? projection_in : -projection_in;
+  }
   // The attention core's s × s tensors: softmax output, dropout mask and output (5 bytes per score with
   // dropout, the softmax output's 2 without). A flash kernel never stores them.
   const double core = (spec.attention_dropout > 0 ? 5 : 2) * b * (static_cast<double>(spec.heads) / t) * s * s;
@@ -122,17 +147,21 @@ IterationFlops iteration_flops(const LayerCosts& costs, const model::ModelSpec& 
   const double core_forward = costs.attention_core_forward_flops, core_backward = costs.attention_core_backward_flops;
   const double share = cost::attention_score_share(spec.causal(), plan.seq, spec.sliding_window);
   const int64_t batch_heads = plan.micro_batch * (spec.heads / plan.tp);
+  // With context parallelism the graph is one rank's s/c tokens and its attention core covers (s/c)² of
+  // the scores; the rank's share of all s² is c times that.
+  const double c = static_cast<double>(plan.cp);
   auto fused = [&](model::Direction direction) {
-    return cost::flash_attention_flops(batch_heads, plan.seq, spec.head_dim(), direction, spec.causal(),
-                                       spec.sliding_window);
+    return c * cost::flash_attention_flops(batch_heads, plan.local_seq(), spec.head_dim(), direction, spec.causal(),
+                                           spec.sliding_window);
   };
   const double ran_forward = plan.flash_attention ? fused(model::Direction::Forward) : core_forward;
   const double ran_backward = plan.flash_attention ? fused(model::Direction::Backward) : core_backward;
   const double L = static_cast<double>(spec.num_layers);
   const double graph = static_cast<double>(g.forward_flops() + g.backward_flops());
+  const double core = core_forward + core_backward;
   IterationFlops out;
-  out.model = graph - L * (1 - share) * (core_forward + core_backward);
-  out.model_full_attention = graph;
+  out.model = plan.cp == 1 ? graph - L * (1 - share) * core : graph - L * core + L * share * c * core;
+  out.model_full_attention = plan.cp == 1 ? graph : graph - L * core + L * c * core;
   out.hardware = graph + L * (ran_forward - core_forward + ran_backward - core_backward);
   if (plan.recompute == Recompute::Full)
     out.hardware += L * (static_cast<double>(g.transformer.forward_flops()) - core_forward + ran_forward);
@@ -140,26 +169,69 @@ IterationFlops iteration_flops(const LayerCosts& costs, const model::ModelSpec& 
   return out;
 }
 
+/// The group ZeRO shards over: shard_size GPUs of the data- and context-parallel group, t apart.
+cost::DeviceGroup shard_group(const TrainingPlan& plan) {
+  return cost::DeviceGroup{plan.shard_size(), plan.tp};
+}
+
 /// Exposed seconds of a stage's data-parallel synchronisation after its last backward pass (docs/gpu.md,
-/// "Execution"). Without the distributed optimizer: an all-reduce of the gradients. With it: a
-/// reduce-scatter of the gradients and an all-gather of the updated 16-bit parameters, each half a ring
-/// all-reduce of its bytes. --overlap-grad-reduce hides the gradient reduction behind the last
-/// micro-batch's backward pass, bucket by bucket, all but the last bucket; --overlap-param-gather hides the
-/// all-gather behind the next iteration's first forward pass, all but the first bucket.
+/// "Execution"), over the d · c GPUs that hold the same layers. ZeRO 0: an all-reduce of the gradients.
+/// ZeRO 1 (the distributed optimizer): a reduce-scatter of the gradients and an all-gather of the updated
+/// 16-bit parameters, each half a ring all-reduce of its bytes. ZeRO 2 reduce-scatters the gradients during
+/// each backward pass (zero_micro_batch_s), ZeRO 3 gathers the parameters layer by layer too, so neither is
+/// left for the end. With a sharding group smaller than d · c the groups all-reduce their gradient shards.
+/// --overlap-grad-reduce hides the gradient reduction behind the last micro-batch's backward pass, bucket
+/// by bucket, all but the last bucket; --overlap-param-gather hides the all-gather behind the next
+/// iteration's first forward pass, all but the first bucket.
 double data_parallel_sync_s(const TrainingPlan& plan, const hw::Network& network, const Stage& st) {
-  const cost::DeviceGroup group{plan.dp, plan.tp};
   const double gradient_bytes = st.parameters * parameter_bytes(plan).gradients;
-  double gradients_s = cost::all_reduce_s(network, group, gradient_bytes);
-  double parameters_s = 0;
-  if (plan.distributed_optimizer) {
-    gradients_s /= 2;
-    parameters_s = cost::all_reduce_s(network, group, st.parameters * parameter_bytes(plan).weights) / 2;
-  }
   const double bucket_share = std::min(1.0, bucket_parameters(plan) / std::max(st.parameters, 1.0));
+  if (plan.zero <= 1 && plan.zero_group == 0) {
+    const cost::DeviceGroup group{plan.dp * plan.cp, plan.tp};
+    double gradients_s = cost::all_reduce_s(network, group, gradient_bytes);
+    double parameters_s = 0;
+    if (plan.distributed_optimizer()) {
+      gradients_s /= 2;
+      parameters_s = cost::all_reduce_s(network, group, gathered_bytes(plan, st.parameters, st.fp8_parameters)) / 2;
+    }
+    if (plan.overlap_dp) gradients_s = std::max(bucket_share * gradients_s, gradients_s - st.backward.total_s());
+    if (plan.overlap_param_gather)
+      parameters_s = std::max(bucket_share * parameters_s, parameters_s - st.forward.total_s());
+    return gradients_s + parameters_s;
+  }
+  const cost::DeviceGroup group = shard_group(plan);
+  const int64_t replicas = plan.dp * plan.cp / plan.shard_size();
+  double gradients_s = plan.zero <= 1 ? cost::reduce_scatter_s(network, group, gradient_bytes) : 0;
+  if (replicas > 1)
+    gradients_s += cost::all_reduce_s(network, cost::DeviceGroup{replicas, plan.tp * plan.shard_size()},
+                                      gradient_bytes / static_cast<double>(plan.shard_size()));
+  double parameters_s =
+      plan.zero <= 2 ? cost::reduce_scatter_s(network, group, gathered_bytes(plan, st.parameters, st.fp8_parameters))
+                     : 0;
   if (plan.overlap_dp) gradients_s = std::max(bucket_share * gradients_s, gradients_s - st.backward.total_s());
   if (plan.overlap_param_gather)
     parameters_s = std::max(bucket_share * parameters_s, parameters_s - st.forward.total_s());
   return gradients_s + parameters_s;
+}
+
+/// Exposed seconds of ZeRO-2/3's collectives in one micro-batch of a stage of `layers` layers: ZeRO 2
+/// reduce-scatters the gradients during every backward pass; ZeRO 3 also all-gathers each layer's
+/// parameters before its forward and again before its backward pass. --overlap-grad-reduce and
+/// --overlap-param-gather overlap them with the pass, layer by layer, so one layer's share stays exposed
+/// (the first gather, the last reduction); without them they are exposed whole.
+double zero_micro_batch_s(const TrainingPlan& plan, const hw::Network& network, const Stage& st, double layers) {
+  if (plan.zero < 2) return 0;
+  const cost::DeviceGroup group = shard_group(plan);
+  const double one_layer = 1 / std::max(layers, 1.0);
+  auto hidden = [&](double collective_s, double pass_s, bool overlapped) {
+    return overlapped ? std::max(one_layer * collective_s, collective_s - pass_s) : collective_s;
+  };
+  const double reduce_s = cost::reduce_scatter_s(network, group, st.parameters * parameter_bytes(plan).gradients);
+  if (plan.zero == 2) return hidden(reduce_s, st.backward.total_s(), plan.overlap_dp);
+  const double gather_s =
+      cost::reduce_scatter_s(network, group, gathered_bytes(plan, st.parameters, st.fp8_parameters));
+  return hidden(gather_s, st.forward.total_s(), plan.overlap_param_gather) +
+         hidden(gather_s + reduce_s, st.backward.total_s(), plan.overlap_dp && plan.overlap_param_gather);
 }
 
 }  // namespace
@@ -168,12 +240,12 @@ double replicated_activation_bytes(const model::ModelSpec& spec, const model::La
                                    const TrainingPlan& plan) {
   model::Layer one;
   try {
-    one = model::build_transformer_layer(spec, model::Shape{plan.seq, plan.micro_batch, 1}, graph.precision);
+    one = model::build_transformer_layer(spec, model::Shape{plan.local_seq(), plan.micro_batch, 1}, graph.precision);
   } catch (const SizeOverflow&) {
     throw InputError(
         fmt::format("{}: seq = {}, mbs = {}: the layer at t = 1, from which sequence parallelism's "
                     "memory is derived, exceeds 2^63 - 1 elements, bytes or FLOPs",
-                    spec.name, plan.seq, plan.micro_batch));
+                    spec.name, plan.local_seq(), plan.micro_batch));
   }
   const double t = static_cast<double>(plan.tp);
   return (t * static_cast<double>(graph.transformer.activation_bytes) - static_cast<double>(one.activation_bytes)) /
@@ -188,7 +260,8 @@ StepDevice step_device(const hw::Gpu& gpu) {
                     static_cast<double>(gpu.runtime_memory_bytes),
                     static_cast<double>(gpu.communicator_memory_bytes),
                     gpu.allocator_overhead,
-                    hw::mfu_ceiling(gpu)};
+                    hw::mfu_ceiling(gpu),
+                    hw::mfu_ceiling(gpu, true)};
 }
 
 LayerCosts graph_costs(model::LayerGraph graph) {
@@ -198,14 +271,20 @@ LayerCosts graph_costs(model::LayerGraph graph) {
     if (model::in_attention_core(op.id)) c.attention_core_forward_flops += static_cast<double>(op.gemm_flops());
   for (const model::Operator& op : c.graph.transformer.backward.ops)
     if (model::in_attention_core(op.id)) c.attention_core_backward_flops += static_cast<double>(op.gemm_flops());
+  for (const model::Operator& op : c.graph.transformer.forward.ops)
+    if (op.gemm && (op.engine == model::Engine::Tensor || op.engine == model::Engine::Fused) &&
+        model::runs_in_fp8(op.id))
+      c.fp8_parameters += static_cast<double>(op.gemm->k) * static_cast<double>(op.gemm->n);
   return c;
 }
 
 LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan) {
   validate(plan, spec);
-  const hw::Gpu& gpu = hw::gpu_of(system);
-  LayerCosts c = graph_costs(
-      model::build_layer_graph(spec, model::Shape{plan.seq, plan.micro_batch, plan.tp}, model::Precision{}, spec.name));
+  const hw::Gpu gpu = hw::as_sustained(hw::gpu_of(system));
+  if (plan.fp8 && hw::peak_fp8_flop_per_s(gpu) <= 0)
+    throw InputError(fmt::format("--fp8: {} has no FP8 tensor cores", gpu.name));
+  LayerCosts c = graph_costs(model::build_layer_graph(spec, model::Shape{plan.local_seq(), plan.micro_batch, plan.tp},
+                                                      model::Precision{}, spec.name));
   c.embedding = gpu_layer_time(c.graph.embedding, spec, plan, gpu, system.network);
   c.transformer = gpu_layer_time(c.graph.transformer, spec, plan, gpu, system.network);
   c.head = gpu_layer_time(c.graph.head, spec, plan, gpu, system.network);
@@ -231,7 +310,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   const LayerTime& head = costs.head;
 
   const int64_t p = plan.pp, m = plan.micro_batches();
-  const double v = static_cast<double>(plan.vp), d = static_cast<double>(plan.dp);
+  const double v = static_cast<double>(plan.vp);
   const double send = stage_send_s(g, plan, device, network);
 
   std::vector<Stage> stages(static_cast<size_t>(p));
@@ -241,10 +320,12 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     st.forward = scaled(layer.forward, per_stage);
     st.backward = scaled(layer.backward, per_stage);
     st.parameters = per_stage * static_cast<double>(g.transformer.parameters);
+    st.fp8_parameters = plan.fp8 ? per_stage * costs.fp8_parameters : 0;
+    st.largest_layer_parameters = static_cast<double>(g.transformer.parameters);
     if (plan.recompute == Recompute::Full) st.recompute = scaled(layer.forward, per_stage);
     if (plan.recompute == Recompute::Selective)
-      st.recompute =
-          PassTime{per_stage * layer.forward.attention_core_s, 0, per_stage * layer.forward.attention_core_s};
+      st.recompute = PassTime{per_stage * layer.forward.attention_core_s, 0, per_stage * layer.forward.attention_core_s,
+                              per_stage * layer.forward.cp_comm_s};
     if (i == 0) {
       add(st.forward, emb.forward);
       add(st.backward, emb.backward);
@@ -257,6 +338,14 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
       st.parameters += static_cast<double>(g.head.parameters - (p == 1 ? g.head.tied_copy_parameters : 0));
     }
     st.send_s = p > 1 ? 2 * v * send : 0;
+    if (plan.zero == 3 && plan.fp8) {
+      // ZeRO-3 casts each gathered layer's FP8 weights (and their transposes) before its forward and its
+      // backward pass.
+      const double cast_s = std::max(device.dispatch_s, st.fp8_parameters * 4 / device.stream_bytes_per_s);
+      st.forward.compute_s += cast_s;
+      st.backward.compute_s += cast_s;
+    }
+    st.data_parallel_s = zero_micro_batch_s(plan, network, st, per_stage);
   }
 
   // 1F1B: the busiest stage runs its m micro-batches back to back; the others fill and drain the pipeline
@@ -269,18 +358,26 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   }
   const Stage& top = stages[busiest];
   const double md = static_cast<double>(m);
-  const double pipeline_s = md * top.busy_s() + (sum - top.busy_s()) / v;
+  // FP8 weights and their transposes are cast once per iteration, on the first micro-batch (ZeRO-3 casts
+  // them per gathered layer instead, above); with --fp8-param-gather the FP8 weights come from the
+  // optimizer and only the transposes are made.
+  const double weight_cast_s = plan.fp8 && plan.zero < 3
+                                   ? std::max(device.dispatch_s, top.fp8_parameters * (plan.fp8_param_gather ? 2 : 4) /
+                                                                     device.stream_bytes_per_s)
+                                   : 0;
+  const double pipeline_s = md * top.busy_s() + (sum - top.busy_s()) / v + weight_cast_s;
 
   StepPrediction out;
   out.plan = plan;
   out.micro_batches = m;
   StepTime& time = out.time;
-  time.forward_s = md * top.forward.compute_s;
+  time.forward_s = md * top.forward.compute_s + weight_cast_s;
   time.backward_s = md * top.backward.compute_s;
   time.recompute_s = md * top.recompute.compute_s;
   time.tp_comm_s = md * (top.forward.tp_comm_s + top.backward.tp_comm_s + top.recompute.tp_comm_s);
+  time.cp_comm_s = md * (top.forward.cp_comm_s + top.backward.cp_comm_s + top.recompute.cp_comm_s);
   time.pp_comm_s = md * top.send_s;
-  time.bubble_s = pipeline_s - md * top.busy_s();
+  time.bubble_s = pipeline_s - md * top.busy_s() - weight_cast_s;
 
   // Gradient reduction over the replicas after each stage's last backward pass (stage i ends earlier than
   // stage 0 by the backward passes of the stages before it); the tied embedding's gradient is all-reduced
@@ -288,8 +385,9 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   // The tied copy's gradient, in the gradients' own type (FP32 with BF16).
   const double tied_gradient_bytes =
       spec.tied_head ? static_cast<double>(g.head.tied_copy_parameters) * parameter_bytes(plan).gradients : 0;
-  const double tied =
-      p > 1 ? cost::all_reduce_s(network, cost::DeviceGroup{2, plan.tp * plan.dp * (p - 1)}, tied_gradient_bytes) : 0;
+  const double tied = p > 1 ? cost::all_reduce_s(network, cost::DeviceGroup{2, plan.tp * plan.cp * plan.dp * (p - 1)},
+                                                 tied_gradient_bytes)
+                            : 0;
   double end_s = pipeline_s, offset_s = 0, largest_parameters = 0;
   for (int64_t i = 0; i < p; ++i) {
     const Stage& st = stages[static_cast<size_t>(i)];
@@ -299,17 +397,17 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     offset_s += (st.backward.total_s() + st.recompute.total_s()) / v;
     largest_parameters = std::max(largest_parameters, st.parameters);
   }
-  time.dp_comm_s = end_s - pipeline_s;
-  const double updated = plan.distributed_optimizer ? largest_parameters / d : largest_parameters;
+  time.dp_comm_s = end_s - pipeline_s + md * top.data_parallel_s;
+  const double shards = static_cast<double>(plan.shard_size());
+  const double updated = plan.distributed_optimizer() ? largest_parameters / shards : largest_parameters;
   time.optimizer_s = std::max(updated * optimizer_traffic_bytes(plan) / device.stream_bytes_per_s, device.dispatch_s);
   time.iteration_s = end_s + time.optimizer_s;
 
   // Memory of each stage; the largest is reported.
   const LayerActivations acts = layer_activations(costs, spec, plan);
-  const double optimizer_share = plan.distributed_optimizer ? 1 / d : 1;
   const ParameterBytes bytes = parameter_bytes(plan);
   // One NCCL communicator per parallel group of more than one GPU.
-  const int communicators = (plan.tp > 1) + (plan.pp > 1) + (plan.dp > 1);
+  const int communicators = (plan.tp > 1) + (plan.cp > 1) + (plan.pp > 1) + (plan.dp > 1);
   const double runtime = device.runtime_bytes + communicators * device.communicator_bytes;
   for (int64_t i = 0; i < p; ++i) {
     const Stage& st = stages[static_cast<size_t>(i)];
@@ -319,9 +417,18 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     if (i == p - 1) activations += static_cast<double>(g.head.activation_bytes);
     StepMemory mem;
     mem.stage = i;
-    mem.weights_bytes = st.parameters * bytes.weights;
-    mem.gradients_bytes = st.parameters * bytes.gradients;
-    mem.optimizer_bytes = st.parameters * bytes.optimizer * optimizer_share;
+    // FP8 copies of the FP8 GEMMs' weights and their transposes (2 bytes), which replace the 16-bit
+    // weights with --fp8-param-gather.
+    const double fp8_copies = plan.fp8 && !plan.fp8_param_gather ? 2 : 0;
+    const double layer = st.largest_layer_parameters;
+    const double layer_fp8 = costs.fp8_parameters * (plan.fp8 ? 1 : 0);
+    if (plan.zero == 3)  // a shard, and two layers gathered whole (the one at work and the prefetched one)
+      mem.weights_bytes = st.parameters * bytes.weights / shards + 2 * (layer * bytes.weights + layer_fp8 * 2);
+    else
+      mem.weights_bytes = st.parameters * bytes.weights + st.fp8_parameters * fp8_copies;
+    mem.gradients_bytes = plan.zero >= 2 ? st.parameters * bytes.gradients / shards + layer * bytes.gradients
+                                         : st.parameters * bytes.gradients;
+    mem.optimizer_bytes = st.parameters * bytes.optimizer / (plan.distributed_optimizer() ? shards : 1);
     mem.activations_bytes = activations;
     // The caching allocator holds more than its tensors occupy: measured on all of them at a step's peak.
     mem.allocator_bytes =
@@ -336,8 +443,8 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   out.memory.fits = out.memory.peak_bytes + static_cast<double>(plan.memory_reserve_bytes) <=
                     static_cast<double>(device.memory_bytes);
 
-  // FLOPs: per micro-batch, each rank's GEMM FLOPs times t is the whole model's; B/b micro-batches.
-  const double t = static_cast<double>(plan.tp);
+  // FLOPs: per micro-batch, each rank's GEMM FLOPs times t · c is the whole model's; B/b micro-batches.
+  const double t = static_cast<double>(plan.tp * plan.cp);
   const double sequences = static_cast<double>(plan.global_batch) / static_cast<double>(plan.micro_batch);
   const IterationFlops flops = iteration_flops(costs, spec, plan);
   out.model_flop = sequences * t * flops.model;
@@ -347,7 +454,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   out.tokens_per_s = static_cast<double>(plan.global_batch * plan.seq) / time.iteration_s;
   out.flop_per_s_per_gpu = out.hardware_flop / (time.iteration_s * gpus);
   out.mfu = out.model_flop / (time.iteration_s * gpus * device.peak_flop_per_s);
-  out.mfu_ceiling = device.mfu_ceiling;
+  out.mfu_ceiling = plan.fp8 ? device.fp8_mfu_ceiling : device.mfu_ceiling;
   return out;
 }
 

@@ -17,12 +17,13 @@ namespace phaze::megatron {
 
 /// Seconds of one iteration on the critical path. forward_s .. pp_comm_s are those of the busiest stage's
 /// micro-batches; bubble_s is the pipeline fill and drain beyond them; dp_comm_s and optimizer_s follow
-/// the last backward pass. They sum to iteration_s.
+/// the last backward pass, with ZeRO-2/3's exposed collectives of every micro-batch. They sum to iteration_s.
 struct StepTime {
   double forward_s = 0;    ///< forward kernels
   double backward_s = 0;   ///< backward kernels
   double recompute_s = 0;  ///< recomputed forward kernels
   double tp_comm_s = 0;    ///< tensor-parallel collectives (forward, recomputation, backward)
+  double cp_comm_s = 0;    ///< context-parallel key/value exchange left exposed
   double pp_comm_s = 0;    ///< pipeline sends of the busiest stage
   double bubble_s = 0;     ///< pipeline fill and drain
   double dp_comm_s = 0;    ///< exposed gradient reduction (and parameter gathering), tied embeddings
@@ -33,7 +34,7 @@ struct StepTime {
 /// Bytes on the GPU of the stage that needs most.
 struct StepMemory {
   int64_t stage = 0;           ///< that stage (0 = first)
-  double weights_bytes = 0;    ///< 16-bit parameters
+  double weights_bytes = 0;    ///< 16-bit parameters (a shard and two gathered layers with ZeRO-3), FP8 copies
   double gradients_bytes = 0;  ///< gradients: FP32 with BF16, 16-bit with FP16
   double optimizer_bytes = 0;  ///< FP32 master weights, Adam's two moments (and an FP32 gradient copy with FP16)
   double activations_bytes = 0;
@@ -56,12 +57,13 @@ struct StepPrediction {
   /// model_flop with attention over every s × s block, as Megatron-LM counted until 2025 and NeMo 24.07
   double model_full_attention_flop = 0;
   double flop_per_s_per_gpu = 0;  ///< hardware_flop / (iteration_s · GPUs), Megatron-LM's figure
-  double mfu = 0;                 ///< model_flop / (iteration_s · GPUs · peak tensor FLOP/s)
-  double mfu_ceiling = 1;         ///< the device's bound on mfu (hw::mfu_ceiling for a GPU)
+  double mfu = 0;                 ///< model_flop / (iteration_s · GPUs · dense 16-bit peak), FP8 runs too
+  double mfu_ceiling = 1;         ///< the device's bound on mfu at the plan's precision (hw::mfu_ceiling)
 };
 
-/// What a prediction needs of the layers. It depends on the plan's t, b, s, sequence parallelism and flash
-/// attention only, so a search over the other choices builds it once.
+/// What a prediction needs of the layers. It depends on the plan's t, c, b, s, sequence parallelism, flash
+/// attention and FP8 only, so a search over the other choices builds it once. The layers are one rank's:
+/// s / c tokens of each sequence.
 struct LayerCosts {
   model::LayerGraph graph;  ///< at the plan's t, b and s
   LayerTime embedding, transformer, head;
@@ -72,6 +74,8 @@ struct LayerCosts {
   /// parallelism (norm inputs, dropout masks, inputs of the first GEMM of each block); computed only for a
   /// plan with sequence parallelism.
   double replicated_activation_bytes = 0;
+  /// Weights of the transformer layer's GEMMs that Transformer Engine runs in FP8 (model::runs_in_fp8), per rank.
+  double fp8_parameters = 0;
 };
 
 /// Activation bytes of one transformer layer (`graph`'s, at the plan's t > 1, b and s) that every
@@ -91,6 +95,7 @@ struct StepDevice {
   double communicator_bytes = 0;  ///< held by each communicator of a group of more than one device
   double allocator_overhead = 0;  ///< the allocator's reserve beyond its tensors, as a fraction of them
   double mfu_ceiling = 1;         ///< no kernel runs its FLOPs faster than this share of the peak
+  double fp8_mfu_ceiling = 1;     ///< the same with FP8 GEMMs (hw::mfu_ceiling with FP8)
 };
 StepDevice step_device(const hw::Gpu& gpu);
 
@@ -103,8 +108,8 @@ LayerCosts graph_costs(model::LayerGraph graph);
 /// Predicts one iteration; validates the plan first (InputError naming the option). The system's device
 /// must be a GPU.
 StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan);
-/// The same with the layer costs given (built by layer_costs for a plan of the same t, b, s, sequence
-/// parallelism and flash attention).
+/// The same with the layer costs given (built by layer_costs for a plan of the same t, c, b, s, sequence
+/// parallelism, flash attention and FP8 settings).
 StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan,
                             const LayerCosts& costs);
 /// The same on any device: its figures, the network joining the devices and the layer costs on it.

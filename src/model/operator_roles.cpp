@@ -35,6 +35,11 @@ bool in_attention_core(const std::string& id) {
   return n >= 5 && n <= 8;
 }
 
+bool runs_in_fp8(const std::string& id) {
+  const int n = operator_number(id);
+  return n == 3 || n == 10 || n == 15 || n == 16;
+}
+
 bool outside_tensor_parallel_region(const std::string& id) {
   const int n = operator_number(id);
   return n == 1 || n == 12 || n == 13 || n == 18 || n == 19;

@@ -23,6 +23,11 @@ bool in_attention_core(const std::string& id);
 /// them: the norms (F1, F13, F19) and the bias-dropout-residual adds (F12, F18), and their backward ones.
 bool outside_tensor_parallel_region(const std::string& id);
 
+/// The GEMMs Transformer Engine runs in FP8 (its Linear, LayerNormLinear and LayerNormMLP modules): the query,
+/// key and value projections (F3), the attention output projection (F10), the MLP's first (F15, gate and up)
+/// and second (F16) GEMMs, and their data- and weight-gradient GEMMs. The attention core stays in 16 bits.
+bool runs_in_fp8(const std::string& id);
+
 /// `layer` (a transformer layer at width t) with sequence parallelism (Korthikanti et al. 2022, 4.2.2): its
 /// vector operators outside the tensor-parallel region work on s/t of the tokens (their bytes and elements
 /// divided by t, rounded up). Each all-reduce becomes a reduce-scatter and an all-gather, which a ring runs

@@ -223,7 +223,7 @@ ModelOutcome megatron_outcome(const SearchQuestion& q, const ModelCase& m,
   out.tensor_utilisation = totals.span > 0 ? totals.busy_tc / totals.span : 0;
   out.vector_utilisation = totals.span > 0 ? totals.busy_vc / totals.span : 0;
   out.flops_utilisation = best->mfu;
-  out.settings = MegatronSettings{plan.vp, plan.sequence_parallel, plan.recompute, plan.distributed_optimizer,
+  out.settings = MegatronSettings{plan.vp, plan.sequence_parallel, plan.recompute, plan.distributed_optimizer(),
                                   best->memory.peak_bytes};
   return out;
 }

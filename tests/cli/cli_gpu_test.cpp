@@ -137,8 +137,8 @@ TEST(CliGpu, ValidatePublishedRunsAndWriteTheFittedSystem) {
   const RunResult r = run_phaze("validate " + quoted(dir.file("runs.json")) + " --json");
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = json::parse(r.out);
-  EXPECT_EQ(j.at("priced").get<int>(), 2);
-  EXPECT_EQ(j.at("runs")[2].at("left_out_because").get<std::string>(), "context parallelism 2");
+  EXPECT_EQ(j.at("priced").get<int>(), 3);
+  EXPECT_EQ(j.at("runs")[2].at("prediction").at("plan").at("cp").get<int>(), 2);
   const RunResult fit = run_phaze("validate " + quoted(dir.file("runs.json")) + " --fit --write-system " +
                                   quoted(dir.file("fitted.json")) + " --json");
   ASSERT_EQ(fit.status, 0) << fit.err;
@@ -182,7 +182,7 @@ TEST(CliGpu, ValidateKernelsAndItsOptions) {
       quoted(std::string(PHAZE_GPU_MEASUREMENTS) + "/h100-sxm/kernels.csv") + " --kernels --system dgx-h100";
   const RunResult r = run_phaze("validate " + kernels + " --json");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(json::parse(r.out).at("classes").size(), 4u);
+  EXPECT_EQ(json::parse(r.out).at("classes").size(), 5u);
   const std::pair<std::string, std::string> cases[] = {
       {"validate " + kernels + " --attention-backend cuDNN", "--attention-backend"},
       {"validate " + kernels + " --write-system x.json", "--write-system"},

@@ -57,7 +57,7 @@ TEST(MeasuredRuns, OptionalColumns) {
   EXPECT_EQ(runs[0].plan.vp, 2);
   EXPECT_TRUE(runs[0].plan.sequence_parallel);
   EXPECT_EQ(runs[0].plan.recompute, Recompute::Selective);
-  EXPECT_TRUE(runs[0].plan.distributed_optimizer);
+  EXPECT_TRUE(runs[0].plan.distributed_optimizer());
   EXPECT_FALSE(runs[0].plan.flash_attention);
   EXPECT_EQ(runs[0].spec.vocab, 32000);
 }

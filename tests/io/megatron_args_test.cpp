@@ -53,7 +53,7 @@ TEST(MegatronArgs, Llama3SeventyBAsItsPublishedConfigDescribesIt) {
   EXPECT_EQ(p.global_batch, 128);
   EXPECT_EQ(p.seq, 8192);
   EXPECT_EQ(p.recompute, phaze::megatron::Recompute::Selective);
-  EXPECT_TRUE(p.bf16 && p.sequence_parallel && p.distributed_optimizer && p.overlap_dp && p.overlap_param_gather &&
+  EXPECT_TRUE(p.bf16 && p.sequence_parallel && p.distributed_optimizer() && p.overlap_dp && p.overlap_param_gather &&
               p.tp_comm_overlap && p.flash_attention);
   EXPECT_EQ(run.not_modelled, (std::vector<std::string>{"--lr 3e-4", "--train-iters 100", "--log-interval 1"}));
   EXPECT_TRUE(run.assumed.empty());
@@ -91,11 +91,38 @@ TEST(MegatronArgs, ReadAsMegatronLmReadsThem) {
   EXPECT_EQ(run.not_modelled, (std::vector<std::string>{"--data-path 0.5 /a 0.5 /b", "--lr 1"}));
 }
 
+// FP8, context parallelism and Megatron-FSDP's sharding strategies read as Megatron-LM's arguments.py and
+// megatron_fsdp.md define them: the context-parallel GPUs are part of the model-parallel size, and the
+// sharding strategies are ZeRO's stages.
+TEST(MegatronArgs, Fp8ContextParallelismAndShardingStrategies) {
+  const std::string base = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 8192 --bf16 ";
+  const auto run = parse_megatron_args(
+      split(base + "--tensor-model-parallel-size 2 --context-parallel-size 4 --cp-comm-type all_gather "
+                   "--fp8-format hybrid --fp8-recipe tensorwise --fp8-param-gather --use-megatron-fsdp "
+                   "--data-parallel-sharding-strategy optim_grads"),
+      32);
+  EXPECT_EQ(run.plan.cp, 4);
+  EXPECT_EQ(run.plan.dp, 4);  // 32 GPUs / (2 × 4)
+  EXPECT_EQ(run.plan.cp_comm, phaze::megatron::CpComm::AllGather);
+  EXPECT_TRUE(run.plan.fp8 && run.plan.fp8_param_gather);
+  EXPECT_EQ(run.plan.fp8_recipe, phaze::megatron::Fp8Recipe::Tensorwise);
+  EXPECT_EQ(run.plan.zero, 2);
+  EXPECT_EQ(parse_megatron_args(split(base + "--use-megatron-fsdp"), 0).plan.zero, 0);  // no_shard
+  EXPECT_EQ(parse_megatron_args(split(base + "--use-distributed-optimizer"), 0).plan.zero, 1);
+  EXPECT_EQ(parse_megatron_args(split(base + "--use-megatron-fsdp --data-parallel-sharding-strategy "
+                                             "optim_grads_params"),
+                                0)
+                .plan.zero,
+            3);
+}
+
 TEST(MegatronArgs, WhatIsNotModelledYetIsRefusedNamingTheFlag) {
   const std::string base = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 ";
   const std::pair<std::string, std::string> cases[] = {
-      {base + "--bf16 --context-parallel-size 2", "--context-parallel-size"},
-      {base + "--bf16 --fp8-format hybrid", "--fp8-format"},
+      {base + "--bf16 --context-parallel-size 0", "--context-parallel-size"},
+      {base + "--bf16 --fp8-format e5m2", "--fp8-format"},
+      {base + "--bf16 --fp8-format hybrid --fp8-recipe mxfp8", "--fp8-recipe"},
+      {base + "--bf16 --use-megatron-fsdp --data-parallel-sharding-strategy all", "--data-parallel-sharding-strategy"},
       {base, "--bf16"},
       {base + "--bf16 --kv-channels 128", "--kv-channels"},
       {base + "--bf16 --normalization Foo", "--normalization"},

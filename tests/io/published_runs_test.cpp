@@ -33,15 +33,18 @@ TEST(PublishedRuns, ReadsGivenAndFreeSettings) {
   EXPECT_TRUE(r.plan.flash_attention);
   EXPECT_EQ(r.metric, phaze::megatron::PublishedMetric::TflopsPerGpu);
   EXPECT_EQ(r.flop_count, phaze::megatron::FlopCount::Narayanan);
-  EXPECT_TRUE(r.left_out_because.empty());
 }
 
-TEST(PublishedRuns, ContextParallelAndFp8RunsAreLeftOutWithTheReason) {
+TEST(PublishedRuns, ContextParallelFp8AndZeroSettingsAreRead) {
   phaze_test::TempDir dir;
-  dir.write("cp.json", one_run(R"("cp": 2, "iteration_s": 3)"));
-  EXPECT_EQ(read_published_runs(dir.file("cp.json"))[0].left_out_because, "context parallelism 2");
-  dir.write("fp8.json", one_run(R"("precision": "fp8", "iteration_s": 3)"));
-  EXPECT_EQ(read_published_runs(dir.file("fp8.json"))[0].left_out_because, "FP8");
+  dir.write("run.json", one_run(R"("cp": 2, "precision": "fp8", "fp8_recipe": "tensorwise", "zero": 3,
+                                   "cp_comm_type": "all_gather", "iteration_s": 3)"));
+  const auto plan = read_published_runs(dir.file("run.json"))[0].plan;
+  EXPECT_EQ(plan.cp, 2);
+  EXPECT_TRUE(plan.fp8 && plan.bf16);
+  EXPECT_EQ(plan.fp8_recipe, phaze::megatron::Fp8Recipe::Tensorwise);
+  EXPECT_EQ(plan.zero, 3);
+  EXPECT_EQ(plan.cp_comm, phaze::megatron::CpComm::AllGather);
 }
 
 TEST(PublishedRuns, BadFieldsNameTheRunAndTheField) {

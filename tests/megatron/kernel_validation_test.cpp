@@ -21,7 +21,7 @@ std::map<std::string, double> class_errors(const std::string& file, const phaze:
   const auto v = phaze::megatron::check_kernels(kernels, gpu, "cudnn");
   std::map<std::string, double> out;
   for (const auto& c : v.classes) out[c.name] = c.mean_abs_error;
-  EXPECT_EQ(out.size(), 4u) << file;  // every class priced, none dropped
+  EXPECT_EQ(out.size(), 5u) << file;  // every class priced, none dropped
   return out;
 }
 
@@ -33,7 +33,7 @@ TEST(KernelValidation, HopperFiguresAreTheFitOnTheH100Kernels) {
   for (double phaze::hw::Gpu::*f :
        {&phaze::hw::Gpu::tensor_efficiency, &phaze::hw::Gpu::memory_efficiency, &phaze::hw::Gpu::kernel_launch_s,
         &phaze::hw::Gpu::tile_overhead_s, &phaze::hw::Gpu::attention_forward_efficiency,
-        &phaze::hw::Gpu::attention_backward_efficiency})
+        &phaze::hw::Gpu::attention_backward_efficiency, &phaze::hw::Gpu::fp8_tensor_efficiency})
     EXPECT_NEAR(fitted.*f, h100.*f, 1e-9 * h100.*f);
 }
 
@@ -43,6 +43,7 @@ TEST(KernelValidation, H100KernelsWithinTheReachedError) {
   EXPECT_LE(e.at("attention forward"), 0.0881);
   EXPECT_LE(e.at("attention backward"), 0.1074);
   EXPECT_LE(e.at("stream"), 0.1085);
+  EXPECT_LE(e.at("gemm fp8"), 0.0819);  // 315 FP8 GEMMs (E4M3 forward, E5M2 × E4M3 gradients)
 }
 
 TEST(KernelValidation, H200KernelsValidateHoppersFigures) {
@@ -51,6 +52,7 @@ TEST(KernelValidation, H200KernelsValidateHoppersFigures) {
   EXPECT_LE(e.at("attention forward"), 0.0898);
   EXPECT_LE(e.at("attention backward"), 0.0796);
   EXPECT_LE(e.at("stream"), 0.176);
+  EXPECT_LE(e.at("gemm fp8"), 0.0855);
 }
 
 TEST(KernelValidation, AmperesFiguresMissHopperKernels) {
@@ -75,12 +77,24 @@ TEST(KernelValidation, RowsPhazeDoesNotPriceAreLeftOutAndCounted) {
       "attention,bf16,flash2,forward,32,,,,4096,128,1,,0.0005\n"
       "launch,fp32,torch,,,,,,,,,,0.00001\n",
       "t.csv");
-  const auto v = phaze::megatron::check_kernels(kernels, phaze::hw::h100_sxm(), "cudnn");
+  // An A100 has no FP8 tensor cores: its FP8 row is left out; an H100 prices it.
+  const auto v = phaze::megatron::check_kernels(kernels, phaze::hw::a100_80gb(), "cudnn");
   EXPECT_EQ(v.left_out, 3u);
   ASSERT_EQ(v.classes.size(), 1u);
   EXPECT_EQ(v.classes[0].name, "gemm bf16");
   EXPECT_TRUE(v.rows[0].has_value());
   EXPECT_FALSE(v.rows[1].has_value());
+  const auto hopper = phaze::megatron::check_kernels(kernels, phaze::hw::h100_sxm(), "cudnn");
+  EXPECT_EQ(hopper.left_out, 2u);
+  ASSERT_EQ(hopper.classes.size(), 2u);
+  EXPECT_EQ(hopper.classes[1].name, "gemm fp8");
+}
+
+TEST(KernelValidation, Fp8GemmsRunAtTwiceTheTensorRateOnHopper) {
+  // NVIDIA's H100 SXM5 datasheet: 989 TFLOP/s dense BF16, 1,979 dense FP8.
+  const phaze::hw::Gpu h100 = phaze::hw::h100_sxm();
+  EXPECT_NEAR(phaze::hw::peak_fp8_flop_per_s(h100), 1.979e15, 0.001e15);
+  EXPECT_EQ(phaze::hw::peak_fp8_flop_per_s(phaze::hw::a100_80gb()), 0);
 }
 
 }  // namespace

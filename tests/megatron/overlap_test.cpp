@@ -75,7 +75,7 @@ TEST(Overlap, DataParallelOverlapsLeaveOneBucketExposed) {
   pl.micro_batch = 8;  // a long pass per micro-batch
   pl.global_batch = 512;
   pl.bf16 = true;
-  pl.distributed_optimizer = true;
+  pl.zero = 1;
   const auto plain = predict_step(spec, system, pl);
   pl.overlap_dp = true;
   pl.overlap_param_gather = true;

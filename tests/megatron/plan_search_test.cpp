@@ -17,41 +17,46 @@ using phaze::megatron::TrainingPlan;
 
 TEST(GpuPlanSearch, FindsTheBruteForceOptimumAndCountsEveryPlan) {
   const auto spec = phaze::model::megatron_gpt("gpt", "test GPT", 8, 1024, 8, 1024);
-  const phaze::hw::System system = phaze::hw::dgx_a100_system(false);
+  // An H100 system, so that FP8 is tried too; fused attention, so that context parallelism is.
+  const phaze::hw::System system = phaze::hw::dgx_h100_system();
   for (int64_t gpus : {4, 8, 16}) {
     phaze::megatron::GpuPlanQuestion q;
     q.gpus = gpus;
     q.global_batch = 16;
     q.seq = 1024;
     q.top = 3;
+    q.features = phaze::megatron::current_practice();
+    q.try_fp8 = true;
     const auto answer = phaze::megatron::search_gpu_plans(spec, system, q);
 
     int64_t valid = 0, fitting = 0;
     double best = std::numeric_limits<double>::infinity();
     for (int64_t t = 1; t <= gpus; ++t)
-      for (int64_t p = 1; p <= gpus; ++p)
-        for (int64_t d = 1; d <= gpus; ++d) {
-          if (t * p * d != gpus) continue;
-          for (int64_t b = 1; b <= q.global_batch; ++b)
-            for (int64_t v = 1; v <= 8; ++v)
-              for (bool sp : {false, true})
-                for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
-                  for (bool dist : {false, true}) {
-                    if (dist && d == 1) continue;  // the same plan as without
-                    TrainingPlan pl;
-                    pl.tp = t, pl.pp = p, pl.dp = d, pl.vp = v, pl.micro_batch = b;
-                    pl.global_batch = q.global_batch, pl.seq = q.seq;
-                    pl.sequence_parallel = sp, pl.recompute = r, pl.distributed_optimizer = dist;
-                    try {
-                      const auto prediction = phaze::megatron::predict_step(spec, system, pl);
-                      ++valid;
-                      if (!prediction.memory.fits) continue;
-                      ++fitting;
-                      best = std::min(best, prediction.time.iteration_s);
-                    } catch (const phaze::InputError&) {
-                    }
-                  }
-        }
+      for (int64_t c = 1; c <= gpus; ++c)
+        for (int64_t p = 1; p <= gpus; ++p)
+          for (int64_t d = 1; d <= gpus; ++d) {
+            if (t * c * p * d != gpus) continue;
+            for (int64_t b = 1; b <= q.global_batch; ++b)
+              for (int64_t v = 1; v <= 8; ++v)
+                for (bool sp : {false, true})
+                  for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
+                    for (int64_t zero = 0; zero <= 3; ++zero)
+                      for (bool fp8 : {false, true}) {
+                        if (zero > 0 && d * c == 1) continue;  // nothing to shard: the same plan as without
+                        TrainingPlan pl = q.features;
+                        pl.tp = t, pl.cp = c, pl.pp = p, pl.dp = d, pl.vp = v, pl.micro_batch = b;
+                        pl.global_batch = q.global_batch, pl.seq = q.seq;
+                        pl.sequence_parallel = sp, pl.recompute = r, pl.zero = zero, pl.fp8 = fp8;
+                        try {
+                          const auto prediction = phaze::megatron::predict_step(spec, system, pl);
+                          ++valid;
+                          if (!prediction.memory.fits) continue;
+                          ++fitting;
+                          best = std::min(best, prediction.time.iteration_s);
+                        } catch (const phaze::InputError&) {
+                        }
+                      }
+          }
     EXPECT_EQ(answer.evaluated, valid) << gpus;
     EXPECT_EQ(answer.fitting, fitting) << gpus;
     ASSERT_FALSE(answer.best.empty());
@@ -59,6 +64,21 @@ TEST(GpuPlanSearch, FindsTheBruteForceOptimumAndCountsEveryPlan) {
     for (size_t i = 1; i < answer.best.size(); ++i)
       EXPECT_LE(answer.best[i - 1].time.iteration_s, answer.best[i].time.iteration_s);
   }
+}
+
+// A sequence too long for one GPU's memory fits only when context parallelism splits it, and the answer
+// says so.
+TEST(GpuPlanSearch, ALongSequenceFitsOnlyWithContextParallelism) {
+  phaze::megatron::GpuPlanQuestion q;
+  q.gpus = 8;
+  q.global_batch = 1;
+  q.seq = 917504;  // 7 · 2^17 tokens of Llama-2-7B on one node
+  q.features = phaze::megatron::current_practice();
+  const auto answer =
+      phaze::megatron::search_gpu_plans(*phaze::model::find_preset("llama2-7b"), phaze::hw::dgx_h100_system(), q);
+  ASSERT_FALSE(answer.best.empty());
+  EXPECT_TRUE(answer.fits_only_with_context_parallelism);
+  EXPECT_GT(answer.best.front().plan.cp, 1);
 }
 
 TEST(GpuPlanSearch, NothingFitsIsAnEmptyAnswer) {

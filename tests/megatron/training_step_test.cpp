@@ -102,40 +102,51 @@ TEST(TrainingStep, ModelFlopsAreMegatronBridgesCount) {
 }
 
 // The model's FLOPs never exceed what the kernels execute, and no kernel runs faster than the peak: over every
-// GPU system preset, sequence lengths from 512 to 131,072, flash attention on and off, every recomputation
-// and sequence parallelism, MFU ≤ 1 and TFLOP/s per GPU ≤ the peak.
+// GPU system preset, sequence lengths from 512 to 131,072, flash attention on and off, every recomputation,
+// sequence parallelism, context parallelism and FP8 (where the GPU has it), MFU ≤ 1 and TFLOP/s per GPU ≤ the
+// peak, the 16-bit one in BF16 and the FP8 one with FP8 GEMMs.
 TEST(TrainingStep, UtilisationNeverExceedsThePeak) {
   int checked = 0;
   for (const std::string& system_name : phaze::hw::system_preset_names()) {
     const phaze::hw::System system = *phaze::hw::find_system_preset(system_name);
     if (!std::holds_alternative<phaze::hw::Gpu>(system.device)) continue;  // Megatron-LM runs on GPUs
-    const double peak = phaze::hw::peak_tensor_flop_per_s(phaze::hw::gpu_of(system));
-    const double ceiling = phaze::hw::mfu_ceiling(phaze::hw::gpu_of(system));
-    ASSERT_LT(ceiling, 1);
+    const phaze::hw::Gpu& gpu = phaze::hw::gpu_of(system);
+    ASSERT_LT(phaze::hw::mfu_ceiling(gpu), 1);
     for (const char* model_name : {"llama2-7b", "gpt2-xl", "bert-large"})
       for (int64_t seq : {512, 2048, 8192, 32768, 131072})
         for (int64_t t : {1, 8})
           for (bool flash : {false, true})
             for (Recompute recompute : {Recompute::None, Recompute::Selective, Recompute::Full})
-              for (bool sp : {false, true}) {
-                ModelSpec m = *phaze::model::find_preset(model_name);
-                if ((sp && t == 1) || m.heads % t != 0) continue;
-                // Learned positions as long as the sequence: the shape, not the table, is what is swept.
-                if (m.max_positions > 0) m.max_positions = std::max(m.max_positions, seq);
-                TrainingPlan pl = plan(t, 1, 1, 1, 8, seq);
-                pl.flash_attention = flash;
-                pl.recompute = recompute;
-                pl.sequence_parallel = sp;
-                const StepPrediction p = predict_step(m, system, pl);
-                SCOPED_TRACE(testing::Message()
-                             << system_name << " " << model_name << " s " << seq << " t " << t << " flash " << flash
-                             << " recompute " << static_cast<int>(recompute) << " sp " << sp);
-                EXPECT_GT(p.mfu, 0);
-                EXPECT_LE(p.mfu, ceiling * (1 + 1e-12));
-                EXPECT_LE(p.flop_per_s_per_gpu, ceiling * peak * (1 + 1e-12));
-                EXPECT_LE(p.model_flop, p.hardware_flop);
-                ++checked;
-              }
+              for (bool sp : {false, true})
+                for (int64_t cp : {1, 4})
+                  for (bool fp8 : {false, true}) {
+                    ModelSpec m = *phaze::model::find_preset(model_name);
+                    if ((sp && t == 1) || m.heads % t != 0 || (cp > 1 && !flash)) continue;
+                    if (fp8 && phaze::hw::peak_fp8_flop_per_s(gpu) == 0) continue;
+                    // Learned positions as long as the sequence: the shape, not the table, is what is swept.
+                    if (m.max_positions > 0) m.max_positions = std::max(m.max_positions, seq);
+                    TrainingPlan pl = plan(t, 1, 1, 1, 8, seq);
+                    pl.flash_attention = flash;
+                    pl.recompute = recompute;
+                    pl.sequence_parallel = sp;
+                    pl.cp = cp;
+                    pl.fp8 = fp8;
+                    pl.bf16 = pl.bf16 || fp8;
+                    const StepPrediction p = predict_step(m, system, pl);
+                    SCOPED_TRACE(testing::Message()
+                                 << system_name << " " << model_name << " s " << seq << " t " << t << " flash " << flash
+                                 << " recompute " << static_cast<int>(recompute) << " sp " << sp << " cp " << cp
+                                 << " fp8 " << fp8);
+                    const double ceiling = phaze::hw::mfu_ceiling(gpu, fp8);
+                    const double peak =
+                        fp8 ? phaze::hw::peak_fp8_flop_per_s(gpu) : phaze::hw::peak_tensor_flop_per_s(gpu);
+                    EXPECT_GT(p.mfu, 0);
+                    EXPECT_LE(p.mfu, ceiling * (1 + 1e-12));
+                    EXPECT_LE(p.mfu, p.mfu_ceiling * (1 + 1e-12));
+                    EXPECT_LE(p.flop_per_s_per_gpu, peak * (1 + 1e-12));
+                    EXPECT_LE(p.model_flop, p.hardware_flop);
+                    ++checked;
+                  }
   }
   EXPECT_GT(checked, 500);
 }
@@ -235,7 +246,7 @@ TEST(TrainingStep, BytesPerParameterAsMegatronDocumentsThem) {
   const ModelSpec m = gpt(8, 1024, 16, 1024);
   TrainingPlan pl = plan(1, 1, 8, 1, 64, 1024);
   const StepPrediction plain = predict_step(m, kSystem, pl);
-  pl.distributed_optimizer = true;
+  pl.zero = 1;
   const StepPrediction sharded = predict_step(m, kSystem, pl);
   const double params = plain.memory.weights_bytes / 2;
   const auto state = [](const StepPrediction& p) {
@@ -246,7 +257,7 @@ TEST(TrainingStep, BytesPerParameterAsMegatronDocumentsThem) {
   // BF16 parameters with FP32 gradients: 18 bytes, 6 + 12/d with the distributed optimizer.
   pl.bf16 = true;
   EXPECT_NEAR(state(predict_step(m, kSystem, pl)) / params, 6 + 12.0 / 8, 1e-9);
-  pl.distributed_optimizer = false;
+  pl.zero = 0;
   EXPECT_NEAR(state(predict_step(m, kSystem, pl)) / params, 18, 1e-9);
 }
 

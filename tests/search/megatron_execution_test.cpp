@@ -115,7 +115,7 @@ TEST(MegatronExecution, EveryPointTakesTheBruteForceBestConfiguration) {
                     TrainingPlan plan;
                     plan.tp = t, plan.pp = p, plan.dp = dp, plan.vp = v, plan.micro_batch = point.micro_batch;
                     plan.global_batch = q.global_batch, plan.seq = m.seq;
-                    plan.sequence_parallel = seq_par, plan.recompute = r, plan.distributed_optimizer = dist;
+                    plan.sequence_parallel = seq_par, plan.recompute = r, plan.zero = dist ? 1 : 0;
                     try {
                       megatron::validate(plan, m.spec);
                     } catch (const InputError&) {

@@ -30,7 +30,7 @@ struct PlanOptions {
   int64_t seq = 0;
   int64_t top = 5;
   megatron::TrainingPlan features = megatron::current_practice();  ///< what every configuration shares
-  std::string zero_stages = "0,1,2,3";
+  std::string zero_stages;                                         ///< "": the question's default, every stage
   std::string context_widths;  ///< "" : 1 and the powers of two up to 64 that divide the GPUs
   bool fp8_given = false;      ///< --fp8 or --no-fp8: precision fixed; else FP8 tried off and on where the GPU has it
   bool no_fp8 = false;
@@ -46,14 +46,17 @@ void plan(const PlanOptions& o) {
   q.global_batch = o.global_batch;
   q.seq = o.seq > 0 ? o.seq : spec.default_seq;
   q.features = o.features;
-  q.zero_stages = parse_integer_list("--zero", o.zero_stages, 0, 3);
+  if (!o.zero_stages.empty()) q.zero_stages = parse_integer_list("--zero", o.zero_stages, 0, 3);
   q.context_widths = parse_integer_list("--cp", o.context_widths, 1, megatron::plan_limits::kContextParallel);
   for (auto* list : {&q.zero_stages, &q.context_widths}) {
     std::sort(list->begin(), list->end());
     list->erase(std::unique(list->begin(), list->end()), list->end());
   }
   if (q.zero_stages.empty()) throw InputError("--zero: give at least one ZeRO stage (0, 1, 2, 3)");
-  q.try_fp8 = !o.fp8_given && hw::peak_fp8_flop_per_s(hw::gpu_of(system)) > 0;
+  // FP8 is Transformer Engine's BF16 recipe: tried where the GPU has FP8 and the run is BF16.
+  q.try_fp8 = !o.fp8_given && o.features.bf16 && hw::peak_fp8_flop_per_s(hw::gpu_of(system)) > 0;
+  if (o.features.zero_group > 0 && q.zero_stages == std::vector<int64_t>{0})
+    throw InputError("--zero-group needs a ZeRO stage among --zero (1, 2 or 3)");
   q.top = static_cast<size_t>(o.top);
   const auto start = std::chrono::steady_clock::now();
   const megatron::GpuPlanAnswer a = megatron::search_gpu_plans(spec, system, q);
@@ -115,7 +118,7 @@ void add_plan_command(CLI::App& app) {
   add_integer_option(cmd, "--top", o->top, 1, 1000, "Configurations to print");
   add_feature_options(cmd, o->features);
   cmd->add_flag("--no-fp8", o->no_fp8, "BF16 GEMMs only (without --fp8 or --no-fp8, FP8 is tried off and on)");
-  cmd->add_option("--zero", o->zero_stages, "ZeRO stages tried, comma-separated")->capture_default_str();
+  cmd->add_option("--zero", o->zero_stages, "ZeRO stages tried, comma-separated (default: 0,1,2,3)");
   cmd->add_option("--cp", o->context_widths,
                   "Context-parallel widths tried, comma-separated (default: 1 and the powers of two up to 64 that "
                   "divide --gpus)");
@@ -124,6 +127,8 @@ void add_plan_command(CLI::App& app) {
     o->fp8_given = cmd->count("--fp8") > 0 || o->no_fp8;
     if (o->no_fp8) {
       if (o->features.fp8) throw InputError("--fp8 and --no-fp8 together");
+      if (cmd->count("--fp8-recipe") > 0 || o->features.fp8_param_gather)
+        throw InputError("--fp8-recipe and --fp8-param-gather need FP8 (drop --no-fp8)");
       o->features.fp8 = false;
     }
     plan(*o);

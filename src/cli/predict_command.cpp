@@ -30,7 +30,9 @@ struct PredictOptions {
   bool json = false;
   std::vector<std::string> megatron_args;  ///< pretrain_gpt.py's arguments, after --
   bool distributed_optimizer = false;      ///< --distributed-optimizer: ZeRO 1 unless --zero says more
-  bool plan_options_given = false;         ///< any option that --'s arguments would contradict
+  bool fp8_recipe_given = false;
+  bool cp_comm_given = false;
+  bool plan_options_given = false;  ///< any option that --'s arguments would contradict
   bool global_batch_given = false;
 };
 
@@ -84,6 +86,8 @@ void predict(PredictOptions o) {
     o.plan.seq = o.seq > 0 ? o.seq : spec.default_seq;
     o.plan.recompute = megatron::parse_recompute(o.recompute, "--recompute");
     if (o.distributed_optimizer && o.plan.zero == 0) o.plan.zero = 1;
+    if (o.fp8_recipe_given && !o.plan.fp8) throw InputError("--fp8-recipe needs --fp8");
+    if (o.cp_comm_given && o.plan.cp == 1) throw InputError("--cp-comm-type needs context parallelism (--cp > 1)");
     if (o.gpus > 0 && o.gpus != o.plan.gpus())
       throw InputError(fmt::format("--gpus = {} must equal --tp {} × --cp {} × --pp {} × --dp {} = {}", o.gpus,
                                    o.plan.tp, o.plan.cp, o.plan.pp, o.plan.dp, o.plan.gpus()));
@@ -117,7 +121,13 @@ std::string prediction_text(const megatron::StepPrediction& p) {
       "seq {}\n",
       pl.tp, pl.cp > 1 ? fmt::format(" · c {}", pl.cp) : "", pl.pp, pl.dp,
       pl.vp > 1 ? fmt::format(" (v {})", pl.vp) : "",
-      pl.uneven() ? fmt::format(", stage layers {} first, {} last", pl.first_stage_layers, pl.last_stage_layers) : "",
+      pl.uneven() ? fmt::format(", stage layers {} first, {} last", pl.first_stage_layers, pl.last_stage_layers)
+      : pl.accounts_in_split()
+          ? fmt::format(", the {} counted as a layer of the pipeline split",
+                        pl.embedding_in_pipeline_split && pl.loss_in_pipeline_split ? "embedding and the loss each"
+                        : pl.embedding_in_pipeline_split                            ? "embedding"
+                                                                                    : "loss")
+          : "",
       pl.micro_batch, p.micro_batches, pl.global_batch, pl.seq);
   out += fmt::format("  features        {}, recompute {}{}{}{}{}{}{}\n", precision_text(pl),
                      megatron::to_string(pl.recompute), pl.sequence_parallel ? ", sequence parallel" : "",
@@ -164,6 +174,10 @@ void add_predict_command(CLI::App& app) {
   add_integer_option(cmd, "--dp", o->plan.dp, 1, megatron::plan_limits::kGpus, "Data-parallel replicas");
   add_integer_option(cmd, "--vp", o->plan.vp, 1, megatron::plan_limits::kChunks,
                      "Model chunks per GPU (interleaved 1F1B when > 1)");
+  cmd->add_flag("--account-for-embedding-in-pipeline-split", o->plan.embedding_in_pipeline_split,
+                "Count the embedding as a layer of the pipeline split (the first stage holds one layer fewer)");
+  cmd->add_flag("--account-for-loss-in-pipeline-split", o->plan.loss_in_pipeline_split,
+                "Count the loss as a layer of the pipeline split (the last stage holds one layer fewer)");
   add_integer_option(cmd, "--decoder-first-pipeline-num-layers", o->plan.first_stage_layers, 0, model::limits::kLayers,
                      "Transformer layers of the first pipeline stage (0: an even share)");
   add_integer_option(cmd, "--decoder-last-pipeline-num-layers", o->plan.last_stage_layers, 0, model::limits::kLayers,
@@ -212,9 +226,13 @@ void add_predict_command(CLI::App& app) {
                                "--fp8-param-gather",
                                "--cp-comm-type",
                                "--decoder-first-pipeline-num-layers",
-                               "--decoder-last-pipeline-num-layers"})
+                               "--decoder-last-pipeline-num-layers",
+                               "--account-for-embedding-in-pipeline-split",
+                               "--account-for-loss-in-pipeline-split"})
       o->plan_options_given = o->plan_options_given || cmd->count(option) > 0;
     o->global_batch_given = cmd->count("--global-batch") > 0;
+    o->fp8_recipe_given = cmd->count("--fp8-recipe") > 0;
+    o->cp_comm_given = cmd->count("--cp-comm-type") > 0;
     predict(*o);
   });
 }

@@ -57,7 +57,7 @@ Gpu with_hopper_software(Gpu g) {
   g.attention_forward_efficiency = 0.7;
   g.attention_backward_efficiency = 0.59;
   g.fp8_tensor_efficiency = 0.77;
-  g.sustained_clock_share = 0.85;
+  g.sustained_clock_share = 0.84;  // fitted on FP8 runs only: it also absorbs FP8's unmodelled costs
   g.software_fitted_on = "hopper";
   return g;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -33,6 +34,8 @@ const std::set<std::string> kModelledSwitches = {
     "--use-rotary-position-embeddings",
     "--fp8-param-gather",
     "--grad-reduce-in-bf16",
+    "--account-for-embedding-in-pipeline-split",
+    "--account-for-loss-in-pipeline-split",
     "--use-megatron-fsdp",
 };
 
@@ -242,8 +245,11 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
     if (at == stages.end())
       throw InputError(fmt::format(
           "--data-parallel-sharding-strategy {}: no_shard, optim, optim_grads or optim_grads_params", strategy));
-    p.zero = at->second;
+    // The distributed optimizer shards the optimizer state whatever Megatron-FSDP shards.
+    p.zero = std::max(p.zero, at->second);
   }
+  p.embedding_in_pipeline_split = f.has("--account-for-embedding-in-pipeline-split");
+  p.loss_in_pipeline_split = f.has("--account-for-loss-in-pipeline-split");
   p.fp8 = f.has("--fp8-format");
   p.bf16_gradients = p.bf16 && f.has("--grad-reduce-in-bf16");
   if (const auto recipe = f.value("--fp8-recipe")) p.fp8_recipe = megatron::parse_fp8_recipe(*recipe, "--fp8-recipe");

@@ -12,6 +12,8 @@ json to_json(const megatron::TrainingPlan& p) {
               {"vp", p.vp},
               {"decoder_first_pipeline_num_layers", p.first_stage_layers},
               {"decoder_last_pipeline_num_layers", p.last_stage_layers},
+              {"account_for_embedding_in_pipeline_split", p.embedding_in_pipeline_split},
+              {"account_for_loss_in_pipeline_split", p.loss_in_pipeline_split},
               {"gpus", p.gpus()},
               {"micro_batch", p.micro_batch},
               {"global_batch", p.global_batch},

@@ -108,6 +108,8 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
           "precision",
           "decoder_first_pipeline_num_layers",
           "decoder_last_pipeline_num_layers",
+          "account_for_embedding_in_pipeline_split",
+          "account_for_loss_in_pipeline_split",
           "tflops_per_gpu",
           "flop_count",
           "iteration_s",
@@ -151,7 +153,9 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   run.free_recompute = !f.has("recompute");
   if (f.has("recompute")) p.recompute = megatron::parse_recompute(f.text("recompute", ""), where + ": recompute");
   p.sequence_parallel = f.flag("sequence_parallel", false);
-  p.zero = f.integer_in("zero", f.flag("distributed_optimizer", false) ? 1 : 0, 0, 3);
+  const bool distributed_optimizer = f.flag("distributed_optimizer", false);
+  p.zero = f.integer_in("zero", distributed_optimizer ? 1 : 0, 0, 3);
+  if (distributed_optimizer && p.zero == 0) throw f.bad("zero", "at least 1 with \"distributed_optimizer\": true");
   p.zero_group = f.integer_in("zero_group", 0, 0, megatron::plan_limits::kGpus);
   if (f.has("cp_comm_type")) p.cp_comm = megatron::parse_cp_comm(f.text("cp_comm_type", ""), where + ": cp_comm_type");
   p.overlap_dp = f.flag("overlap_grad_reduce", false);
@@ -160,6 +164,8 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   p.flash_attention = f.flag("flash_attention", p.flash_attention);
   p.first_stage_layers = f.integer_in("decoder_first_pipeline_num_layers", 0, 0, model::limits::kLayers);
   p.last_stage_layers = f.integer_in("decoder_last_pipeline_num_layers", 0, 0, model::limits::kLayers);
+  p.embedding_in_pipeline_split = f.flag("account_for_embedding_in_pipeline_split", false);
+  p.loss_in_pipeline_split = f.flag("account_for_loss_in_pipeline_split", false);
   const std::string precision = f.text("precision", "bf16");
   if (precision != "bf16" && precision != "fp16" && precision != "fp8") throw f.bad("precision", "bf16, fp16 or fp8");
   p.bf16 = precision != "fp16";

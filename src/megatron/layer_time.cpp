@@ -47,8 +47,7 @@ struct Pricing {
 
   /// Whether the operator is one of the layer's FP8 GEMMs under the plan.
   bool fp8_gemm(const Operator& op, bool transformer) const {
-    return plan.fp8 && transformer && (op.engine == Engine::Tensor || op.engine == Engine::Fused) &&
-           model::runs_in_fp8(op.id);
+    return plan.fp8 && transformer && model::is_fp8_gemm(op);
   }
 
   double gemm_s(const Operator& op, bool fp8) const {

@@ -61,7 +61,9 @@ GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& s
     fits_without_context_parallelism = fits_without_context_parallelism || plan.cp == 1;
     top.offer(std::move(prediction));
   });
-  answer.fits_only_with_context_parallelism = answer.fitting > 0 && !fits_without_context_parallelism;
+  const bool tried_without =
+      std::find(space.context_widths.begin(), space.context_widths.end(), 1) != space.context_widths.end();
+  answer.fits_only_with_context_parallelism = tried_without && answer.fitting > 0 && !fits_without_context_parallelism;
   answer.best = top.take();
   return answer;
 }

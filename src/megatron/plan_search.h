@@ -28,7 +28,7 @@ struct GpuPlanAnswer {
   std::vector<megatron::StepPrediction> best;  ///< fastest first; ties in the order of the enumeration
   int64_t evaluated = 0;                       ///< configurations predicted
   int64_t fitting = 0;                         ///< of those, the ones that fit in memory
-  /// Whether only configurations with context parallelism (c > 1) fit: the sequence needs it.
+  /// Whether, c = 1 tried, only configurations with context parallelism (c > 1) fit: the sequence needs it.
   bool fits_only_with_context_parallelism = false;
 };
 

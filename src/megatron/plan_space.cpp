@@ -18,9 +18,10 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
     if (spec.heads % t != 0 || spec.kv_heads % t != 0 || !allowed(space.widths, t)) continue;
     for (int64_t c : space.context_widths) {
       if ((space.devices / t) % c != 0) continue;
-      if (c > 1 && (!space.features.flash_attention || space.seq % (2 * c) != 0 ||
-                    (spec.sliding_window > 0 && spec.sliding_window < space.seq)))
-        continue;
+      plan.tp = t;
+      plan.cp = c;
+      plan.sequence_parallel = false;
+      if (!context_parallel_refusal(plan, spec).empty()) continue;
       for (int64_t p : divisors(space.devices / t / c)) {
         if (spec.num_layers % p != 0) continue;
         const int64_t d = space.devices / t / c / p;
@@ -30,13 +31,14 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
           if (!allowed(space.micro_batches, b)) continue;
           const int64_t m = space.global_batch / (b * d);
           for (bool sp : {false, true}) {
-            if (sp && (t == 1 || space.seq % t != 0 || (c > 1 && space.seq % (2 * c * t) != 0))) continue;
+            if (sp && (t == 1 || space.seq % t != 0)) continue;
             plan.tp = t;
             plan.cp = c;
+            plan.sequence_parallel = sp;
+            if (!context_parallel_refusal(plan, spec).empty()) continue;
             plan.pp = p;
             plan.dp = d;
             plan.micro_batch = b;
-            plan.sequence_parallel = sp;
             plan.tp_comm_overlap = sp && space.features.tp_comm_overlap;
             for (int64_t v : divisors(spec.num_layers / p)) {
               if (v > 1 && (p == 1 || m % p != 0 || v > megatron::plan_limits::kChunks)) continue;

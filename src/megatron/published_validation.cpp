@@ -29,8 +29,8 @@ void for_each_choice(const PublishedRun& run, Visit visit) {
   std::vector<int64_t> chunks{given.vp};
   if (run.free_interleaving) {
     chunks.clear();
-    for (int64_t v : divisors(run.spec.num_layers))
-      if (v <= plan_limits::kChunks) chunks.push_back(v);
+    // Every count validate() may accept: the embedding and the loss can count as layers of the split.
+    for (int64_t v = 1; v <= plan_limits::kChunks; ++v) chunks.push_back(v);
   }
   std::vector<Recompute> recomputes{given.recompute};
   if (run.free_recompute) recomputes = {Recompute::None, Recompute::Selective, Recompute::Full};

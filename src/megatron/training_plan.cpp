@@ -30,6 +30,23 @@ void validate_stage_layers(const TrainingPlan& p, const model::ModelSpec& spec) 
   const char* kLast = "--decoder-last-pipeline-num-layers";
   require_in(p.first_stage_layers, 0, model::limits::kLayers, kFirst);
   require_in(p.last_stage_layers, 0, model::limits::kLayers, kLast);
+  if (p.accounts_in_split()) {
+    const char* option = p.embedding_in_pipeline_split ? "--account-for-embedding-in-pipeline-split"
+                                                       : "--account-for-loss-in-pipeline-split";
+    if (p.uneven())
+      throw InputError(fmt::format("{} and {} / {} exclude each other (as in Megatron-LM)", option, kFirst, kLast));
+    const int64_t slots = spec.num_layers + p.embedding_in_pipeline_split + p.loss_in_pipeline_split;
+    if (slots % (p.pp * p.vp) != 0)
+      throw InputError(
+          fmt::format("{}: --pp = {}{} must divide the {} layers of {} and the {} counted with them into "
+                      "equal chunks",
+                      option, p.pp, p.vp > 1 ? fmt::format(" × --vp = {}", p.vp) : "", spec.num_layers, spec.name,
+                      slots - spec.num_layers));
+    for (int64_t stage : {int64_t{0}, p.pp - 1})
+      if (stage_layers(p, spec, stage) < 1)
+        throw InputError(fmt::format("{}: stage {} would hold no transformer layer", option, stage + 1));
+    return;
+  }
   if (!p.uneven()) {
     if (spec.num_layers % (p.pp * p.vp) != 0)
       throw InputError(fmt::format("--pp = {}{} must divide the {} layers of {} into equal stages", p.pp,
@@ -52,7 +69,27 @@ void validate_stage_layers(const TrainingPlan& p, const model::ModelSpec& spec) 
 
 }  // namespace
 
+std::string context_parallel_refusal(const TrainingPlan& p, const model::ModelSpec& spec) {
+  if (p.cp <= 1) return "";
+  // The layers are built for s / c tokens; the positions a learned table must hold are all s.
+  if (!spec.rotary && p.seq > spec.max_positions)
+    return fmt::format("--seq = {} exceeds the {} learned positions of {}", p.seq, spec.max_positions, spec.name);
+  if (!p.flash_attention) return fmt::format("--cp = {} needs fused attention (drop --no-flash-attention)", p.cp);
+  if (spec.sliding_window > 0 && spec.sliding_window < p.seq)
+    return fmt::format("--cp = {}: context parallelism with the sliding window of {} is not modelled", p.cp, spec.name);
+  const int64_t chunks = 2 * p.cp * (p.sequence_parallel ? p.tp : 1);
+  if (p.seq % chunks != 0)
+    return fmt::format("--cp = {}: --seq = {} must be a multiple of 2 × --cp{} = {} (load-balanced chunks)", p.cp,
+                       p.seq, p.sequence_parallel ? " × --tp" : "", chunks);
+  return "";
+}
+
 int64_t stage_layers(const TrainingPlan& p, const model::ModelSpec& spec, int64_t stage) {
+  if (p.accounts_in_split()) {
+    const int64_t slots = spec.num_layers + p.embedding_in_pipeline_split + p.loss_in_pipeline_split;
+    return slots / p.pp - (stage == 0 && p.embedding_in_pipeline_split ? 1 : 0) -
+           (stage == p.pp - 1 && p.loss_in_pipeline_split ? 1 : 0);
+  }
   if (stage == 0 && p.first_stage_layers > 0) return p.first_stage_layers;
   if (stage == p.pp - 1 && p.last_stage_layers > 0) return p.last_stage_layers;
   const SharedLayers shared = shared_layers(p, spec);
@@ -101,21 +138,7 @@ void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
   if (p.fp8 && !p.bf16) throw InputError("--fp8 needs BF16 training (--bf16): Transformer Engine's FP8 recipe");
   if (p.fp8_param_gather && !p.fp8) throw InputError("--fp8-param-gather needs --fp8");
   if (p.bf16_gradients && !p.bf16) throw InputError("--grad-reduce-in-bf16 needs BF16 training (--bf16)");
-  if (p.cp > 1) {
-    // The layers are built for s / c tokens; the positions a learned table must hold are all s.
-    if (!spec.rotary && p.seq > spec.max_positions)
-      throw InputError(
-          fmt::format("--seq = {} exceeds the {} learned positions of {}", p.seq, spec.max_positions, spec.name));
-    if (!p.flash_attention)
-      throw InputError(fmt::format("--cp = {} needs fused attention (drop --no-flash-attention)", p.cp));
-    if (spec.sliding_window > 0 && spec.sliding_window < p.seq)
-      throw InputError(
-          fmt::format("--cp = {}: context parallelism with the sliding window of {} is not modelled", p.cp, spec.name));
-    const int64_t chunks = 2 * p.cp * (p.sequence_parallel ? p.tp : 1);
-    if (p.seq % chunks != 0)
-      throw InputError(fmt::format("--cp = {}: --seq = {} must be a multiple of 2 × --cp{} = {} (load-balanced chunks)",
-                                   p.cp, p.seq, p.sequence_parallel ? " × --tp" : "", chunks));
-  }
+  if (const std::string refusal = context_parallel_refusal(p, spec); !refusal.empty()) throw InputError(refusal);
   if (p.sequence_parallel && p.seq % p.tp != 0)
     throw InputError(fmt::format("--sequence-parallel: --seq = {} must be a multiple of --tp {}", p.seq, p.tp));
 }

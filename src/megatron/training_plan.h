@@ -74,6 +74,11 @@ struct TrainingPlan {
   /// other stages share the rest evenly.
   int64_t first_stage_layers = 0;
   int64_t last_stage_layers = 0;
+  /// Megatron-LM's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split: the
+  /// embedding (the loss) takes the place of one transformer layer in the split, so L + 1 (+ 1) layer slots
+  /// are shared evenly by the p · v chunks and the first (last) stage holds one transformer layer fewer.
+  bool embedding_in_pipeline_split = false;
+  bool loss_in_pipeline_split = false;
 
   int64_t gpus() const { return tp * cp * pp * dp; }
   /// Tokens of a sequence on one GPU: s / c.
@@ -84,6 +89,8 @@ struct TrainingPlan {
   int64_t shard_size() const { return zero_group > 0 ? zero_group : dp * cp; }
   /// Whether the first or the last stage has a layer count of its own.
   bool uneven() const { return first_stage_layers > 0 || last_stage_layers > 0; }
+  /// Whether the embedding or the loss counts as a layer of the split.
+  bool accounts_in_split() const { return embedding_in_pipeline_split || loss_in_pipeline_split; }
   /// Micro-batches per pipeline per iteration: B / (b · d).
   int64_t micro_batches() const { return global_batch / (micro_batch * dp); }
   bool operator==(const TrainingPlan&) const = default;
@@ -111,12 +118,19 @@ inline constexpr int64_t kContextParallel = 1024;          ///< context-parallel
 /// the key/value heads); every stage's layers (stage_layers) a whole number, at least one, divisible by v;
 /// a first or last stage of its own needs p > 1; b · d divides B; with v > 1, p > 1 and the micro-batch
 /// count a multiple of p; sequence parallelism needs t > 1 and t dividing s; c > 1 needs fused attention,
-/// no sliding window and 2c (· t with sequence parallelism) dividing s; ZeRO in [0, 3], its group dividing
-/// d; FP8 needs BF16.
+/// no sliding window and 2c (· t with sequence parallelism) dividing s (context_parallel_refusal); ZeRO in
+/// [0, 3], its group dividing d · c; FP8 needs BF16.
 void validate(const TrainingPlan& plan, const model::ModelSpec& spec);
 
+/// Why Megatron-LM cannot split the plan's sequences over its c context-parallel ranks, or "" when it can
+/// (always "" at c = 1): context parallelism needs fused attention, no sliding window shorter than the
+/// sequence, the learned positions of the whole sequence, and 2c (· t with sequence parallelism) dividing s.
+std::string context_parallel_refusal(const TrainingPlan& plan, const model::ModelSpec& spec);
+
 /// Transformer layers of pipeline stage `stage` (0 ≤ stage < p): the first and last stage's own counts when
-/// given, the rest shared evenly by the other stages. Assumes a validated plan.
+/// given, the rest shared evenly by the other stages; with the embedding or the loss counted in the split,
+/// (L + 1 (+ 1)) / p slots a stage, less the embedding's on the first and the loss's on the last. Assumes a
+/// validated plan.
 int64_t stage_layers(const TrainingPlan& plan, const model::ModelSpec& spec, int64_t stage);
 
 const char* to_string(Recompute recompute);

@@ -46,8 +46,9 @@ struct Stage {
   double send_s = 0;           ///< pipeline sends on its critical path
   double data_parallel_s = 0;  ///< ZeRO-2/3 collectives of each micro-batch left exposed
   double parameters = 0;
-  double fp8_parameters = 0;            ///< of those, the FP8 GEMMs' weights
-  double largest_layer_parameters = 0;  ///< one transformer layer's (ZeRO-3 gathers them layer by layer)
+  double fp8_parameters = 0;  ///< of those, the FP8 GEMMs' weights
+  /// The largest unit ZeRO-2/3 holds whole: a transformer layer, or the embedding or head on its stage.
+  double largest_unit_parameters = 0;
   double busy_s() const {
     return forward.total_s() + backward.total_s() + recompute.total_s() + send_s + data_parallel_s;
   }
@@ -64,10 +65,23 @@ void add(PassTime& to, const PassTime& t) {
   to.cp_comm_s += t.cp_comm_s;
 }
 
-/// Bytes per parameter of the all-gather of 16-bit parameters: 2, or 1 for the FP8 GEMMs' weights with
-/// --fp8-param-gather.
+/// Bytes of `parameters` as the optimizer hands them out (what ZeRO shards and all-gathers): 2 each, or 1 for
+/// the FP8 GEMMs' weights (`fp8_parameters` of them) with --fp8-param-gather.
 double gathered_bytes(const TrainingPlan& plan, double parameters, double fp8_parameters) {
   return plan.fp8_param_gather ? 2 * parameters - fp8_parameters : 2 * parameters;
+}
+
+/// Bytes of `parameters` held whole for the GEMMs: their gathered bytes, and beside them the FP8 copy and
+/// transposed copy of each FP8 GEMM weight (2 bytes), of which --fp8-param-gather's FP8 parameters are one.
+double held_weight_bytes(const TrainingPlan& plan, double parameters, double fp8_parameters) {
+  if (!plan.fp8) return 2 * parameters;
+  return gathered_bytes(plan, parameters, fp8_parameters) + (plan.fp8_param_gather ? 1 : 2) * fp8_parameters;
+}
+
+/// HBM bytes of casting FP8 GEMM weights for the GEMMs: read the 16-bit weight and write the FP8 copy and its
+/// transpose (4 bytes each), or with --fp8-param-gather read the FP8 parameter and write its transpose (2).
+double weight_cast_bytes(const TrainingPlan& plan, double fp8_parameters) {
+  return (plan.fp8_param_gather ? 2 : 4) * fp8_parameters;
 }
 
 /// The transfer of one micro-batch's activation (or gradient) between stages: with t > 1 each rank of the
@@ -160,8 +174,8 @@ IterationFlops iteration_flops(const LayerCosts& costs, const model::ModelSpec& 
   const double graph = static_cast<double>(g.forward_flops() + g.backward_flops());
   const double core = core_forward + core_backward;
   IterationFlops out;
-  out.model = plan.cp == 1 ? graph - L * (1 - share) * core : graph - L * core + L * share * c * core;
-  out.model_full_attention = plan.cp == 1 ? graph : graph - L * core + L * c * core;
+  out.model = graph - L * core + L * share * c * core;
+  out.model_full_attention = graph - L * core + L * c * core;
   out.hardware = graph + L * (ran_forward - core_forward + ran_backward - core_backward);
   if (plan.recompute == Recompute::Full)
     out.hardware += L * (static_cast<double>(g.transformer.forward_flops()) - core_forward + ran_forward);
@@ -186,28 +200,19 @@ cost::DeviceGroup shard_group(const TrainingPlan& plan) {
 double data_parallel_sync_s(const TrainingPlan& plan, const hw::Network& network, const Stage& st) {
   const double gradient_bytes = st.parameters * parameter_bytes(plan).gradients;
   const double bucket_share = std::min(1.0, bucket_parameters(plan) / std::max(st.parameters, 1.0));
-  if (plan.zero <= 1 && plan.zero_group == 0) {
-    const cost::DeviceGroup group{plan.dp * plan.cp, plan.tp};
-    double gradients_s = cost::all_reduce_s(network, group, gradient_bytes);
-    double parameters_s = 0;
-    if (plan.distributed_optimizer()) {
-      gradients_s /= 2;
-      parameters_s = cost::all_reduce_s(network, group, gathered_bytes(plan, st.parameters, st.fp8_parameters)) / 2;
-    }
-    if (plan.overlap_dp) gradients_s = std::max(bucket_share * gradients_s, gradients_s - st.backward.total_s());
-    if (plan.overlap_param_gather)
-      parameters_s = std::max(bucket_share * parameters_s, parameters_s - st.forward.total_s());
-    return gradients_s + parameters_s;
-  }
+  // ZeRO 0's group is every GPU holding the stage's layers: shard_group without a sharding group.
   const cost::DeviceGroup group = shard_group(plan);
   const int64_t replicas = plan.dp * plan.cp / plan.shard_size();
-  double gradients_s = plan.zero <= 1 ? cost::reduce_scatter_s(network, group, gradient_bytes) : 0;
+  double gradients_s = plan.zero == 0   ? cost::all_reduce_s(network, group, gradient_bytes)
+                       : plan.zero == 1 ? cost::reduce_scatter_s(network, group, gradient_bytes)
+                                        : 0;
   if (replicas > 1)
     gradients_s += cost::all_reduce_s(network, cost::DeviceGroup{replicas, plan.tp * plan.shard_size()},
                                       gradient_bytes / static_cast<double>(plan.shard_size()));
   double parameters_s =
-      plan.zero <= 2 ? cost::reduce_scatter_s(network, group, gathered_bytes(plan, st.parameters, st.fp8_parameters))
-                     : 0;
+      plan.zero == 1 || plan.zero == 2
+          ? cost::reduce_scatter_s(network, group, gathered_bytes(plan, st.parameters, st.fp8_parameters))
+          : 0;
   if (plan.overlap_dp) gradients_s = std::max(bucket_share * gradients_s, gradients_s - st.backward.total_s());
   if (plan.overlap_param_gather)
     parameters_s = std::max(bucket_share * parameters_s, parameters_s - st.forward.total_s());
@@ -218,7 +223,9 @@ double data_parallel_sync_s(const TrainingPlan& plan, const hw::Network& network
 /// reduce-scatters the gradients during every backward pass; ZeRO 3 also all-gathers each layer's
 /// parameters before its forward and again before its backward pass. --overlap-grad-reduce and
 /// --overlap-param-gather overlap them with the pass, layer by layer, so one layer's share stays exposed
-/// (the first gather, the last reduction); without them they are exposed whole.
+/// (the first gather, the last reduction); without them they are exposed whole. In the backward pass the
+/// overlapped collectives share what the pass hides: first the gather (when --overlap-param-gather), then
+/// the reduction (when --overlap-grad-reduce).
 double zero_micro_batch_s(const TrainingPlan& plan, const hw::Network& network, const Stage& st, double layers) {
   if (plan.zero < 2) return 0;
   const cost::DeviceGroup group = shard_group(plan);
@@ -230,8 +237,11 @@ double zero_micro_batch_s(const TrainingPlan& plan, const hw::Network& network, 
   if (plan.zero == 2) return hidden(reduce_s, st.backward.total_s(), plan.overlap_dp);
   const double gather_s =
       cost::reduce_scatter_s(network, group, gathered_bytes(plan, st.parameters, st.fp8_parameters));
-  return hidden(gather_s, st.forward.total_s(), plan.overlap_param_gather) +
-         hidden(gather_s + reduce_s, st.backward.total_s(), plan.overlap_dp && plan.overlap_param_gather);
+  const double backward_s = st.backward.total_s();
+  const double gather_exposed = hidden(gather_s, backward_s, plan.overlap_param_gather);
+  const double left_s = std::max(0.0, backward_s - (gather_s - gather_exposed));
+  return hidden(gather_s, st.forward.total_s(), plan.overlap_param_gather) + gather_exposed +
+         hidden(reduce_s, left_s, plan.overlap_dp);
 }
 
 }  // namespace
@@ -272,9 +282,7 @@ LayerCosts graph_costs(model::LayerGraph graph) {
   for (const model::Operator& op : c.graph.transformer.backward.ops)
     if (model::in_attention_core(op.id)) c.attention_core_backward_flops += static_cast<double>(op.gemm_flops());
   for (const model::Operator& op : c.graph.transformer.forward.ops)
-    if (op.gemm && (op.engine == model::Engine::Tensor || op.engine == model::Engine::Fused) &&
-        model::runs_in_fp8(op.id))
-      c.fp8_parameters += static_cast<double>(op.gemm->k) * static_cast<double>(op.gemm->n);
+    if (model::is_fp8_gemm(op)) c.fp8_parameters += static_cast<double>(op.gemm->k) * static_cast<double>(op.gemm->n);
   return c;
 }
 
@@ -321,7 +329,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     st.backward = scaled(layer.backward, per_stage);
     st.parameters = per_stage * static_cast<double>(g.transformer.parameters);
     st.fp8_parameters = plan.fp8 ? per_stage * costs.fp8_parameters : 0;
-    st.largest_layer_parameters = static_cast<double>(g.transformer.parameters);
+    st.largest_unit_parameters = static_cast<double>(g.transformer.parameters);
     if (plan.recompute == Recompute::Full) st.recompute = scaled(layer.forward, per_stage);
     if (plan.recompute == Recompute::Selective)
       st.recompute = PassTime{per_stage * layer.forward.attention_core_s, 0, per_stage * layer.forward.attention_core_s,
@@ -330,18 +338,21 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
       add(st.forward, emb.forward);
       add(st.backward, emb.backward);
       st.parameters += static_cast<double>(g.embedding.parameters);
+      st.largest_unit_parameters = std::max(st.largest_unit_parameters, static_cast<double>(g.embedding.parameters));
     }
     if (i == p - 1) {
       add(st.forward, head.forward);
       add(st.backward, head.backward);
       // With one stage the tied LM head is the embedding's own table.
       st.parameters += static_cast<double>(g.head.parameters - (p == 1 ? g.head.tied_copy_parameters : 0));
+      st.largest_unit_parameters = std::max(st.largest_unit_parameters, static_cast<double>(g.head.parameters));
     }
     st.send_s = p > 1 ? 2 * v * send : 0;
     if (plan.zero == 3 && plan.fp8) {
       // ZeRO-3 casts each gathered layer's FP8 weights (and their transposes) before its forward and its
       // backward pass.
-      const double cast_s = std::max(device.dispatch_s, st.fp8_parameters * 4 / device.stream_bytes_per_s);
+      const double cast_s =
+          std::max(device.dispatch_s, weight_cast_bytes(plan, st.fp8_parameters) / device.stream_bytes_per_s);
       st.forward.compute_s += cast_s;
       st.backward.compute_s += cast_s;
     }
@@ -361,10 +372,10 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   // FP8 weights and their transposes are cast once per iteration, on the first micro-batch (ZeRO-3 casts
   // them per gathered layer instead, above); with --fp8-param-gather the FP8 weights come from the
   // optimizer and only the transposes are made.
-  const double weight_cast_s = plan.fp8 && plan.zero < 3
-                                   ? std::max(device.dispatch_s, top.fp8_parameters * (plan.fp8_param_gather ? 2 : 4) /
-                                                                     device.stream_bytes_per_s)
-                                   : 0;
+  const double weight_cast_s =
+      plan.fp8 && plan.zero < 3
+          ? std::max(device.dispatch_s, weight_cast_bytes(plan, top.fp8_parameters) / device.stream_bytes_per_s)
+          : 0;
   const double pipeline_s = md * top.busy_s() + (sum - top.busy_s()) / v + weight_cast_s;
 
   StepPrediction out;
@@ -407,7 +418,9 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   const LayerActivations acts = layer_activations(costs, spec, plan);
   const ParameterBytes bytes = parameter_bytes(plan);
   // One NCCL communicator per parallel group of more than one GPU.
-  const int communicators = (plan.tp > 1) + (plan.cp > 1) + (plan.pp > 1) + (plan.dp > 1);
+  // With c > 1 the gradients are reduced over a data-and-context-parallel group of its own.
+  const int communicators =
+      (plan.tp > 1) + (plan.cp > 1) + (plan.pp > 1) + (plan.dp > 1) + (plan.cp > 1 && plan.dp > 1);
   const double runtime = device.runtime_bytes + communicators * device.communicator_bytes;
   for (int64_t i = 0; i < p; ++i) {
     const Stage& st = stages[static_cast<size_t>(i)];
@@ -417,16 +430,16 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     if (i == p - 1) activations += static_cast<double>(g.head.activation_bytes);
     StepMemory mem;
     mem.stage = i;
-    // FP8 copies of the FP8 GEMMs' weights and their transposes (2 bytes), which replace the 16-bit
-    // weights with --fp8-param-gather.
-    const double fp8_copies = plan.fp8 && !plan.fp8_param_gather ? 2 : 0;
-    const double layer = st.largest_layer_parameters;
-    const double layer_fp8 = costs.fp8_parameters * (plan.fp8 ? 1 : 0);
-    if (plan.zero == 3)  // a shard, and two layers gathered whole (the one at work and the prefetched one)
-      mem.weights_bytes = st.parameters * bytes.weights / shards + 2 * (layer * bytes.weights + layer_fp8 * 2);
+    const double unit = st.largest_unit_parameters;
+    // A transformer layer's FP8 weights have FP8 copies; the embedding and the head have none.
+    const double unit_fp8 =
+        plan.fp8 && unit == static_cast<double>(g.transformer.parameters) ? costs.fp8_parameters : 0;
+    if (plan.zero == 3)  // a shard, and two units gathered whole (the one at work and the prefetched one)
+      mem.weights_bytes =
+          gathered_bytes(plan, st.parameters, st.fp8_parameters) / shards + 2 * held_weight_bytes(plan, unit, unit_fp8);
     else
-      mem.weights_bytes = st.parameters * bytes.weights + st.fp8_parameters * fp8_copies;
-    mem.gradients_bytes = plan.zero >= 2 ? st.parameters * bytes.gradients / shards + layer * bytes.gradients
+      mem.weights_bytes = held_weight_bytes(plan, st.parameters, st.fp8_parameters);
+    mem.gradients_bytes = plan.zero >= 2 ? st.parameters * bytes.gradients / shards + unit * bytes.gradients
                                          : st.parameters * bytes.gradients;
     mem.optimizer_bytes = st.parameters * bytes.optimizer / (plan.distributed_optimizer() ? shards : 1);
     mem.activations_bytes = activations;

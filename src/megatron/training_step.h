@@ -35,7 +35,7 @@ struct StepTime {
 struct StepMemory {
   int64_t stage = 0;           ///< that stage (0 = first)
   double weights_bytes = 0;    ///< 16-bit parameters (a shard and two gathered layers with ZeRO-3), FP8 copies
-  double gradients_bytes = 0;  ///< gradients: FP32 with BF16, 16-bit with FP16
+  double gradients_bytes = 0;  ///< gradients: FP32 with BF16 (16-bit with --grad-reduce-in-bf16), 16-bit with FP16
   double optimizer_bytes = 0;  ///< FP32 master weights, Adam's two moments (and an FP32 gradient copy with FP16)
   double activations_bytes = 0;
   double allocator_bytes = 0;  ///< the caching allocator's overhead on the tensors above

@@ -40,6 +40,10 @@ bool runs_in_fp8(const std::string& id) {
   return n == 3 || n == 10 || n == 15 || n == 16;
 }
 
+bool is_fp8_gemm(const Operator& op) {
+  return op.gemm && (op.engine == Engine::Tensor || op.engine == Engine::Fused) && runs_in_fp8(op.id);
+}
+
 bool outside_tensor_parallel_region(const std::string& id) {
   const int n = operator_number(id);
   return n == 1 || n == 12 || n == 13 || n == 18 || n == 19;

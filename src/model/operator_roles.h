@@ -27,6 +27,8 @@ bool outside_tensor_parallel_region(const std::string& id);
 /// key and value projections (F3), the attention output projection (F10), the MLP's first (F15, gate and up)
 /// and second (F16) GEMMs, and their data- and weight-gradient GEMMs. The attention core stays in 16 bits.
 bool runs_in_fp8(const std::string& id);
+/// The operator is one of those GEMMs (a tensor-core or fused GEMM whose id runs_in_fp8).
+bool is_fp8_gemm(const Operator& op);
 
 /// `layer` (a transformer layer at width t) with sequence parallelism (Korthikanti et al. 2022, 4.2.2): its
 /// vector operators outside the tensor-parallel region work on s/t of the tokens (their bytes and elements

@@ -114,7 +114,14 @@ TEST(CliGpu, ImpossiblePlansExitTwoNamingTheOption) {
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --overlap-param-gather", "--overlap-param-gather"},
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --memory-reserve-gib -1", "--memory-reserve-gib"},
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --memory-reserve-gib lots", "--memory-reserve-gib"},
-      {"--tp 8 --pp 16 --dp 4 --mbs 2 --memory-reserve-gib 1e300", "--memory-reserve-gib"}};
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --memory-reserve-gib 1e300", "--memory-reserve-gib"},
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --zero 4", "--zero"},
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --zero 1 --zero-group 3", "--zero-group"},
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --fp8-recipe tensorwise", "--fp8-recipe"},
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --fp8-recipe mxfp8 --fp8", "--fp8-recipe"},
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --cp-comm-type all_gather", "--cp-comm-type"},
+      {"--tp 8 --pp 16 --dp 2 --cp 2 --mbs 2 --no-flash-attention", "--cp"},
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --fp8 --fp16", "--fp8"}};
   for (const auto& [args, option] : cases) {
     const RunResult r = run_phaze(kPredict + args);
     EXPECT_EQ(r.status, 2) << args;
@@ -209,6 +216,15 @@ TEST(CliGpu, PlanReturnsFittingConfigurationsFastestFirst) {
     EXPECT_GE(p.at("iteration_time_s").get<double>(), previous);
     previous = p.at("iteration_time_s").get<double>();
   }
+  // FP8 is tried only with BF16: FP16 on an H100 searches FP16 plans alone.
+  const RunResult fp16 = run_phaze("plan --model llama2-7b --system dgx-h100 --gpus 8 --global-batch 64 --fp16 --json");
+  ASSERT_EQ(fp16.status, 0) << fp16.err;
+  EXPECT_EQ(json::parse(fp16.out).at("best")[0].at("plan").at("precision").get<std::string>(), "fp16");
+  // Without c = 1 among the widths tried, nothing says the sequence needs context parallelism.
+  const RunResult widths =
+      run_phaze("plan --model llama2-7b --system dgx-h100 --gpus 8 --global-batch 64 --cp 2,4 --json");
+  ASSERT_EQ(widths.status, 0) << widths.err;
+  EXPECT_FALSE(json::parse(widths.out).at("fits_only_with_context_parallelism").get<bool>());
   const RunResult none = run_phaze("plan --model gpt3-175b --system dgx-a100-40gb --gpus 1 --global-batch 8");
   EXPECT_EQ(none.status, 0) << none.err;
   EXPECT_NE(none.out.find("no configuration fits"), std::string::npos) << none.out;

@@ -108,6 +108,11 @@ TEST(MegatronArgs, Fp8ContextParallelismAndShardingStrategies) {
   EXPECT_EQ(run.plan.fp8_recipe, phaze::megatron::Fp8Recipe::Tensorwise);
   EXPECT_EQ(run.plan.zero, 2);
   EXPECT_EQ(parse_megatron_args(split(base + "--use-megatron-fsdp"), 0).plan.zero, 0);  // no_shard
+  const auto both = parse_megatron_args(split(base + "--pipeline-model-parallel-size 2 "
+                                                     "--account-for-embedding-in-pipeline-split "
+                                                     "--account-for-loss-in-pipeline-split"),
+                                        2);
+  EXPECT_TRUE(both.plan.embedding_in_pipeline_split && both.plan.loss_in_pipeline_split);
   EXPECT_EQ(parse_megatron_args(split(base + "--use-distributed-optimizer"), 0).plan.zero, 1);
   EXPECT_EQ(parse_megatron_args(split(base + "--use-megatron-fsdp --data-parallel-sharding-strategy "
                                              "optim_grads_params"),

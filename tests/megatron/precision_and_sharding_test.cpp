@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "cost/gpu_kernel.h"
 #include "hw/system.h"
 #include "megatron/layer_time.h"
 #include "megatron/training_step.h"
+#include "model/hf_config.h"
 #include "model/presets.h"
 #include "util/input_error.h"
 
@@ -61,6 +63,20 @@ TEST(Sharding, ZeroStagesHoldTheBytesOfTheZeroPaper) {
   // A sharding group of 4 of the 8 GPUs (HYBRID_SHARD) shards by 4.
   pl.zero_group = 4;
   EXPECT_NEAR(at(1) / (6 * psi + 12 * psi / 4), 1, 1e-9);
+}
+
+// Llama 3 8B's LM head (128,256 × 4,096 = 525 M parameters) is a larger unit than one of its layers (218 M):
+// ZeRO-3 holds two of the largest units whole, ZeRO-2 the largest unit's gradients.
+TEST(Sharding, TheLargestUnitHeldWholeMayBeTheHead) {
+  const ModelSpec m = phaze::model::load_model(std::string(PHAZE_TEST_DATA) + "/hf/llama-3-8b/config.json");
+  const double h = 4096, f = 14336, L = 32, V = 128256, kv = 1024;
+  const double layer = 2 * h * h + 2 * h * kv + 3 * h * f + 2 * h, head = V * h + h;  // with the final norm
+  const double psi = L * layer + 2 * V * h + h;
+  TrainingPlan pl = plan(1, 1, 8, 64, 8192);
+  pl.zero = 3;
+  const StepPrediction p = predict_step(m, kSystem, pl);
+  EXPECT_NEAR(p.memory.weights_bytes / (2 * psi / 8 + 2 * 2 * head), 1, 1e-9);
+  EXPECT_NEAR(p.memory.gradients_bytes / (4 * psi / 8 + 4 * head), 1, 1e-9);
 }
 
 // ZeRO 2 and 3 reduce-scatter every micro-batch's gradients (and ZeRO 3 gathers the parameters twice per
@@ -167,10 +183,13 @@ TEST(ContextParallel, RingStepsCarryOneRanksKeysAndValues) {
   const auto a = phaze::megatron::context_parallel_attention_s(gpu, slow, pl, 32, 128, kv_bytes,
                                                                phaze::model::Direction::Forward, true);
   const double step_s = kv_bytes / 1e6;
-  // Three transfers; the blocks of all but the last step run beside them.
-  const double last_block_s =
+  // Three transfers behind the causal block of the rank's own 8,192 tokens and two unmasked half blocks.
+  const double diagonal_s =
+      phaze::cost::gpu_flash_attention_s(gpu, 32, 32768 / 4, 128, 2, phaze::model::Direction::Forward, true);
+  const double half_block_s =
       phaze::cost::gpu_flash_attention_s(gpu, 32, 32768 / 4, 128, 2, phaze::model::Direction::Forward, false) / 2;
-  EXPECT_NEAR(a.exposed_comm_s, 3 * step_s - (a.compute_s - last_block_s), 1e-9 * step_s);
+  EXPECT_NEAR(a.compute_s, diagonal_s + 3 * half_block_s, 1e-12);
+  EXPECT_NEAR(a.exposed_comm_s, 3 * step_s - diagonal_s - 2 * half_block_s, 1e-9 * step_s);
   const auto fast = phaze::megatron::context_parallel_attention_s(gpu, kSystem.network, pl, 32, 128, kv_bytes,
                                                                   phaze::model::Direction::Forward, true);
   EXPECT_EQ(fast.exposed_comm_s, 0);  // NVLink: every step hides behind a block

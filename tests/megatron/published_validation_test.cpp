@@ -32,32 +32,32 @@ TEST(PublishedValidation, NarayananTableOneOnA100) {
 TEST(PublishedValidation, MegatronLmWeakScalingOnH100) {
   const auto v = check("megatron_lm_h100_weak_scaling.json");
   EXPECT_EQ(v.priced, 9u);
-  EXPECT_LE(v.mean_abs_error, 0.1800);  // 17.99 % with Hopper's sustained clock share (33.82 % without)
-  EXPECT_LE(v.max_abs_error, 0.404);
+  EXPECT_LE(v.mean_abs_error, 0.1690);  // 16.89 % with Hopper's sustained clock share (33.82 % without)
+  EXPECT_LE(v.max_abs_error, 0.390);
 }
 
 TEST(PublishedValidation, DgxCloudFp8AndBf16RecipesOnH100) {
   const auto v = check("dgxc_h100_fp8_bf16.json");
-  EXPECT_EQ(v.priced, 12u);
-  EXPECT_LE(v.mean_abs_error, 0.0613);  // came out at 6.12 %, FP8 runs 6-12 % too fast, BF16 within 6 %
-  EXPECT_LE(v.max_abs_error, 0.118);
+  EXPECT_EQ(v.priced, 14u);
+  EXPECT_LE(v.mean_abs_error, 0.0522);  // came out at 5.21 %: FP8 runs 7 % slow to 11 % fast, BF16 within 6 %
+  EXPECT_LE(v.max_abs_error, 0.111);
 }
 
 TEST(PublishedValidation, MosaicMlFsdpOnH100) {
   // PyTorch FSDP of 2023 with Triton attention: phaze prices Megatron-LM-class kernels, so short sequences come
-  // out 8-47 % and 32K-token ones 100-144 % too fast.
+  // out 7-45 % and 32K-token ones 99-142 % too fast.
   const auto v = check("mosaicml_fsdp_h100.json");
   EXPECT_EQ(v.priced, 16u);
-  EXPECT_LE(v.mean_abs_error, 0.5603);
-  EXPECT_LE(v.max_abs_error, 1.442);
+  EXPECT_LE(v.mean_abs_error, 0.5446);
+  EXPECT_LE(v.max_abs_error, 1.417);
 }
 
 TEST(PublishedValidation, NemoLongContextWithContextParallelismOnH100) {
-  // Counted as Megatron-LM counted then (every s x s block), every run comes out 26-60 % too fast.
+  // Counted as Megatron-LM counted then (every s x s block), every run comes out 25-59 % too fast.
   const auto v = check("nemo_long_context_h100.json");
   EXPECT_EQ(v.priced, 7u);
-  EXPECT_LE(v.mean_abs_error, 0.4664);
-  EXPECT_LE(v.max_abs_error, 0.605);
+  EXPECT_LE(v.mean_abs_error, 0.4512);
+  EXPECT_LE(v.max_abs_error, 0.587);
 }
 
 // The FP8/BF16 speedup of the same recipe: every pair of runs labelled "... BF16" and "... FP8" in the
@@ -82,25 +82,25 @@ TEST(PublishedValidation, Fp8OverBf16SpeedupsOfTheSameRuns) {
           {speedup(runs[i].value, runs[i + 1].value), speedup(v.runs[i].predicted, v.runs[i + 1].predicted)});
     }
   }
-  ASSERT_EQ(pairs.size(), 11u);
+  ASSERT_EQ(pairs.size(), 12u);
   double sum = 0, largest = 0;
   for (const Pair& p : pairs) {
     EXPECT_GT(p.predicted, 1);  // FP8 never slows a run down in phaze
     sum += std::abs(p.predicted - p.published);
     largest = std::max(largest, std::abs(p.predicted - p.published));
   }
-  // Came out at 0.100 mean and 0.171 largest: phaze's FP8 gains more than the runs did (issue goal: 0.08).
-  EXPECT_LE(sum / static_cast<double>(pairs.size()), 0.1005);
-  EXPECT_LE(largest, 0.1706);
+  // Came out at 0.101 mean and 0.171 largest: phaze's FP8 gains more than most runs did.
+  EXPECT_LE(sum / static_cast<double>(pairs.size()), 0.1011);
+  EXPECT_LE(largest, 0.1713);
 }
 
 TEST(PublishedValidation, Llama3TableFourOnH100) {
   const auto v = check("llama3_405b_table4.json");
   EXPECT_EQ(v.priced, 3u);
-  // Too slow: one model chunk per GPU where Meta interleaved stages of 7 and 8 layers, and the sustained clock
-  // share of NVIDIA's FP8 runs (20.8 % on the first two runs without it).
-  EXPECT_LE(v.mean_abs_error, 0.3798);
-  EXPECT_LE(v.max_abs_error, 0.546);
+  // +2.8 % and +3.8 % at 8,192 tokens (interleaved, the embedding and the loss counted in the split), -23.4 %
+  // at 131,072 tokens, where phaze's memory needs full recomputation.
+  EXPECT_LE(v.mean_abs_error, 0.1001);
+  EXPECT_LE(v.max_abs_error, 0.234);
 }
 
 TEST(PublishedValidation, NarayananCountIsEquationThreeOfThePaper) {

@@ -62,6 +62,25 @@ Gpu with_hopper_software(Gpu g) {
   return g;
 }
 
+/// Blackwell's software figures. No Blackwell kernel has been measured, and none of another generation's
+/// figures is borrowed: the kernels are ideal (every main loop at its tensor or FP8 rate, streams at the HBM
+/// bandwidth, no tile or launch cost) and one end-to-end figure, the sustained clock share, is fitted by
+/// `phaze validate --fit` on Megatron-Bridge's published runs of the GPU's own system
+/// (tests/data/calibration/bridge_b200.json, bridge_gb200.json).
+Gpu with_blackwell_software(Gpu g, double sustained_clock_share) {
+  g.tensor_efficiency = 1;
+  g.fp8_tensor_efficiency = 1;
+  g.memory_efficiency = 1;
+  g.kernel_launch_s = 0;
+  g.tile_overhead_s = 0;
+  g.attention_forward_efficiency = 1;
+  g.attention_backward_efficiency = 1;
+  g.sustained_clock_share = sustained_clock_share;
+  g.fp8_needs_transpose = false;  // Blackwell's FP8 GEMMs read row- and column-wise operands
+  g.software_fitted_on = "blackwell";
+  return g;
+}
+
 void check_positive(double value, double limit, const std::string& source, const char* field) {
   if (!std::isfinite(value) || value <= 0 || value > limit)
     throw InputError(fmt::format("{}: {} = {} must be a number in (0, {:g}]", source, field, value, limit));
@@ -88,8 +107,10 @@ double peak_fp8_flop_per_s(const Gpu& g) {
 double mfu_ceiling(const Gpu& g, bool fp8) {
   const double sixteen_bit =
       std::max({g.tensor_efficiency, g.attention_forward_efficiency, g.attention_backward_efficiency});
-  if (!fp8) return sixteen_bit;
-  return std::max(sixteen_bit, g.fp8_tensor_efficiency * peak_fp8_flop_per_s(g) / peak_tensor_flop_per_s(g));
+  const double ceiling =
+      fp8 ? std::max(sixteen_bit, g.fp8_tensor_efficiency * peak_fp8_flop_per_s(g) / peak_tensor_flop_per_s(g))
+          : sixteen_bit;
+  return ceiling * g.sustained_clock_share;
 }
 
 void validate(const Gpu& g, const std::string& source) {
@@ -171,8 +192,32 @@ Gpu h200() {
   return with_runtime_memory(g, (141ll << 30) - 150'109'880'320);  // CUDA sees 150,109,880,320 bytes
 }
 
+Gpu b200() {
+  Gpu g;
+  g.name = "b200";
+  g.sms = 148;                            // 2 dies × 74 enabled
+  g.tensor_flop_per_clock_per_sm = 8192;  // twice Hopper's per SM
+  g.fp8_flop_per_clock_per_sm = 16384;
+  g.tensor_clock_hz = 1.8557e9;  // 148 × 8192 × 1.8557 GHz = 2,250 TFLOP/s dense BF16 (4,500 FP8)
+  g.hbm_bytes = 180ll << 30;     // DGX B200: 1,440 GB over 8 GPUs
+  g.hbm_bandwidth = 8e12;
+  g.l2_bytes = 126ll << 20;
+  g.shared_memory_per_sm_bytes = 228ll << 10;
+  g.generation = "blackwell";
+  g = with_runtime_memory(g, 0);  // the B200's driver reserve is not measured
+  return with_blackwell_software(g, 0.49);
+}
+
+Gpu gb200() {
+  Gpu g = b200();  // the same dies at 1,200 W
+  g.name = "gb200";
+  g.tensor_clock_hz = 2.0624e9;  // 2,500 TFLOP/s dense BF16 (5,000 FP8)
+  g.hbm_bytes = 186ll << 30;
+  return with_blackwell_software(g, 0.53);
+}
+
 const std::vector<std::string>& gpu_preset_names() {
-  static const std::vector<std::string> names = {"a100-40gb", "a100-80gb", "h100-sxm", "h200"};
+  static const std::vector<std::string> names = {"a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200", "gb200"};
   return names;
 }
 
@@ -181,6 +226,8 @@ std::optional<Gpu> find_gpu_preset(const std::string& name) {
   if (name == "a100-80gb") return a100_80gb();
   if (name == "h100-sxm") return h100_sxm();
   if (name == "h200") return h200();
+  if (name == "b200") return b200();
+  if (name == "gb200") return gb200();
   return std::nullopt;
 }
 

@@ -35,6 +35,9 @@ struct Gpu {
   double tensor_efficiency = 1;  ///< fraction of the tensor rate a GEMM's main loop sustains, in (0, 1]
   /// Fraction of the FP8 tensor rate an FP8 GEMM's main loop sustains, in (0, 1].
   double fp8_tensor_efficiency = 1;
+  /// Whether FP8 GEMMs read one operand layout only, so that every FP8 tensor needs a transposed copy too
+  /// (Hopper); Blackwell's read both.
+  bool fp8_needs_transpose = true;
   double memory_efficiency = 1;  ///< fraction of the HBM bandwidth a streaming kernel sustains, in (0, 1]
   double kernel_launch_s = 0;    ///< fixed seconds per kernel (launch, dispatch, tail), ≥ 0
   /// Fixed seconds each output tile of a GEMM or fused-attention kernel adds to its main loop (filling
@@ -68,9 +71,10 @@ Gpu as_sustained(const Gpu& gpu);
 double peak_fp8_flop_per_s(const Gpu& gpu);
 
 /// The largest share of the dense 16-bit peak any prediction on the GPU can reach (docs/gpu.md, "Kernels"):
-/// no kernel runs its FLOPs faster than its main loop's efficiency, so neither a run's MFU nor its TFLOP/s
-/// per GPU over the peak exceeds the largest of the GEMM and fused-attention efficiencies; with `fp8`, nor
-/// the FP8 GEMMs' efficiency times the FP8 peak over the 16-bit one.
+/// no kernel runs its FLOPs faster than its main loop's efficiency at the sustained clock, so neither a
+/// run's MFU nor its TFLOP/s per GPU over the peak exceeds the largest of the GEMM and fused-attention
+/// efficiencies times the sustained clock share; with `fp8`, nor the FP8 GEMMs' efficiency times the FP8
+/// peak over the 16-bit one (times the share).
 double mfu_ceiling(const Gpu& gpu, bool fp8 = false);
 
 /// Largest accepted values of a GPU description (docs/limits.md).
@@ -87,12 +91,14 @@ inline constexpr double kLaunchS = 1;       ///< seconds per kernel, and per til
 /// efficiencies in (0, 1], launch and tile times in [0, kLaunchS].
 void validate(const Gpu& gpu, const std::string& source);
 
-/// NVIDIA A100-SXM4 with 40 or 80 GB, H100-SXM5 80 GB, H200-SXM 141 GB (docs/gpu.md lists every figure
-/// with its source).
+/// NVIDIA A100-SXM4 with 40 or 80 GB, H100-SXM5 80 GB, H200-SXM 141 GB, B200 (DGX B200, 180 GB) and the
+/// GB200 of the NVL72 rack (186 GB) (docs/gpu.md lists every figure with its source).
 Gpu a100_40gb();
 Gpu a100_80gb();
 Gpu h100_sxm();
 Gpu h200();
+Gpu b200();
+Gpu gb200();
 
 /// Names of the built-in GPU presets, in a stable order.
 const std::vector<std::string>& gpu_preset_names();

@@ -33,6 +33,7 @@ Gpu gpu_from_json(const json& j, const std::string& source) {
           "allocator_overhead",
           "tensor_efficiency",
           "fp8_tensor_efficiency",
+          "fp8_needs_transpose",
           "sustained_clock_share",
           "memory_efficiency",
           "kernel_launch_s",
@@ -67,6 +68,7 @@ Gpu gpu_from_json(const json& j, const std::string& source) {
   g.allocator_overhead = f.number_in("allocator_overhead", g.allocator_overhead, 0, 1, false);
   g.tensor_efficiency = f.number_in("tensor_efficiency", g.tensor_efficiency, 0, 1, true);
   g.fp8_tensor_efficiency = f.number_in("fp8_tensor_efficiency", g.fp8_tensor_efficiency, 0, 1, true);
+  g.fp8_needs_transpose = f.flag("fp8_needs_transpose", g.fp8_needs_transpose);
   g.sustained_clock_share = f.number_in("sustained_clock_share", g.sustained_clock_share, 0, 1, true);
   g.memory_efficiency = f.number_in("memory_efficiency", g.memory_efficiency, 0, 1, true);
   g.kernel_launch_s = f.number_in("kernel_launch_s", g.kernel_launch_s, 0, gpu_limits::kLaunchS, false);
@@ -105,6 +107,7 @@ json to_json(const Gpu& g) {
               {"tensor_efficiency", g.tensor_efficiency},
               {"fp8_tensor_efficiency", g.fp8_tensor_efficiency},
               {"sustained_clock_share", g.sustained_clock_share},
+              {"fp8_needs_transpose", g.fp8_needs_transpose},
               {"memory_efficiency", g.memory_efficiency},
               {"kernel_launch_s", g.kernel_launch_s},
               {"tile_overhead_s", g.tile_overhead_s},

@@ -13,8 +13,8 @@ namespace {
 /// Efficiency and per-step latency from the ring all-reduces measured on 2 to 8 A100s of one node
 /// (nccl-tests, 1 MiB to 1 GiB, published with vTrain; docs/gpu.md): 2(n−1)/n · bytes / (0.74 · 300 GB/s) +
 /// 2(n−1) · 7 µs is within 5 % of them on average.
-NetworkTier nvswitch_tier(double bandwidth) {
-  return NetworkTier{"nvswitch", 8, bandwidth, 7e-6, 0.74};
+NetworkTier nvswitch_tier(double bandwidth, int64_t members = 8) {
+  return NetworkTier{"nvswitch", members, bandwidth, 7e-6, 0.74};
 }
 
 /// InfiniBand across nodes: bytes/s per GPU (its share of the node's NICs), at 0.9 of the line rate (the
@@ -41,7 +41,7 @@ const Gpu& gpu_of(const System& system) {
   if (const auto* g = std::get_if<Gpu>(&system.device)) return *g;
   throw InputError(
       fmt::format("system '{}': its device '{}' is not a GPU (GPU systems: dgx-a100-40gb, "
-                  "dgx-a100-80gb, dgx-h100, dgx-h200, vtrain-a100; see 'phaze system list')",
+                  "dgx-a100-80gb, dgx-h100, dgx-h200, dgx-b200, gb200-nvl72, vtrain-a100; see 'phaze system list')",
                   system.name, device_name(system.device)));
 }
 
@@ -65,6 +65,17 @@ System dgx_h200_system() {
   return System{"dgx-h200", h200(), Network{{nvswitch_tier(450e9), infiniband_tier(50e9)}}};
 }
 
+System dgx_b200_system() {
+  // NVLink 5 (900 GB/s a direction per GPU) inside the node of 8, one 400 Gb/s NIC per GPU across nodes.
+  return System{"dgx-b200", b200(), Network{{nvswitch_tier(900e9), infiniband_tier(50e9)}}};
+}
+
+System gb200_nvl72_system() {
+  // 72 GPUs in one NVLink 5 domain (18 trays of 4 and 9 NVLink switch trays), one 400 Gb/s NIC per GPU
+  // between racks (DGX GB200 user guide).
+  return System{"gb200-nvl72", gb200(), Network{{nvswitch_tier(900e9, 72), infiniband_tier(50e9)}}};
+}
+
 System vtrain_a100_system() {
   // 800 Gb/s (100 GB/s) per node of 8 between nodes: 12.5 GB/s per GPU. The A100's memory size is not
   // stated by the source; 80 GB is taken (docs/gpu.md).
@@ -72,8 +83,8 @@ System vtrain_a100_system() {
 }
 
 const std::vector<std::string>& system_preset_names() {
-  static const std::vector<std::string> names = {"tpuv4-like", "dgx-a100-40gb", "dgx-a100-80gb",
-                                                 "dgx-h100",   "dgx-h200",      "vtrain-a100"};
+  static const std::vector<std::string> names = {"tpuv4-like", "dgx-a100-40gb", "dgx-a100-80gb", "dgx-h100",
+                                                 "dgx-h200",   "dgx-b200",      "gb200-nvl72",   "vtrain-a100"};
   return names;
 }
 
@@ -83,6 +94,8 @@ std::optional<System> find_system_preset(const std::string& name) {
   if (name == "dgx-a100-80gb") return dgx_a100_system(true);
   if (name == "dgx-h100") return dgx_h100_system();
   if (name == "dgx-h200") return dgx_h200_system();
+  if (name == "dgx-b200") return dgx_b200_system();
+  if (name == "gb200-nvl72") return gb200_nvl72_system();
   if (name == "vtrain-a100") return vtrain_a100_system();
   return std::nullopt;
 }

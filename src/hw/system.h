@@ -41,6 +41,10 @@ System tpuv4_like_system();
 System dgx_a100_system(bool eighty_gb);
 System dgx_h100_system();
 System dgx_h200_system();
+/// DGX B200 (8 B200 per NVLink 5 node) and GB200 NVL72 (72 GB200 in one NVLink domain), one 400 Gb/s NIC
+/// per GPU beyond.
+System dgx_b200_system();
+System gb200_nvl72_system();
 System vtrain_a100_system();
 
 /// Names of the built-in system presets, in a stable order.

@@ -54,12 +54,12 @@ struct Pricing {
     return fp8 ? cost::gpu_fp8_gemm_s(gpu, *op.gemm) : cost::gpu_gemm_s(gpu, *op.gemm, element_bytes);
   }
 
-  /// One cast of a 16-bit tensor of `elements` elements to FP8 and its transposed FP8 copy (Hopper's FP8
-  /// GEMMs read only one layout, and the weight gradient needs the other): one read of the 16-bit tensor
-  /// (two with current scaling, which first finds its amax) and two 1-byte writes.
+  /// One cast of a 16-bit tensor of `elements` elements to FP8, with its transposed FP8 copy where the GPU's
+  /// FP8 GEMMs read only one layout (Hopper; the weight gradient needs the other): one read of the 16-bit
+  /// tensor (two with current scaling, which first finds its amax) and one 1-byte write per copy.
   double fp8_cast_s(double elements) const {
     const double reads = plan.fp8_recipe == Fp8Recipe::Tensorwise ? 2 : 1;
-    return cost::gpu_stream_s(gpu, elements * (2 * reads + 2));
+    return cost::gpu_stream_s(gpu, elements * (2 * reads + (gpu.fp8_needs_transpose ? 2 : 1)));
   }
 
   /// The FP8 casts of a pass: forward, the input of each FP8 GEMM (once when several GEMMs share it);

@@ -43,6 +43,7 @@ GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& s
   space.features = q.features;
   space.zero_stages = q.zero_stages;
   space.try_fp8 = q.try_fp8;
+  space.try_split_accounting = q.try_split_accounting;
   space.context_widths = q.context_widths;
   if (space.context_widths.empty())
     for (int64_t c = 1; c <= 64 && q.gpus % c == 0; c *= 2) space.context_widths.push_back(c);

@@ -23,7 +23,10 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
       plan.sequence_parallel = false;
       if (!context_parallel_refusal(plan, spec).empty()) continue;
       for (int64_t p : divisors(space.devices / t / c)) {
-        if (spec.num_layers % p != 0) continue;
+        const int64_t L = spec.num_layers;
+        // The embedding and the loss counted in the split: L + 2 slots, each end stage keeping a layer.
+        const bool counted_split = space.try_split_accounting && p > 1 && (L + 2) % p == 0 && (L + 2) / p >= 2;
+        if (L % p != 0 && !counted_split) continue;
         const int64_t d = space.devices / t / c / p;
         if (space.global_batch % d != 0) continue;
         for (int64_t b : divisors(space.global_batch / d)) {
@@ -40,25 +43,29 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
             plan.dp = d;
             plan.micro_batch = b;
             plan.tp_comm_overlap = sp && space.features.tp_comm_overlap;
-            for (int64_t v : divisors(spec.num_layers / p)) {
-              if (v > 1 && (p == 1 || m % p != 0 || v > megatron::plan_limits::kChunks)) continue;
-              plan.vp = v;
-              for (megatron::Recompute r : space.recomputes) {
-                plan.recompute = r;
-                for (int64_t zero : space.zero_stages) {
-                  if (zero > 0 && d * c == 1) continue;
-                  plan.zero = zero;
-                  plan.zero_group = zero > 0 ? space.features.zero_group : 0;
-                  if (plan.zero_group > 0 && (d * c) % plan.zero_group != 0) continue;
-                  plan.overlap_param_gather = zero > 0 && space.features.overlap_param_gather;
-                  if (!space.try_fp8) {
-                    visit(plan);
-                    continue;
-                  }
-                  for (bool fp8 : {false, true}) {
-                    plan.fp8 = fp8;
-                    plan.fp8_param_gather = fp8 && space.features.fp8_param_gather;
-                    visit(plan);
+            for (bool counted : {false, true}) {
+              if (counted ? !counted_split : L % p != 0) continue;
+              plan.embedding_in_pipeline_split = plan.loss_in_pipeline_split = counted;
+              for (int64_t v : divisors((counted ? L + 2 : L) / p)) {
+                if (v > 1 && (p == 1 || m % p != 0 || v > megatron::plan_limits::kChunks)) continue;
+                plan.vp = v;
+                for (megatron::Recompute r : space.recomputes) {
+                  plan.recompute = r;
+                  for (int64_t zero : space.zero_stages) {
+                    if (zero > 0 && d * c == 1) continue;
+                    plan.zero = zero;
+                    plan.zero_group = zero > 0 ? space.features.zero_group : 0;
+                    if (plan.zero_group > 0 && (d * c) % plan.zero_group != 0) continue;
+                    plan.overlap_param_gather = zero > 0 && space.features.overlap_param_gather;
+                    if (!space.try_fp8) {
+                      visit(plan);
+                      continue;
+                    }
+                    for (bool fp8 : {false, true}) {
+                      plan.fp8 = fp8;
+                      plan.fp8_param_gather = fp8 && space.features.fp8_param_gather;
+                      visit(plan);
+                    }
                   }
                 }
               }

@@ -27,6 +27,9 @@ struct PlanSpace {
   std::vector<int64_t> context_widths{1};
   /// Each configuration with FP8 off and on (else features.fp8 as it is).
   bool try_fp8 = false;
+  /// Besides even stages, pipelines whose split counts the embedding and the loss as layers
+  /// (--account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split): p dividing L + 2.
+  bool try_split_accounting = false;
   /// What every configuration shares (overlap, attention kernel, precision, memory reserve); its
   /// tp_comm_overlap applies to the configurations with sequence parallelism, its overlap_param_gather to
   /// those with the distributed optimizer. Its degrees, batch and recomputation are the enumeration's.
@@ -36,11 +39,12 @@ struct PlanSpace {
 /// Calls `visit` with every configuration of `space` that Megatron-LM accepts for the model
 /// (megatron::validate): every t (dividing the devices, the heads and the key/value heads), c of the
 /// space's widths dividing the rest, p dividing the rest and the layers, d the remainder; every b with b · d
-/// dividing the global batch; sequence parallelism off and (t > 1, t dividing s) on; v = 1 and every v > 1
-/// with p · v dividing the layers and p dividing the micro-batch count; each recomputation; each ZeRO stage
-/// of the space (> 0 with d · c > 1); FP8 off and on when the space tries it. The order is fixed (t, c, p,
-/// b, sequence parallelism, v, recomputation, ZeRO, FP8, each ascending), so a search that keeps the first
-/// of equal times is deterministic.
+/// dividing the global batch; sequence parallelism off and (t > 1, t dividing s) on; even stages and, when
+/// the space tries them, stages that count the embedding and the loss (p > 1 dividing L + 2, every stage
+/// keeping a layer); v = 1 and every v > 1 with p · v dividing the layers (and slots) and p dividing the
+/// micro-batch count; each recomputation; each ZeRO stage of the space (> 0 with d · c > 1); FP8 off and on
+/// when the space tries it. The order is fixed (t, c, p, b, sequence parallelism, split, v, recomputation,
+/// ZeRO, FP8, each ascending), so a search that keeps the first of equal times is deterministic.
 void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space,
                             const std::function<void(const megatron::TrainingPlan&)>& visit);
 

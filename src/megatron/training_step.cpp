@@ -71,17 +71,22 @@ double gathered_bytes(const TrainingPlan& plan, double parameters, double fp8_pa
   return plan.fp8_param_gather ? 2 * parameters - fp8_parameters : 2 * parameters;
 }
 
-/// Bytes of `parameters` held whole for the GEMMs: their gathered bytes, and beside them the FP8 copy and
-/// transposed copy of each FP8 GEMM weight (2 bytes), of which --fp8-param-gather's FP8 parameters are one.
-double held_weight_bytes(const TrainingPlan& plan, double parameters, double fp8_parameters) {
+/// Bytes of `parameters` held whole for the GEMMs: their gathered bytes, and beside them the device's FP8
+/// copies of each FP8 GEMM weight (the copy and, on Hopper, its transpose: StepDevice::fp8_weight_copies),
+/// of which --fp8-param-gather's FP8 parameters are one.
+double held_weight_bytes(const TrainingPlan& plan, const StepDevice& device, double parameters, double fp8_parameters) {
   if (!plan.fp8) return 2 * parameters;
-  return gathered_bytes(plan, parameters, fp8_parameters) + (plan.fp8_param_gather ? 1 : 2) * fp8_parameters;
+  const double copies = device.fp8_weight_copies - (plan.fp8_param_gather ? 1 : 0);
+  return gathered_bytes(plan, parameters, fp8_parameters) + copies * fp8_parameters;
 }
 
-/// HBM bytes of casting FP8 GEMM weights for the GEMMs: read the 16-bit weight and write the FP8 copy and its
-/// transpose (4 bytes each), or with --fp8-param-gather read the FP8 parameter and write its transpose (2).
-double weight_cast_bytes(const TrainingPlan& plan, double fp8_parameters) {
-  return (plan.fp8_param_gather ? 2 : 4) * fp8_parameters;
+/// HBM bytes of casting FP8 GEMM weights for the GEMMs: read the 16-bit weight and write its FP8 copies
+/// (4 bytes each on Hopper), or with --fp8-param-gather read the FP8 parameter and write the copies it is
+/// not (its transpose on Hopper: 2; nothing where the GEMMs read both layouts).
+double weight_cast_bytes(const TrainingPlan& plan, const StepDevice& device, double fp8_parameters) {
+  if (!plan.fp8_param_gather) return (2 + device.fp8_weight_copies) * fp8_parameters;
+  const double others = device.fp8_weight_copies - 1;
+  return others > 0 ? (1 + others) * fp8_parameters : 0;
 }
 
 /// The transfer of one micro-batch's activation (or gradient) between stages: with t > 1 each rank of the
@@ -271,7 +276,8 @@ StepDevice step_device(const hw::Gpu& gpu) {
                     static_cast<double>(gpu.communicator_memory_bytes),
                     gpu.allocator_overhead,
                     hw::mfu_ceiling(gpu),
-                    hw::mfu_ceiling(gpu, true)};
+                    hw::mfu_ceiling(gpu, true),
+                    gpu.fp8_needs_transpose ? 2.0 : 1.0};
 }
 
 LayerCosts graph_costs(model::LayerGraph graph) {
@@ -352,7 +358,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
       // ZeRO-3 casts each gathered layer's FP8 weights (and their transposes) before its forward and its
       // backward pass.
       const double cast_s =
-          std::max(device.dispatch_s, weight_cast_bytes(plan, st.fp8_parameters) / device.stream_bytes_per_s);
+          std::max(device.dispatch_s, weight_cast_bytes(plan, device, st.fp8_parameters) / device.stream_bytes_per_s);
       st.forward.compute_s += cast_s;
       st.backward.compute_s += cast_s;
     }
@@ -374,7 +380,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   // optimizer and only the transposes are made.
   const double weight_cast_s =
       plan.fp8 && plan.zero < 3
-          ? std::max(device.dispatch_s, weight_cast_bytes(plan, top.fp8_parameters) / device.stream_bytes_per_s)
+          ? std::max(device.dispatch_s, weight_cast_bytes(plan, device, top.fp8_parameters) / device.stream_bytes_per_s)
           : 0;
   const double pipeline_s = md * top.busy_s() + (sum - top.busy_s()) / v + weight_cast_s;
 
@@ -435,10 +441,10 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     const double unit_fp8 =
         plan.fp8 && unit == static_cast<double>(g.transformer.parameters) ? costs.fp8_parameters : 0;
     if (plan.zero == 3)  // a shard, and two units gathered whole (the one at work and the prefetched one)
-      mem.weights_bytes =
-          gathered_bytes(plan, st.parameters, st.fp8_parameters) / shards + 2 * held_weight_bytes(plan, unit, unit_fp8);
+      mem.weights_bytes = gathered_bytes(plan, st.parameters, st.fp8_parameters) / shards +
+                          2 * held_weight_bytes(plan, device, unit, unit_fp8);
     else
-      mem.weights_bytes = held_weight_bytes(plan, st.parameters, st.fp8_parameters);
+      mem.weights_bytes = held_weight_bytes(plan, device, st.parameters, st.fp8_parameters);
     mem.gradients_bytes = plan.zero >= 2 ? st.parameters * bytes.gradients / shards + unit * bytes.gradients
                                          : st.parameters * bytes.gradients;
     mem.optimizer_bytes = st.parameters * bytes.optimizer / (plan.distributed_optimizer() ? shards : 1);

@@ -96,6 +96,7 @@ struct StepDevice {
   double allocator_overhead = 0;  ///< the allocator's reserve beyond its tensors, as a fraction of them
   double mfu_ceiling = 1;         ///< no kernel runs its FLOPs faster than this share of the peak
   double fp8_mfu_ceiling = 1;     ///< the same with FP8 GEMMs (hw::mfu_ceiling with FP8)
+  double fp8_weight_copies = 2;   ///< FP8 copies kept of each FP8 GEMM weight: it and its transpose on Hopper
 };
 StepDevice step_device(const hw::Gpu& gpu);
 

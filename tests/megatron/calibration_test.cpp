@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "hw/gpu.h"
+#include "hw/system.h"
 #include "io/published_runs.h"
 #include "megatron/published_validation.h"
 
@@ -25,6 +27,41 @@ TEST(Calibration, HoppersSustainedClockShareIsTheFitOnNvidiasPages) {
   // The fit lowers the error it is fitted on (12.67 % at 1, 8.18 % at the preset).
   EXPECT_LT(phaze::megatron::check_published_runs(phaze::io::read_published_runs(kCalibration)).mean_abs_error,
             unthrottled.mean_abs_error);
+}
+
+// Blackwell has no measured kernel: ideal kernels and one end-to-end share per GPU, fitted on Megatron-Bridge's
+// FP8 runs of its own system, from the preset and from 1.
+TEST(Calibration, BlackwellSharesAreTheFitOnBridgesPages) {
+  for (const auto& [file, gpu] :
+       {std::pair{"bridge_b200.json", phaze::hw::b200()}, std::pair{"bridge_gb200.json", phaze::hw::gb200()}}) {
+    auto runs = phaze::io::read_published_runs(std::string(PHAZE_TEST_DATA) + "/calibration/" + file);
+    EXPECT_NEAR(phaze::hw::gpu_of(phaze::megatron::fit_gpu_on_published(runs)).sustained_clock_share,
+                gpu.sustained_clock_share, 1e-9)
+        << file;
+    for (auto& r : runs) std::get<phaze::hw::Gpu>(r.system.device).sustained_clock_share = 1;
+    EXPECT_NEAR(phaze::hw::gpu_of(phaze::megatron::fit_gpu_on_published(runs)).sustained_clock_share,
+                gpu.sustained_clock_share, 1e-9)
+        << file;
+  }
+  // Errors on the fitted runs: 1.86 % on DGX B200's 4, 8.38 % on GB200 NVL72's 15.
+  EXPECT_LE(phaze::megatron::check_published_runs(
+                phaze::io::read_published_runs(std::string(PHAZE_TEST_DATA) + "/calibration/bridge_b200.json"))
+                .mean_abs_error,
+            0.0187);
+  EXPECT_LE(phaze::megatron::check_published_runs(
+                phaze::io::read_published_runs(std::string(PHAZE_TEST_DATA) + "/calibration/bridge_gb200.json"))
+                .mean_abs_error,
+            0.0839);
+}
+
+// NVIDIA's published dense peaks (Blackwell technical brief: HGX B200 at 1,000 W, GB200 at 1,200 W).
+TEST(Calibration, BlackwellPeaksAreNvidias) {
+  EXPECT_NEAR(phaze::hw::peak_tensor_flop_per_s(phaze::hw::b200()), 2.25e15, 0.001e15);
+  EXPECT_NEAR(phaze::hw::peak_fp8_flop_per_s(phaze::hw::b200()), 4.5e15, 0.002e15);
+  EXPECT_NEAR(phaze::hw::peak_tensor_flop_per_s(phaze::hw::gb200()), 2.5e15, 0.001e15);
+  EXPECT_NEAR(phaze::hw::peak_fp8_flop_per_s(phaze::hw::gb200()), 5.0e15, 0.002e15);
+  EXPECT_EQ(phaze::hw::gb200_nvl72_system().network.tiers[0].members, 72);
+  EXPECT_FALSE(phaze::hw::b200().fp8_needs_transpose);
 }
 
 }  // namespace

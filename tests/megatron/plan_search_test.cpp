@@ -17,7 +17,9 @@ using phaze::megatron::TrainingPlan;
 
 TEST(GpuPlanSearch, FindsTheBruteForceOptimumAndCountsEveryPlan) {
   const auto spec = phaze::model::megatron_gpt("gpt", "test GPT", 8, 1024, 8, 1024);
-  // An H100 system, so that FP8 is tried too; fused attention, so that context parallelism is.
+  // An H100 system, so that FP8 is tried too; fused attention, so that context parallelism is; 8 layers, so
+  // that a split counting the embedding and the loss (10 slots) gives 2 stages of 5 (v = 1 or 5) besides the
+  // even ones.
   const phaze::hw::System system = phaze::hw::dgx_h100_system();
   for (int64_t gpus : {4, 8, 16}) {
     phaze::megatron::GpuPlanQuestion q;
@@ -41,21 +43,24 @@ TEST(GpuPlanSearch, FindsTheBruteForceOptimumAndCountsEveryPlan) {
                 for (bool sp : {false, true})
                   for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
                     for (int64_t zero = 0; zero <= 3; ++zero)
-                      for (bool fp8 : {false, true}) {
-                        if (zero > 0 && d * c == 1) continue;  // nothing to shard: the same plan as without
-                        TrainingPlan pl = q.features;
-                        pl.tp = t, pl.cp = c, pl.pp = p, pl.dp = d, pl.vp = v, pl.micro_batch = b;
-                        pl.global_batch = q.global_batch, pl.seq = q.seq;
-                        pl.sequence_parallel = sp, pl.recompute = r, pl.zero = zero, pl.fp8 = fp8;
-                        try {
-                          const auto prediction = phaze::megatron::predict_step(spec, system, pl);
-                          ++valid;
-                          if (!prediction.memory.fits) continue;
-                          ++fitting;
-                          best = std::min(best, prediction.time.iteration_s);
-                        } catch (const phaze::InputError&) {
+                      for (bool fp8 : {false, true})
+                        for (bool counted : {false, true}) {
+                          if (zero > 0 && d * c == 1) continue;  // nothing to shard: the same plan as without
+                          if (counted && p == 1) continue;       // one stage: the same layers as without
+                          TrainingPlan pl = q.features;
+                          pl.tp = t, pl.cp = c, pl.pp = p, pl.dp = d, pl.vp = v, pl.micro_batch = b;
+                          pl.global_batch = q.global_batch, pl.seq = q.seq;
+                          pl.sequence_parallel = sp, pl.recompute = r, pl.zero = zero, pl.fp8 = fp8;
+                          pl.embedding_in_pipeline_split = pl.loss_in_pipeline_split = counted;
+                          try {
+                            const auto prediction = phaze::megatron::predict_step(spec, system, pl);
+                            ++valid;
+                            if (!prediction.memory.fits) continue;
+                            ++fitting;
+                            best = std::min(best, prediction.time.iteration_s);
+                          } catch (const phaze::InputError&) {
+                          }
                         }
-                      }
           }
     EXPECT_EQ(answer.evaluated, valid) << gpus;
     EXPECT_EQ(answer.fitting, fitting) << gpus;

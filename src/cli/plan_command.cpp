@@ -34,6 +34,7 @@ struct PlanOptions {
   std::string context_widths;  ///< "" : 1 and the powers of two up to 64 that divide the GPUs
   bool fp8_given = false;      ///< --fp8 or --no-fp8: precision fixed; else FP8 tried off and on where the GPU has it
   bool no_fp8 = false;
+  bool fp8_recipe_given = false;
   bool json = false;
 };
 
@@ -55,6 +56,8 @@ void plan(const PlanOptions& o) {
   if (q.zero_stages.empty()) throw InputError("--zero: give at least one ZeRO stage (0, 1, 2, 3)");
   // FP8 is Transformer Engine's BF16 recipe: tried where the GPU has FP8 and the run is BF16.
   q.try_fp8 = !o.fp8_given && o.features.bf16 && hw::peak_fp8_flop_per_s(hw::gpu_of(system)) > 0;
+  if (o.fp8_recipe_given && !q.try_fp8 && !o.features.fp8)
+    throw InputError("--fp8-recipe: no FP8 configuration is tried (FP16, or a GPU without FP8 tensor cores)");
   if (o.features.zero_group > 0 && q.zero_stages == std::vector<int64_t>{0})
     throw InputError("--zero-group needs a ZeRO stage among --zero (1, 2 or 3)");
   q.top = static_cast<size_t>(o.top);
@@ -125,6 +128,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o, cmd] {
     o->fp8_given = cmd->count("--fp8") > 0 || o->no_fp8;
+    o->fp8_recipe_given = cmd->count("--fp8-recipe") > 0;
     if (o->no_fp8) {
       if (o->features.fp8) throw InputError("--fp8 and --no-fp8 together");
       if (cmd->count("--fp8-recipe") > 0 || o->features.fp8_param_gather)

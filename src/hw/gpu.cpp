@@ -199,7 +199,7 @@ Gpu b200() {
   g.tensor_flop_per_clock_per_sm = 8192;  // twice Hopper's per SM
   g.fp8_flop_per_clock_per_sm = 16384;
   g.tensor_clock_hz = 1.8557e9;  // 148 × 8192 × 1.8557 GHz = 2,250 TFLOP/s dense BF16 (4,500 FP8)
-  g.hbm_bytes = 180ll << 30;     // DGX B200: 1,440 GB over 8 GPUs
+  g.hbm_bytes = 180ll << 30;     // 180 GB of HBM3e a GPU (DGX B200: 1,440 GB), taken in GiB as the other presets
   g.hbm_bandwidth = 8e12;
   g.l2_bytes = 126ll << 20;
   g.shared_memory_per_sm_bytes = 228ll << 10;

@@ -205,14 +205,18 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
   p.micro_batch = f.integer("--micro-batch-size", 1, model::limits::kMicroBatch);
   p.global_batch = f.integer("--global-batch-size", p.micro_batch * p.dp, megatron::plan_limits::kGlobalBatch);
   p.vp = f.integer("--virtual-pipeline-model-parallel-size", 1, megatron::plan_limits::kChunks);
+  p.embedding_in_pipeline_split = f.has("--account-for-embedding-in-pipeline-split");
+  p.loss_in_pipeline_split = f.has("--account-for-loss-in-pipeline-split");
   if (f.has("--num-layers-per-virtual-pipeline-stage")) {
+    // Megatron-LM counts the embedding and the loss among the layers of the split when told to.
+    const int64_t slots = spec.num_layers + p.embedding_in_pipeline_split + p.loss_in_pipeline_split;
     const int64_t per_chunk = f.integer("--num-layers-per-virtual-pipeline-stage", 1, model::limits::kLayers);
-    if (spec.num_layers % (p.pp * per_chunk) != 0)
+    if (slots % (p.pp * per_chunk) != 0)
       throw InputError(
           fmt::format("--num-layers-per-virtual-pipeline-stage {}: {} layers are not a whole number of "
                       "chunks on {} stages",
-                      per_chunk, spec.num_layers, p.pp));
-    p.vp = spec.num_layers / (p.pp * per_chunk);
+                      per_chunk, slots, p.pp));
+    p.vp = slots / (p.pp * per_chunk);
   }
   p.first_stage_layers = f.has("--decoder-first-pipeline-num-layers")
                              ? parse_integer("--decoder-first-pipeline-num-layers",
@@ -248,8 +252,6 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
     // The distributed optimizer shards the optimizer state whatever Megatron-FSDP shards.
     p.zero = std::max(p.zero, at->second);
   }
-  p.embedding_in_pipeline_split = f.has("--account-for-embedding-in-pipeline-split");
-  p.loss_in_pipeline_split = f.has("--account-for-loss-in-pipeline-split");
   p.fp8 = f.has("--fp8-format");
   p.bf16_gradients = p.bf16 && f.has("--grad-reduce-in-bf16");
   if (const auto recipe = f.value("--fp8-recipe")) p.fp8_recipe = megatron::parse_fp8_recipe(*recipe, "--fp8-recipe");

@@ -48,6 +48,8 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
               plan.embedding_in_pipeline_split = plan.loss_in_pipeline_split = counted;
               for (int64_t v : divisors((counted ? L + 2 : L) / p)) {
                 if (v > 1 && (p == 1 || m % p != 0 || v > megatron::plan_limits::kChunks)) continue;
+                // Two stages of L/2 + 1 slots, each a layer short: the even split unless interleaved.
+                if (counted && p == 2 && v == 1) continue;
                 plan.vp = v;
                 for (megatron::Recompute r : space.recomputes) {
                   plan.recompute = r;
@@ -62,6 +64,7 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
                       continue;
                     }
                     for (bool fp8 : {false, true}) {
+                      if (fp8 && !plan.bf16) continue;  // Transformer Engine's FP8 recipe is BF16's
                       plan.fp8 = fp8;
                       plan.fp8_param_gather = fp8 && space.features.fp8_param_gather;
                       visit(plan);

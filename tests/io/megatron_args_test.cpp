@@ -113,6 +113,14 @@ TEST(MegatronArgs, Fp8ContextParallelismAndShardingStrategies) {
                                                      "--account-for-loss-in-pipeline-split"),
                                         2);
   EXPECT_TRUE(both.plan.embedding_in_pipeline_split && both.plan.loss_in_pipeline_split);
+  // Llama 3.1 405B's split: 126 layers and the 2 counted with them, 2 a chunk on 16 stages: 4 chunks a stage
+  // (Megatron-LM divides the slots, not the layers).
+  const auto counted = parse_megatron_args(
+      split("--num-layers 126 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --bf16 "
+            "--pipeline-model-parallel-size 16 --num-layers-per-virtual-pipeline-stage 2 "
+            "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split --global-batch-size 16"),
+      16);
+  EXPECT_EQ(counted.plan.vp, 4);
   EXPECT_EQ(parse_megatron_args(split(base + "--use-distributed-optimizer"), 0).plan.zero, 1);
   EXPECT_EQ(parse_megatron_args(split(base + "--use-megatron-fsdp --data-parallel-sharding-strategy "
                                              "optim_grads_params"),

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <string>
+#include <variant>
 
 #include "cost/gpu_kernel.h"
 #include "hw/system.h"
@@ -115,6 +116,24 @@ TEST(Fp8, WeightCopiesAreTwoBytesPerFp8Parameter) {
   EXPECT_NEAR(predict_step(m, kSystem, pl).memory.weights_bytes - bf16, 2 * fp8_parameters, 1);
   pl.fp8_param_gather = true;
   EXPECT_NEAR(predict_step(m, kSystem, pl).memory.weights_bytes, bf16, 1);
+}
+
+// Blackwell's FP8 GEMMs read both layouts: one FP8 copy of each FP8 GEMM weight instead of Hopper's copy and
+// transpose, so a byte less per FP8 parameter, and no cast at all of --fp8-param-gather's FP8 parameters.
+TEST(Fp8, GpusThatReadBothLayoutsKeepOneCopy) {
+  const ModelSpec m = *phaze::model::find_preset("llama2-7b");
+  const double h = 4096, f = 11008, L = 32;
+  const double fp8_parameters = L * (4 * h * h + 3 * h * f);
+  TrainingPlan pl = plan(1, 1, 8, 64, 4096);
+  pl.fp8 = true;
+  phaze::hw::System transposing = kSystem, both = kSystem;
+  std::get<phaze::hw::Gpu>(both.device).fp8_needs_transpose = false;
+  EXPECT_NEAR(predict_step(m, transposing, pl).memory.weights_bytes - predict_step(m, both, pl).memory.weights_bytes,
+              fp8_parameters, 1);
+  pl.fp8_param_gather = true;
+  const StepPrediction with_cast = predict_step(m, transposing, pl), without = predict_step(m, both, pl);
+  EXPECT_NEAR(with_cast.memory.weights_bytes - without.memory.weights_bytes, fp8_parameters, 1);
+  EXPECT_GT(with_cast.time.forward_s, without.time.forward_s);  // Hopper still makes the transposes
 }
 
 // The inputs of the FP8 GEMMs that the weight gradients need are kept in FP8: per layer and token, the QKV and

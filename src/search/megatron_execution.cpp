@@ -29,6 +29,7 @@ PlanSpace plan_space(const SearchQuestion& q, const ModelCase& m, int64_t micro_
   space.micro_batches = {micro_batch};
   space.recomputes = megatron_recomputes(recompute);
   space.features.overlap_dp = q.overlap_dp;
+  space.zero_stages = kMegatronZeroStages;
   return space;
 }
 
@@ -223,8 +224,7 @@ ModelOutcome megatron_outcome(const SearchQuestion& q, const ModelCase& m,
   out.tensor_utilisation = totals.span > 0 ? totals.busy_tc / totals.span : 0;
   out.vector_utilisation = totals.span > 0 ? totals.busy_vc / totals.span : 0;
   out.flops_utilisation = best->mfu;
-  out.settings = MegatronSettings{plan.vp, plan.sequence_parallel, plan.recompute, plan.distributed_optimizer(),
-                                  best->memory.peak_bytes};
+  out.settings = MegatronSettings{plan.vp, plan.sequence_parallel, plan.recompute, plan.zero, best->memory.peak_bytes};
   return out;
 }
 

@@ -27,6 +27,10 @@ megatron::StepDevice accelerator_step_device(const hw::Architecture& design);
 /// the plan search finds faster.
 std::vector<megatron::Recompute> megatron_recomputes(bool recompute);
 
+/// The ZeRO stages the co-search tries under Megatron-LM execution: every one, so that a question whose
+/// memory is tight (a long sequence) can shard gradients and parameters too.
+inline const std::vector<int64_t> kMegatronZeroStages{0, 1, 2, 3};
+
 /// The configurations of one model at one micro-batch that fit in `hbm_bytes` on every design (memory does
 /// not depend on the design), in the enumeration's order (megatron/plan_space.h): widths of the model, the
 /// question's devices and global batch, `recompute`'s settings. `graphs` are the model's layer graphs at that

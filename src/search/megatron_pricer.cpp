@@ -124,13 +124,13 @@ PlanPrice MegatronPricer::price_hand_set(const SearchQuestion& q, const ModelCas
 }
 
 void MegatronPricer::describe(const SearchQuestion& q, nlohmann::ordered_json& settings) const {
-  settings["execution"] = {{"kind", "megatron"}, {"overlap_dp", q.overlap_dp}};
+  settings["execution"] = {{"kind", "megatron"}, {"overlap_dp", q.overlap_dp}, {"zero_stages", kMegatronZeroStages}};
 }
 
 std::string MegatronPricer::description(const SearchQuestion& q) const {
   return fmt::format(
       "execution: Megatron-LM (equal stages, 1F1B or interleaved, sequence parallelism, recomputation on = "
-      "selective or full, distributed optimizer; gradient reduction {} the backward pass)\n",
+      "selective or full, ZeRO 0 to 3; gradient reduction {} the backward pass)\n",
       q.overlap_dp ? "overlapped with" : "after");
 }
 

@@ -30,7 +30,7 @@ struct MegatronSettings {
   int64_t chunks = 1;  ///< model chunks per device v (interleaved 1F1B when > 1)
   bool sequence_parallel = false;
   megatron::Recompute recompute = megatron::Recompute::None;
-  bool distributed_optimizer = false;
+  int64_t zero = 0;              ///< ZeRO stage (1: the distributed optimizer)
   double peak_memory_bytes = 0;  ///< of the device that needs most
   bool operator==(const MegatronSettings&) const = default;
 };

@@ -97,7 +97,8 @@ TEST(CliSearchSystem, SystemAndLinkBandwidthExcludeEachOther) {
 TEST(CliSearchMegatron, UsesEveryDeviceAndOverlapNeverSlowsItDown) {
   const json a = answer(kTinySearch + " --execution megatron");
   ASSERT_TRUE(a.contains("best"));
-  EXPECT_EQ(a.at("settings").at("execution"), json({{"kind", "megatron"}, {"overlap_dp", false}}));
+  EXPECT_EQ(a.at("settings").at("execution"),
+            json({{"kind", "megatron"}, {"overlap_dp", false}, {"zero_stages", {0, 1, 2, 3}}}));
   EXPECT_EQ(a.at("settings").at("optimizer"), "adam");  // Megatron-LM's mixed-precision Adam
   for (const json& point : a.at("top")) {
     const json& plan = point.at("models").at(0).at("plan");

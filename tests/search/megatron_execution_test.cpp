@@ -110,12 +110,13 @@ TEST(MegatronExecution, EveryPointTakesTheBruteForceBestConfiguration) {
             for (int64_t v = 1; v <= m.spec.num_layers; ++v)
               for (bool seq_par : {false, true})
                 for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
-                  for (bool dist : {false, true}) {
+                  for (int64_t zero = 0; zero <= 3; ++zero) {
+                    if (zero > 0 && dp == 1) continue;  // nothing to shard: the same plan as without
                     if ((r != Recompute::None) != point.recompute) continue;
                     TrainingPlan plan;
                     plan.tp = t, plan.pp = p, plan.dp = dp, plan.vp = v, plan.micro_batch = point.micro_batch;
                     plan.global_batch = q.global_batch, plan.seq = m.seq;
-                    plan.sequence_parallel = seq_par, plan.recompute = r, plan.zero = dist ? 1 : 0;
+                    plan.sequence_parallel = seq_par, plan.recompute = r, plan.zero = zero;
                     try {
                       megatron::validate(plan, m.spec);
                     } catch (const InputError&) {
@@ -236,10 +237,13 @@ TEST(MegatronExecution, RecordKeepsTheSettings) {
   m.data_parallel = 4;
   m.stages = {{0, 3, 2}, {3, 6, 2}};
   m.time_per_batch_s = 1.25;
-  m.settings = search::MegatronSettings{2, true, Recompute::Selective, true, 3.5e9};
+  m.settings = search::MegatronSettings{2, true, Recompute::Selective, 3, 3.5e9};
   p.models = {m};
-  const nlohmann::json text = nlohmann::json::parse(search::to_record(p).dump());
+  nlohmann::json text = nlohmann::json::parse(search::to_record(p).dump());
   EXPECT_EQ(search::from_record(p.key, text).models, p.models);
+  // A record written before ZeRO 2 and 3 holds whether the optimizer was distributed: ZeRO 1 or 0.
+  text["models"][0]["megatron"][3] = true;
+  EXPECT_EQ(std::get<search::MegatronSettings>(search::from_record(p.key, text).models[0].settings).zero, 1);
   m.settings = search::UniformSettings{};
   p.models = {m};
   EXPECT_FALSE(search::to_record(p).at("models").at(0).contains("megatron"));

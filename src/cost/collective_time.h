@@ -9,6 +9,7 @@
 // inner group together reach k times the per-device bandwidth (NCCL's rings over several NICs), at most
 // the inner tier's bandwidth.
 
+#include <algorithm>
 #include <cstdint>
 
 #include "hw/network.h"
@@ -41,6 +42,13 @@ GroupLink send_link(const hw::Network& network, int64_t distance);
 /// Seconds of one transfer of `bytes` bytes on `link`: bytes / bandwidth + latency.
 inline double transfer_s(const GroupLink& link, double bytes) {
   return bytes / link.bandwidth + link.latency_s;
+}
+
+/// Seconds of a collective of `collective_s` seconds left on the critical path when it runs beside
+/// `overlapped_s` seconds of other work: what that work cannot hide, and never less than `least_s`, the part
+/// no overlap hides (a first or last chunk, bucket, layer or ring step). The one rule of every overlap.
+inline double exposed_s(double collective_s, double overlapped_s, double least_s) {
+  return std::max(least_s, collective_s - overlapped_s);
 }
 
 /// Ring all-reduce of `bytes` bytes on every member on the group's link: 2(n−1)/n · bytes / bandwidth +

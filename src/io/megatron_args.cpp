@@ -209,7 +209,7 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
   p.loss_in_pipeline_split = f.has("--account-for-loss-in-pipeline-split");
   if (f.has("--num-layers-per-virtual-pipeline-stage")) {
     // Megatron-LM counts the embedding and the loss among the layers of the split when told to.
-    const int64_t slots = spec.num_layers + p.embedding_in_pipeline_split + p.loss_in_pipeline_split;
+    const int64_t slots = p.split_slots(spec.num_layers);
     const int64_t per_chunk = f.integer("--num-layers-per-virtual-pipeline-stage", 1, model::limits::kLayers);
     if (slots % (p.pp * per_chunk) != 0)
       throw InputError(

@@ -39,8 +39,8 @@ struct Pricing {
 
   Overlap tp_overlap(double collective_s, double gemm_before_s, double gemm_after_s) const {
     const double half = collective_s / 2;
-    const double reduce_scatter = std::max(half / kPipelineChunks, half - gemm_before_s);
-    const double all_gather = std::max(half / static_cast<double>(plan.tp), half - gemm_after_s);
+    const double reduce_scatter = cost::exposed_s(half, gemm_before_s, half / kPipelineChunks);
+    const double all_gather = cost::exposed_s(half, gemm_after_s, half / static_cast<double>(plan.tp));
     // While the reduce-scatter is hidden, the GEMM before it does without the SMs it runs on.
     return {reduce_scatter + all_gather, (half - reduce_scatter) * kReduceScatterSms / static_cast<double>(gpu.sms)};
   }
@@ -202,7 +202,7 @@ ContextAttention context_parallel_attention_s(const hw::Gpu& gpu, const hw::Netw
   const double step_s = cost::transfer_s(cost::group_link(network, group), forward ? kv_bytes : 2 * kv_bytes);
   // Step i's transfer overlaps step i − 1's block: the first behind the diagonal, the others behind a half
   // block.
-  out.exposed_comm_s = std::max(0.0, step_s - diagonal_s) + (c - 2) * std::max(0.0, step_s - half_block_s);
+  out.exposed_comm_s = cost::exposed_s(step_s, diagonal_s, 0) + (c - 2) * cost::exposed_s(step_s, half_block_s, 0);
   return out;
 }
 

@@ -46,7 +46,7 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
             for (bool counted : {false, true}) {
               if (counted ? !counted_split : L % p != 0) continue;
               plan.embedding_in_pipeline_split = plan.loss_in_pipeline_split = counted;
-              for (int64_t v : divisors((counted ? L + 2 : L) / p)) {
+              for (int64_t v : divisors(plan.split_slots(L) / p)) {
                 if (v > 1 && (p == 1 || m % p != 0 || v > megatron::plan_limits::kChunks)) continue;
                 // Two stages of L/2 + 1 slots, each a layer short: the even split unless interleaved.
                 if (counted && p == 2 && v == 1) continue;

@@ -35,7 +35,7 @@ void validate_stage_layers(const TrainingPlan& p, const model::ModelSpec& spec) 
                                                        : "--account-for-loss-in-pipeline-split";
     if (p.uneven())
       throw InputError(fmt::format("{} and {} / {} exclude each other (as in Megatron-LM)", option, kFirst, kLast));
-    const int64_t slots = spec.num_layers + p.embedding_in_pipeline_split + p.loss_in_pipeline_split;
+    const int64_t slots = p.split_slots(spec.num_layers);
     if (slots % (p.pp * p.vp) != 0)
       throw InputError(
           fmt::format("{}: --pp = {}{} must divide the {} layers of {} and the {} counted with them into "
@@ -86,7 +86,7 @@ std::string context_parallel_refusal(const TrainingPlan& p, const model::ModelSp
 
 int64_t stage_layers(const TrainingPlan& p, const model::ModelSpec& spec, int64_t stage) {
   if (p.accounts_in_split()) {
-    const int64_t slots = spec.num_layers + p.embedding_in_pipeline_split + p.loss_in_pipeline_split;
+    const int64_t slots = p.split_slots(spec.num_layers);
     return slots / p.pp - (stage == 0 && p.embedding_in_pipeline_split ? 1 : 0) -
            (stage == p.pp - 1 && p.loss_in_pipeline_split ? 1 : 0);
   }

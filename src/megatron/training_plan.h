@@ -91,6 +91,9 @@ struct TrainingPlan {
   bool uneven() const { return first_stage_layers > 0 || last_stage_layers > 0; }
   /// Whether the embedding or the loss counts as a layer of the split.
   bool accounts_in_split() const { return embedding_in_pipeline_split || loss_in_pipeline_split; }
+  /// Layer slots the pipeline split shares out among `layers` transformer layers: those and the embedding and
+  /// the loss where they count.
+  int64_t split_slots(int64_t layers) const { return layers + embedding_in_pipeline_split + loss_in_pipeline_split; }
   /// Micro-batches per pipeline per iteration: B / (b · d).
   int64_t micro_batches() const { return global_batch / (micro_batch * dp); }
   bool operator==(const TrainingPlan&) const = default;

@@ -68,14 +68,15 @@ void add(PassTime& to, const PassTime& t) {
 /// Bytes of `parameters` as the optimizer hands them out (what ZeRO shards and all-gathers): 2 each, or 1 for
 /// the FP8 GEMMs' weights (`fp8_parameters` of them) with --fp8-param-gather.
 double gathered_bytes(const TrainingPlan& plan, double parameters, double fp8_parameters) {
-  return plan.fp8_param_gather ? 2 * parameters - fp8_parameters : 2 * parameters;
+  const double weight = parameter_bytes(plan).weights;
+  return plan.fp8_param_gather ? weight * parameters - fp8_parameters : weight * parameters;
 }
 
 /// Bytes of `parameters` held whole for the GEMMs: their gathered bytes, and beside them the device's FP8
 /// copies of each FP8 GEMM weight (the copy and, on Hopper, its transpose: StepDevice::fp8_weight_copies),
 /// of which --fp8-param-gather's FP8 parameters are one.
 double held_weight_bytes(const TrainingPlan& plan, const StepDevice& device, double parameters, double fp8_parameters) {
-  if (!plan.fp8) return 2 * parameters;
+  if (!plan.fp8) return gathered_bytes(plan, parameters, fp8_parameters);
   const double copies = device.fp8_weight_copies - (plan.fp8_param_gather ? 1 : 0);
   return gathered_bytes(plan, parameters, fp8_parameters) + copies * fp8_parameters;
 }
@@ -84,9 +85,14 @@ double held_weight_bytes(const TrainingPlan& plan, const StepDevice& device, dou
 /// (4 bytes each on Hopper), or with --fp8-param-gather read the FP8 parameter and write the copies it is
 /// not (its transpose on Hopper: 2; nothing where the GEMMs read both layouts).
 double weight_cast_bytes(const TrainingPlan& plan, const StepDevice& device, double fp8_parameters) {
-  if (!plan.fp8_param_gather) return (2 + device.fp8_weight_copies) * fp8_parameters;
+  if (!plan.fp8_param_gather) return (parameter_bytes(plan).weights + device.fp8_weight_copies) * fp8_parameters;
   const double others = device.fp8_weight_copies - 1;
   return others > 0 ? (1 + others) * fp8_parameters : 0;
+}
+
+/// Seconds of a streaming kernel (or kernels) moving `bytes` bytes of HBM: at least one dispatch.
+double stream_s(const StepDevice& device, double bytes) {
+  return std::max(bytes / device.stream_bytes_per_s, device.dispatch_s);
 }
 
 /// The transfer of one micro-batch's activation (or gradient) between stages: with t > 1 each rank of the
@@ -218,9 +224,9 @@ double data_parallel_sync_s(const TrainingPlan& plan, const hw::Network& network
       plan.zero == 1 || plan.zero == 2
           ? cost::reduce_scatter_s(network, group, gathered_bytes(plan, st.parameters, st.fp8_parameters))
           : 0;
-  if (plan.overlap_dp) gradients_s = std::max(bucket_share * gradients_s, gradients_s - st.backward.total_s());
+  if (plan.overlap_dp) gradients_s = cost::exposed_s(gradients_s, st.backward.total_s(), bucket_share * gradients_s);
   if (plan.overlap_param_gather)
-    parameters_s = std::max(bucket_share * parameters_s, parameters_s - st.forward.total_s());
+    parameters_s = cost::exposed_s(parameters_s, st.forward.total_s(), bucket_share * parameters_s);
   return gradients_s + parameters_s;
 }
 
@@ -236,7 +242,7 @@ double zero_micro_batch_s(const TrainingPlan& plan, const hw::Network& network, 
   const cost::DeviceGroup group = shard_group(plan);
   const double one_layer = 1 / std::max(layers, 1.0);
   auto hidden = [&](double collective_s, double pass_s, bool overlapped) {
-    return overlapped ? std::max(one_layer * collective_s, collective_s - pass_s) : collective_s;
+    return overlapped ? cost::exposed_s(collective_s, pass_s, one_layer * collective_s) : collective_s;
   };
   const double reduce_s = cost::reduce_scatter_s(network, group, st.parameters * parameter_bytes(plan).gradients);
   if (plan.zero == 2) return hidden(reduce_s, st.backward.total_s(), plan.overlap_dp);
@@ -357,8 +363,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     if (plan.zero == 3 && plan.fp8) {
       // ZeRO-3 casts each gathered layer's FP8 weights (and their transposes) before its forward and its
       // backward pass.
-      const double cast_s =
-          std::max(device.dispatch_s, weight_cast_bytes(plan, device, st.fp8_parameters) / device.stream_bytes_per_s);
+      const double cast_s = stream_s(device, weight_cast_bytes(plan, device, st.fp8_parameters));
       st.forward.compute_s += cast_s;
       st.backward.compute_s += cast_s;
     }
@@ -379,9 +384,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   // them per gathered layer instead, above); with --fp8-param-gather the FP8 weights come from the
   // optimizer and only the transposes are made.
   const double weight_cast_s =
-      plan.fp8 && plan.zero < 3
-          ? std::max(device.dispatch_s, weight_cast_bytes(plan, device, top.fp8_parameters) / device.stream_bytes_per_s)
-          : 0;
+      plan.fp8 && plan.zero < 3 ? stream_s(device, weight_cast_bytes(plan, device, top.fp8_parameters)) : 0;
   const double pipeline_s = md * top.busy_s() + (sum - top.busy_s()) / v + weight_cast_s;
 
   StepPrediction out;
@@ -417,7 +420,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   time.dp_comm_s = end_s - pipeline_s + md * top.data_parallel_s;
   const double shards = static_cast<double>(plan.shard_size());
   const double updated = plan.distributed_optimizer() ? largest_parameters / shards : largest_parameters;
-  time.optimizer_s = std::max(updated * optimizer_traffic_bytes(plan) / device.stream_bytes_per_s, device.dispatch_s);
+  time.optimizer_s = stream_s(device, updated * optimizer_traffic_bytes(plan));
   time.iteration_s = end_s + time.optimizer_s;
 
   // Memory of each stage; the largest is reported.

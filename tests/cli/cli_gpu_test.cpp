@@ -121,7 +121,11 @@ TEST(CliGpu, ImpossiblePlansExitTwoNamingTheOption) {
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --fp8-recipe mxfp8 --fp8", "--fp8-recipe"},
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --cp-comm-type all_gather", "--cp-comm-type"},
       {"--tp 8 --pp 16 --dp 2 --cp 2 --mbs 2 --no-flash-attention", "--cp"},
-      {"--tp 8 --pp 16 --dp 4 --mbs 2 --fp8 --fp16", "--fp8"}};
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --fp8 --fp16", "--fp8"},
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --account-for-embedding-in-pipeline-split",
+       "--account-for-embedding-in-pipeline-split"},  // 97 slots on 16 stages
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --account-for-loss-in-pipeline-split --decoder-first-pipeline-num-layers 6",
+       "--account-for-loss-in-pipeline-split"}};
   for (const auto& [args, option] : cases) {
     const RunResult r = run_phaze(kPredict + args);
     EXPECT_EQ(r.status, 2) << args;

@@ -18,6 +18,17 @@ void add_feature_options(CLI::App* cmd, megatron::TrainingPlan& features) {
                 "BF16 with FP32 gradients (the default), or FP16 with 16-bit gradients (--fp16)");
   cmd->add_flag("--grad-reduce-in-bf16", features.bf16_gradients,
                 "With BF16: accumulate and reduce gradients in BF16 (NeMo's grad_reduce_in_fp32 = False)");
+  cmd->add_option_function<std::string>(
+         "--attention-backend",
+         [&features](const std::string& v) { megatron::set_attention_backend(features, v, "--attention-backend"); },
+         "Attention kernel, Megatron-LM's names: fused (the GPU's own fused attention, cuDNN on Hopper; the "
+         "default), flash (FlashAttention-2) or unfused (the scores materialised)")
+      ->type_name("TEXT");
+  cmd->add_flag_function(
+      "--cross-entropy-loss-fusion,!--no-cross-entropy-loss-fusion",
+      [&features](int64_t count) { features.unfused_loss = count < 0; },
+      "The loss in fused kernels on 16-bit logits (the default), or Megatron-LM's unfused FP32 loss "
+      "(--no-cross-entropy-loss-fusion)");
   cmd->add_flag("--fp8", features.fp8,
                 "FP8 GEMMs as Transformer Engine runs them (Megatron-LM's --fp8-format hybrid; needs BF16)");
   cmd->add_option_function<std::string>(

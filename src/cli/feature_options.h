@@ -12,8 +12,9 @@
 namespace phaze::cli {
 
 /// Adds --overlap-grad-reduce (alias --overlap-dp), --overlap-param-gather, --tp-comm-overlap,
-/// --flash-attention / --no-flash-attention, --bf16 / --fp16, --grad-reduce-in-bf16, --fp8, --fp8-recipe,
-/// --fp8-param-gather,
+/// --flash-attention / --no-flash-attention, --attention-backend, --cross-entropy-loss-fusion /
+/// --no-cross-entropy-loss-fusion,
+/// --bf16 / --fp16, --grad-reduce-in-bf16, --fp8, --fp8-recipe, --fp8-param-gather,
 /// --cp-comm-type, --zero-group and --memory-reserve-gib, each writing `features`; its values when added are
 /// the defaults.
 void add_feature_options(CLI::App* cmd, megatron::TrainingPlan& features);

@@ -129,12 +129,15 @@ std::string prediction_text(const megatron::StepPrediction& p) {
                                                                                     : "loss")
           : "",
       pl.micro_batch, p.micro_batches, pl.global_batch, pl.seq);
-  out += fmt::format("  features        {}, recompute {}{}{}{}{}{}{}\n", precision_text(pl),
+  out += fmt::format("  features        {}, recompute {}{}{}{}{}{}{}{}\n", precision_text(pl),
                      megatron::to_string(pl.recompute), pl.sequence_parallel ? ", sequence parallel" : "",
                      zero_text(pl), pl.overlap_dp ? ", gradient reduction overlapped" : "",
                      pl.overlap_param_gather ? ", parameter gather overlapped" : "",
                      pl.tp_comm_overlap ? ", TP communication overlapped" : "",
-                     pl.flash_attention ? ", flash attention" : "");
+                     !pl.flash_attention                                    ? ""
+                     : pl.attention_library == hw::AttentionLibrary::Flash2 ? ", FlashAttention-2"
+                                                                            : ", flash attention",
+                     pl.unfused_loss ? ", unfused FP32 loss" : "");
   out += fmt::format("  iteration       {}\n", seconds(t.iteration_s));
   const std::pair<const char*, double> parts[] = {
       {"forward", t.forward_s}, {"backward", t.backward_s}, {"recompute", t.recompute_s},
@@ -219,6 +222,8 @@ void add_predict_command(CLI::App& app) {
                                "--overlap-param-gather",
                                "--tp-comm-overlap",
                                "--flash-attention",
+                               "--cross-entropy-loss-fusion",
+                               "--attention-backend",
                                "--bf16",
                                "--grad-reduce-in-bf16",
                                "--fp8",

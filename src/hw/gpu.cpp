@@ -41,6 +41,9 @@ Gpu with_ampere_software(Gpu g) {
   g.tile_overhead_s = 0;
   g.attention_forward_efficiency = g.tensor_efficiency;
   g.attention_backward_efficiency = g.tensor_efficiency;
+  // FlashAttention-2 is the fused attention Ampere's runs used.
+  g.flash2_attention_forward_efficiency = g.attention_forward_efficiency;
+  g.flash2_attention_backward_efficiency = g.attention_backward_efficiency;
   g.software_fitted_on = "ampere";
   return g;
 }
@@ -49,6 +52,8 @@ Gpu with_ampere_software(Gpu g) {
 /// bench/gpu/results/h100-sxm/kernels.csv (BF16 and FP8 GEMMs of the seed models' layers, cuDNN fused
 /// attention, streaming kernels, on one H100 SXM5), then the sustained clock share by `phaze validate --fit`
 /// on tests/data/calibration/nemo_bridge_h100.json (NeMo's and Megatron-Bridge's published H100 runs).
+/// FlashAttention-2's two figures by `phaze validate --kernels --fit --attention-backend flash2` on the same
+/// file's flash-attn rows, the other figures held.
 Gpu with_hopper_software(Gpu g) {
   g.tensor_efficiency = 0.8;
   g.memory_efficiency = 0.9;
@@ -56,6 +61,8 @@ Gpu with_hopper_software(Gpu g) {
   g.tile_overhead_s = 3.9e-6;
   g.attention_forward_efficiency = 0.7;
   g.attention_backward_efficiency = 0.59;
+  g.flash2_attention_forward_efficiency = 0.34;
+  g.flash2_attention_backward_efficiency = 0.3;
   g.fp8_tensor_efficiency = 0.77;
   g.sustained_clock_share = 0.84;  // fitted on FP8 runs only: it also absorbs FP8's unmodelled costs
   g.software_fitted_on = "hopper";
@@ -75,6 +82,8 @@ Gpu with_blackwell_software(Gpu g, double sustained_clock_share) {
   g.tile_overhead_s = 0;
   g.attention_forward_efficiency = 1;
   g.attention_backward_efficiency = 1;
+  g.flash2_attention_forward_efficiency = 1;
+  g.flash2_attention_backward_efficiency = 1;
   g.sustained_clock_share = sustained_clock_share;
   g.fp8_needs_transpose = false;  // Blackwell's FP8 GEMMs read row- and column-wise operands
   g.software_fitted_on = "blackwell";
@@ -95,8 +104,18 @@ double peak_tensor_flop_per_s(const Gpu& g) {
 Gpu as_sustained(const Gpu& g) {
   Gpu out = g;
   for (double Gpu::*f : {&Gpu::tensor_efficiency, &Gpu::fp8_tensor_efficiency, &Gpu::attention_forward_efficiency,
-                         &Gpu::attention_backward_efficiency})
+                         &Gpu::attention_backward_efficiency, &Gpu::flash2_attention_forward_efficiency,
+                         &Gpu::flash2_attention_backward_efficiency})
     out.*f *= g.sustained_clock_share;
+  return out;
+}
+
+Gpu with_attention_library(const Gpu& g, AttentionLibrary library) {
+  Gpu out = g;
+  if (library == AttentionLibrary::Flash2) {
+    out.attention_forward_efficiency = g.flash2_attention_forward_efficiency;
+    out.attention_backward_efficiency = g.flash2_attention_backward_efficiency;
+  }
   return out;
 }
 
@@ -106,7 +125,8 @@ double peak_fp8_flop_per_s(const Gpu& g) {
 
 double mfu_ceiling(const Gpu& g, bool fp8) {
   const double sixteen_bit =
-      std::max({g.tensor_efficiency, g.attention_forward_efficiency, g.attention_backward_efficiency});
+      std::max({g.tensor_efficiency, g.attention_forward_efficiency, g.attention_backward_efficiency,
+                g.flash2_attention_forward_efficiency, g.flash2_attention_backward_efficiency});
   const double ceiling =
       fp8 ? std::max(sixteen_bit, g.fp8_tensor_efficiency * peak_fp8_flop_per_s(g) / peak_tensor_flop_per_s(g))
           : sixteen_bit;
@@ -133,6 +153,8 @@ void validate(const Gpu& g, const std::string& source) {
   check_positive(g.memory_efficiency, 1, source, "memory_efficiency");
   check_positive(g.attention_forward_efficiency, 1, source, "attention_forward_efficiency");
   check_positive(g.attention_backward_efficiency, 1, source, "attention_backward_efficiency");
+  check_positive(g.flash2_attention_forward_efficiency, 1, source, "flash2_attention_forward_efficiency");
+  check_positive(g.flash2_attention_backward_efficiency, 1, source, "flash2_attention_backward_efficiency");
   for (auto [value, field] : {std::pair{g.runtime_memory_bytes, "runtime_memory_bytes"},
                               std::pair{g.communicator_memory_bytes, "communicator_memory_bytes"}})
     if (value < 0 || value > gpu_limits::kBytes)

@@ -47,6 +47,10 @@ struct Gpu {
   /// in (0, 1] (their softmax and rescaling share the SM with the products).
   double attention_forward_efficiency = 1;
   double attention_backward_efficiency = 1;
+  /// The same for FlashAttention-2 (the flash-attn package, Megatron-LM's --attention-backend flash), where
+  /// the figures above are the generation's own fused-attention library's (cuDNN on Hopper and Blackwell).
+  double flash2_attention_forward_efficiency = 1;
+  double flash2_attention_backward_efficiency = 1;
   /// Fraction of its benchmarked tensor-core rate a GPU holds through a training run (clocks under
   /// sustained power draw, kernels sharing the GPU with communication), in (0, 1]: every GEMM and
   /// fused-attention main loop of an iteration runs at this share of what the kernel figures above give.
@@ -66,6 +70,14 @@ double peak_tensor_flop_per_s(const Gpu& gpu);
 /// The GPU as an iteration runs it: its GEMM and fused-attention efficiencies times its sustained clock
 /// share. Kernels measured one at a time are priced on the GPU itself.
 Gpu as_sustained(const Gpu& gpu);
+
+/// The library that runs fused attention: the generation's own (cuDNN's fused attention, what Transformer
+/// Engine picks on Hopper; Megatron-LM's --attention-backend fused or auto) or FlashAttention-2 (flash).
+enum class AttentionLibrary { Fused, Flash2 };
+
+/// The GPU with `library`'s attention efficiencies in attention_forward_efficiency and
+/// attention_backward_efficiency, which is where every attention kernel's price reads them.
+Gpu with_attention_library(const Gpu& gpu, AttentionLibrary library);
 
 /// Dense FP8 tensor-core peak of the whole GPU in FLOP/s (0 without FP8 tensor cores).
 double peak_fp8_flop_per_s(const Gpu& gpu);

@@ -40,6 +40,8 @@ Gpu gpu_from_json(const json& j, const std::string& source) {
           "tile_overhead_s",
           "attention_forward_efficiency",
           "attention_backward_efficiency",
+          "flash2_attention_forward_efficiency",
+          "flash2_attention_backward_efficiency",
           "peak_tensor_flop_per_s",
           "generation",
           "software_fitted_on"});
@@ -77,12 +79,17 @@ Gpu gpu_from_json(const json& j, const std::string& source) {
       f.number_in("attention_forward_efficiency", g.attention_forward_efficiency, 0, 1, true);
   g.attention_backward_efficiency =
       f.number_in("attention_backward_efficiency", g.attention_backward_efficiency, 0, 1, true);
+  g.flash2_attention_forward_efficiency =
+      f.number_in("flash2_attention_forward_efficiency", g.flash2_attention_forward_efficiency, 0, 1, true);
+  g.flash2_attention_backward_efficiency =
+      f.number_in("flash2_attention_backward_efficiency", g.flash2_attention_backward_efficiency, 0, 1, true);
   g.generation = f.text("generation", g.generation);
   // Software figures of the file's own are fitted on nothing phaze knows, unless the file says.
   bool own_software = false;
   for (const char* key :
        {"tensor_efficiency", "fp8_tensor_efficiency", "sustained_clock_share", "memory_efficiency", "kernel_launch_s",
-        "tile_overhead_s", "attention_forward_efficiency", "attention_backward_efficiency"})
+        "tile_overhead_s", "attention_forward_efficiency", "attention_backward_efficiency",
+        "flash2_attention_forward_efficiency", "flash2_attention_backward_efficiency"})
     own_software = own_software || j.contains(key);
   g.software_fitted_on = f.text("software_fitted_on", own_software ? "" : g.software_fitted_on);
   validate(g, source);
@@ -113,6 +120,8 @@ json to_json(const Gpu& g) {
               {"tile_overhead_s", g.tile_overhead_s},
               {"attention_forward_efficiency", g.attention_forward_efficiency},
               {"attention_backward_efficiency", g.attention_backward_efficiency},
+              {"flash2_attention_forward_efficiency", g.flash2_attention_forward_efficiency},
+              {"flash2_attention_backward_efficiency", g.flash2_attention_backward_efficiency},
               {"generation", g.generation},
               {"software_fitted_on", g.software_fitted_on}};
 }

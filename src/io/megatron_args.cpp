@@ -37,6 +37,7 @@ const std::set<std::string> kModelledSwitches = {
     "--account-for-embedding-in-pipeline-split",
     "--account-for-loss-in-pipeline-split",
     "--use-megatron-fsdp",
+    "--cross-entropy-loss-fusion",
 };
 
 /// Flags with a value that phaze reads.
@@ -70,6 +71,7 @@ const std::set<std::string> kModelledValues = {
     "--fp8-recipe",
     "--cp-comm-type",
     "--data-parallel-sharding-strategy",
+    "--cross-entropy-fusion-impl",
 };
 
 /// The flags of the command line, each with its value ("" for a switch); later ones replace earlier ones,
@@ -234,11 +236,16 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
     p.recompute = megatron::parse_recompute(*granularity, "--recompute-granularity");
   // --recompute-activations sets the granularity to selective, whatever else is given (arguments.py).
   if (f.has("--recompute-activations")) p.recompute = megatron::Recompute::Selective;
-  const std::string backend = f.value("--attention-backend").value_or("auto");
-  if (backend != "auto" && backend != "flash" && backend != "fused" && backend != "unfused" && backend != "local")
-    throw InputError(fmt::format("--attention-backend {}: auto, flash, fused, unfused or local", backend));
-  // Transformer Engine's fused or flash kernels unless the unfused path is asked for.
-  p.flash_attention = f.has("--use-flash-attn") || (backend != "unfused" && backend != "local");
+  // Transformer Engine's fused kernels unless another backend is asked for; --use-flash-attn (before
+  // --attention-backend existed) is FlashAttention-2.
+  megatron::set_attention_backend(
+      p, f.value("--attention-backend").value_or(f.has("--use-flash-attn") ? "flash" : "auto"), "--attention-backend");
+  // Megatron-LM's default loss casts the logits to FP32 and runs each softmax step as its own kernel; both
+  // fused implementations (native, te) keep the 16-bit logits and are priced alike.
+  p.unfused_loss = !f.has("--cross-entropy-loss-fusion");
+  const std::string loss_impl = f.value("--cross-entropy-fusion-impl").value_or("native");
+  if (loss_impl != "native" && loss_impl != "te")
+    throw InputError(fmt::format("--cross-entropy-fusion-impl {}: native or te", loss_impl));
   p.zero = f.has("--use-distributed-optimizer") ? 1 : 0;
   if (f.has("--use-megatron-fsdp")) {
     // Megatron-FSDP's sharding strategies are ZeRO's stages (its docs/megatron_fsdp.md).

@@ -33,6 +33,8 @@ json to_json(const megatron::TrainingPlan& p) {
                             : p.bf16 ? "bf16"
                                      : "fp16"},
               {"bf16_gradients", p.bf16_gradients},
+              {"cross_entropy_loss_fusion", !p.unfused_loss},
+              {"attention_backend", megatron::attention_backend(p)},
               {"fp8_recipe", megatron::to_string(p.fp8_recipe)},
               {"fp8_param_gather", p.fp8_param_gather},
               {"memory_reserve_bytes", p.memory_reserve_bytes}};

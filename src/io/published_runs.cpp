@@ -27,10 +27,11 @@ model::ModelSpec load_named_model(const std::string& file, const std::string& na
   }
 }
 
-/// A Megatron-LM GPT of the shape given: {"layers", "hidden", "heads", "seq", "vocab" (default 50,257)}.
+/// A Megatron-LM GPT of the shape given: {"layers", "hidden", "heads", "seq", "vocab" (default 50,257),
+/// "hidden_dropout" and "attention_dropout" (default 0.1, Megatron-LM's)}.
 model::ModelSpec gpt_shape(const json& j, const std::string& where) {
   const JsonFields f(j, where);
-  f.only({"layers", "hidden", "heads", "seq", "vocab"});
+  f.only({"layers", "hidden", "heads", "seq", "vocab", "hidden_dropout", "attention_dropout"});
   const int64_t layers = f.count("layers", model::limits::kLayers);
   const int64_t hidden = f.count("hidden", model::limits::kHidden);
   const int64_t heads = f.count("heads", model::limits::kHeads);
@@ -38,6 +39,9 @@ model::ModelSpec gpt_shape(const json& j, const std::string& where) {
   if (hidden % heads != 0) throw f.bad("hidden", fmt::format("a multiple of the {} heads", heads));
   model::ModelSpec spec = model::megatron_gpt(where, "published GPT", layers, hidden, heads, seq);
   spec.vocab = f.integer_in("vocab", spec.vocab, 1, model::limits::kVocab);
+  spec.hidden_dropout = f.number_in("hidden_dropout", spec.hidden_dropout, 0, 1, false);
+  spec.attention_dropout = f.number_in("attention_dropout", spec.attention_dropout, 0, 1, false);
+  spec.embedding_dropout = spec.hidden_dropout > 0;
   return spec;
 }
 
@@ -105,6 +109,8 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
           "overlap_param_gather",
           "tp_comm_overlap",
           "flash_attention",
+          "cross_entropy_loss_fusion",
+          "attention_backend",
           "precision",
           "decoder_first_pipeline_num_layers",
           "decoder_last_pipeline_num_layers",
@@ -162,6 +168,11 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   p.overlap_param_gather = f.flag("overlap_param_gather", false);
   p.tp_comm_overlap = f.flag("tp_comm_overlap", false);
   p.flash_attention = f.flag("flash_attention", p.flash_attention);
+  if (f.has("attention_backend")) {
+    if (f.has("flash_attention")) throw f.bad("attention_backend", "given without \"flash_attention\"");
+    megatron::set_attention_backend(p, f.text("attention_backend", ""), where + ": attention_backend");
+  }
+  p.unfused_loss = !f.flag("cross_entropy_loss_fusion", true);
   p.first_stage_layers = f.integer_in("decoder_first_pipeline_num_layers", 0, 0, model::limits::kLayers);
   p.last_stage_layers = f.integer_in("decoder_last_pipeline_num_layers", 0, 0, model::limits::kLayers);
   p.embedding_in_pipeline_split = f.flag("account_for_embedding_in_pipeline_split", false);

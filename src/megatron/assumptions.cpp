@@ -36,7 +36,7 @@ std::string overlapped(const TrainingPlan& plan) {
 
 std::string assumptions_line(const TrainingPlan& plan, const hw::Gpu& gpu) {
   return fmt::format(
-      "assumptions: {}{} with mixed-precision Adam ({} bytes per parameter), {} attention, {}; memory with {:.2f} "
+      "assumptions: {}{} with mixed-precision Adam ({} bytes per parameter), {} attention, {}, {}; memory with {:.2f} "
       "GiB of driver reserve, CUDA context and libraries, {:.2f} GiB per NCCL communicator, {:.0f} % allocator "
       "overhead, {:.2f} GiB kept free; model FLOPs count the attention scores a causal model needs (half of "
       "s²){}",
@@ -47,7 +47,10 @@ std::string assumptions_line(const TrainingPlan& plan, const hw::Gpu& gpu) {
       !plan.bf16            ? "2 + 2 + 16"
       : plan.bf16_gradients ? "2 + 2 + 12"
                             : "2 + 4 + 12",
-      plan.flash_attention ? "fused (flash)" : "materialised", overlapped(plan),
+      !plan.flash_attention                                    ? "materialised"
+      : plan.attention_library == hw::AttentionLibrary::Flash2 ? "FlashAttention-2"
+                                                               : "fused (flash)",
+      plan.unfused_loss ? "Megatron-LM's unfused FP32 cross-entropy" : "a fused cross-entropy", overlapped(plan),
       static_cast<double>(gpu.runtime_memory_bytes) / kGib, static_cast<double>(gpu.communicator_memory_bytes) / kGib,
       100 * gpu.allocator_overhead, static_cast<double>(plan.memory_reserve_bytes) / kGib, software_caveat(gpu));
 }

@@ -14,6 +14,8 @@ constexpr std::array<const char*, 5> kClasses = {"gemm bf16", "attention forward
                                                  "gemm fp8"};
 constexpr size_t kFp8Class = 4;
 constexpr int64_t kBf16Bytes = 2;
+/// The attention rows of FlashAttention-2 (the flash-attn package); the others are the GPU's own library's.
+constexpr const char* kFlash2 = "flash2";
 
 bool is_fp8(const std::string& dtype) {
   return dtype == "e4m3xe4m3" || dtype == "e5m2xe4m3" || dtype == "e4m3xe5m2";
@@ -73,8 +75,10 @@ double KernelValidation::fp8_objective() const {
   return 0;
 }
 
-KernelValidation check_kernels(const std::vector<KernelMeasurement>& kernels, const hw::Gpu& gpu,
+KernelValidation check_kernels(const std::vector<KernelMeasurement>& kernels, const hw::Gpu& device,
                                const std::string& attention_backend) {
+  const hw::Gpu gpu = hw::with_attention_library(
+      device, attention_backend == kFlash2 ? hw::AttentionLibrary::Flash2 : hw::AttentionLibrary::Fused);
   KernelValidation out;
   out.rows.resize(kernels.size());
   std::array<KernelClassSummary, kClasses.size()> classes;
@@ -110,6 +114,15 @@ KernelValidation check_kernels(const std::vector<KernelMeasurement>& kernels, co
 hw::Gpu fit_gpu_kernels(const std::vector<KernelMeasurement>& kernels, const hw::Gpu& gpu,
                         const std::string& attention_backend) {
   hw::Gpu fitted = gpu;
+  if (attention_backend == kFlash2) {
+    // A second attention library adds its own two figures; the GEMMs, streams and launches keep the fit
+    // on the generation's own library.
+    fit_on_grid(fitted,
+                {{&hw::Gpu::flash2_attention_forward_efficiency, 0.01, 10, 100},
+                 {&hw::Gpu::flash2_attention_backward_efficiency, 0.01, 10, 100}},
+                [&](const hw::Gpu& trial) { return check_kernels(kernels, trial, attention_backend).objective(); });
+    return fitted;
+  }
   fit_on_grid(fitted, kernel_fit_axes(),
               [&](const hw::Gpu& trial) { return check_kernels(kernels, trial, attention_backend).objective(); });
   // The FP8 GEMMs share the tile overhead and launch time just fitted; only their efficiency is their own.

@@ -1,6 +1,7 @@
 #include "megatron/layer_time.h"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <set>
 #include <vector>
@@ -24,6 +25,29 @@ using model::Operator;
 /// one chunk of the GEMM after it (one step is exposed). Each hides behind its own GEMM only.
 constexpr double kPipelineChunks = 4;
 constexpr double kReduceScatterSms = 16;
+
+/// Megatron-LM's unfused vocab-parallel cross-entropy (tensor_parallel.vocab_parallel_cross_entropy, its
+/// default without --cross-entropy-loss-fusion), bytes per logit of each kernel. Forward: the 16-bit logits
+/// cast to FP32 (2 read, 4 written), the row maximum (4), the maximum subtracted in place (4 + 4), exp in
+/// place (4 + 4), the row sum (4), the division by it in place (4 + 4), which leaves the FP32 softmax for
+/// the backward pass. Backward: the softmax scaled by the loss gradient in place (4 + 4) and cast to the
+/// logits' 16 bits (4 + 2).
+constexpr std::array<double, 6> kUnfusedLossForwardBytes{6, 4, 8, 8, 4, 8};
+constexpr std::array<double, 2> kUnfusedLossBackwardBytes{8, 6};
+
+/// The logits a vector operator's cross-entropy or row-maximum pass works on (0 for other operators).
+struct LossPasses {
+  double cross_entropy_logits = 0;
+  double row_max_logits = 0;
+};
+LossPasses loss_passes(const Operator& op) {
+  LossPasses out;
+  for (const model::VectorPass& pass : op.passes) {
+    if (pass.kind == model::VectorKind::CrossEntropy) out.cross_entropy_logits += static_cast<double>(pass.elements);
+    if (pass.kind == model::VectorKind::Max) out.row_max_logits += static_cast<double>(pass.elements);
+  }
+  return out;
+}
 
 struct Overlap {
   double exposed_s = 0;        ///< of the collective, on the critical path
@@ -79,6 +103,16 @@ struct Pricing {
     return s;
   }
 
+  /// Megatron-LM's unfused loss over `logits` logits of one rank, one pass.
+  double unfused_loss_s(double logits, model::Direction direction) const {
+    double s = 0;
+    if (direction == model::Direction::Forward)
+      for (double bytes : kUnfusedLossForwardBytes) s += cost::gpu_stream_s(gpu, bytes * logits);
+    else
+      for (double bytes : kUnfusedLossBackwardBytes) s += cost::gpu_stream_s(gpu, bytes * logits);
+    return s;
+  }
+
   double kernel_s(const Operator& op, bool split_by_sequence, bool fp8) const {
     switch (op.engine) {
       case Engine::Tensor: return gemm_s(op, fp8);
@@ -87,6 +121,12 @@ struct Pricing {
         return gemm_s(op, fp8) + cost::gpu_stream_s(gpu, 2 * out);
       }
       case Engine::Vector: {
+        if (plan.unfused_loss) {
+          const LossPasses loss = loss_passes(op);
+          // The row maximum is one of the unfused loss's kernels, priced with the others below.
+          if (loss.row_max_logits > 0) return 0;
+          if (loss.cross_entropy_logits > 0) return unfused_loss_s(loss.cross_entropy_logits, op.passes[0].direction);
+        }
         double bytes = static_cast<double>(op.read_bytes + op.write_bytes);
         if (split_by_sequence) bytes /= static_cast<double>(plan.tp);
         return cost::gpu_stream_s(gpu, bytes);

@@ -180,6 +180,18 @@ TrainingPlan current_practice() {
   return p;
 }
 
+const char* attention_backend(const TrainingPlan& plan) {
+  if (!plan.flash_attention) return "unfused";
+  return plan.attention_library == hw::AttentionLibrary::Flash2 ? "flash" : "fused";
+}
+
+void set_attention_backend(TrainingPlan& plan, const std::string& text, const std::string& option) {
+  if (text != "fused" && text != "auto" && text != "flash" && text != "unfused" && text != "local")
+    throw InputError(fmt::format("{} = '{}' must be fused, flash, unfused, local or auto", option, text));
+  plan.flash_attention = text != "unfused" && text != "local";
+  plan.attention_library = text == "flash" ? hw::AttentionLibrary::Flash2 : hw::AttentionLibrary::Fused;
+}
+
 Recompute parse_recompute(const std::string& text, const std::string& option) {
   if (text == "none") return Recompute::None;
   if (text == "selective") return Recompute::Selective;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "hw/gpu.h"
 #include "model/model_spec.h"
 
 namespace phaze::megatron {
@@ -53,6 +54,8 @@ struct TrainingPlan {
   /// parallelism).
   bool tp_comm_overlap = false;
   bool flash_attention = false;  ///< the attention core as one fused kernel
+  /// The library of that kernel: the GPU's own fused attention (cuDNN on Hopper) or FlashAttention-2.
+  hw::AttentionLibrary attention_library = hw::AttentionLibrary::Fused;
   /// BF16 training as Megatron-LM's --bf16 runs it: gradients accumulated and reduced in FP32 (2 + 4 + 12
   /// bytes per parameter). Otherwise FP16 (--fp16): 16-bit gradients and an FP32 copy in the optimizer
   /// (2 + 2 + 16).
@@ -67,6 +70,11 @@ struct TrainingPlan {
   /// --fp8-param-gather: the FP8 GEMMs' parameters are kept in FP8 (no 16-bit copy) and gathered in FP8.
   bool fp8_param_gather = false;
   CpComm cp_comm = CpComm::P2p;
+  /// Megatron-LM's loss without --cross-entropy-loss-fusion (its default): the logits cast to FP32 and each
+  /// step of the softmax its own kernel, the FP32 softmax kept for the backward pass (docs/gpu.md, "The
+  /// loss"). Otherwise the layer graph's cross-entropy: fused kernels on the 16-bit logits, one pass each
+  /// way, as NeMo's and Megatron-Bridge's recipes run it.
+  bool unfused_loss = false;
   /// Bytes of HBM a plan must leave free beyond its modelled peak (--memory-reserve-gib).
   int64_t memory_reserve_bytes = 0;
   /// Transformer layers of the first and of the last pipeline stage (Megatron-LM's
@@ -102,9 +110,10 @@ struct TrainingPlan {
 /// HBM a plan keeps free by default beyond its modelled peak (docs/gpu.md, "Memory").
 inline constexpr int64_t kDefaultMemoryReserveBytes = int64_t{1} << 30;
 
-/// A plan with what current training runs do unless told otherwise: fused attention, BF16 with FP32
-/// gradients, kDefaultMemoryReserveBytes kept free. `predict`, `plan` and published runs start here;
-/// measured-run files keep their runs' own settings (FP16, materialised attention, no reserve).
+/// A plan with what current training runs do unless told otherwise: fused attention, a fused loss, BF16
+/// with FP32 gradients, kDefaultMemoryReserveBytes kept free. `predict`, `plan` and published runs start here;
+/// measured-run files keep their runs' own settings (FP16, materialised attention, no reserve);
+/// Megatron-LM's command lines its defaults (an unfused loss without --cross-entropy-loss-fusion).
 TrainingPlan current_practice();
 
 /// Largest accepted degrees and batches (docs/limits.md).
@@ -143,6 +152,12 @@ const char* to_string(CpComm comm);
 Fp8Recipe parse_fp8_recipe(const std::string& text, const std::string& option);
 /// "p2p" or "all_gather"; InputError naming `option` otherwise.
 CpComm parse_cp_comm(const std::string& text, const std::string& option);
+/// The attention kernel as Megatron-LM's --attention-backend names it: "fused" (the GPU's own fused
+/// attention, cuDNN on Hopper), "flash" (FlashAttention-2) or "unfused" (the scores materialised).
+const char* attention_backend(const TrainingPlan& plan);
+/// Sets flash_attention and attention_library from Megatron-LM's --attention-backend: fused or auto (what
+/// Transformer Engine picks on Hopper: cuDNN), flash, unfused or local; InputError naming `option` otherwise.
+void set_attention_backend(TrainingPlan& plan, const std::string& text, const std::string& option);
 /// "full", "selective" or "none"; InputError naming `option` otherwise.
 Recompute parse_recompute(const std::string& text, const std::string& option);
 

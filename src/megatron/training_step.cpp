@@ -146,6 +146,14 @@ LayerActivations layer_activations(const LayerCosts& c, const model::ModelSpec& 
   return {};
 }
 
+/// What Megatron-LM's unfused loss keeps beyond the layer graph's head: its softmax in FP32 (4 bytes per
+/// logit) where the graph keeps it in the logits' 16 bits.
+double unfused_loss_extra_bytes(const LayerCosts& costs, const TrainingPlan& plan) {
+  constexpr double kFp32Bytes = 4;
+  if (!plan.unfused_loss) return 0;
+  return costs.loss_logits * (kFp32Bytes - static_cast<double>(costs.graph.precision.activation_bytes));
+}
+
 /// Stage i's micro-batches in flight at the peak: min(m, p − i) under 1F1B, times (1 + (p − 1)/(p·v)) when
 /// interleaved (Korthikanti et al. 2022, 4.2.3).
 double in_flight(const TrainingPlan& plan, int64_t stage) {
@@ -293,6 +301,9 @@ LayerCosts graph_costs(model::LayerGraph graph) {
     if (model::in_attention_core(op.id)) c.attention_core_forward_flops += static_cast<double>(op.gemm_flops());
   for (const model::Operator& op : c.graph.transformer.backward.ops)
     if (model::in_attention_core(op.id)) c.attention_core_backward_flops += static_cast<double>(op.gemm_flops());
+  for (const model::Operator& op : c.graph.head.forward.ops)
+    for (const model::VectorPass& pass : op.passes)
+      if (pass.kind == model::VectorKind::CrossEntropy) c.loss_logits += static_cast<double>(pass.elements);
   for (const model::Operator& op : c.graph.transformer.forward.ops)
     if (model::is_fp8_gemm(op)) c.fp8_parameters += static_cast<double>(op.gemm->k) * static_cast<double>(op.gemm->n);
   return c;
@@ -300,7 +311,7 @@ LayerCosts graph_costs(model::LayerGraph graph) {
 
 LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan) {
   validate(plan, spec);
-  const hw::Gpu gpu = hw::as_sustained(hw::gpu_of(system));
+  const hw::Gpu gpu = hw::as_sustained(hw::with_attention_library(hw::gpu_of(system), plan.attention_library));
   if (plan.fp8 && hw::peak_fp8_flop_per_s(gpu) <= 0)
     throw InputError(fmt::format("--fp8: {} has no FP8 tensor cores", gpu.name));
   LayerCosts c = graph_costs(model::build_layer_graph(spec, model::Shape{plan.local_seq(), plan.micro_batch, plan.tp},
@@ -436,7 +447,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     const double flight = in_flight(plan, i);
     double activations = flight * static_cast<double>(stage_layers(plan, spec, i)) * acts.stored + acts.working;
     if (i == 0) activations += flight * static_cast<double>(g.embedding.activation_bytes);
-    if (i == p - 1) activations += static_cast<double>(g.head.activation_bytes);
+    if (i == p - 1) activations += static_cast<double>(g.head.activation_bytes) + unfused_loss_extra_bytes(costs, plan);
     StepMemory mem;
     mem.stage = i;
     const double unit = st.largest_unit_parameters;

@@ -74,6 +74,9 @@ struct LayerCosts {
   /// parallelism (norm inputs, dropout masks, inputs of the first GEMM of each block); computed only for a
   /// plan with sequence parallelism.
   double replicated_activation_bytes = 0;
+  /// Logits of the head's cross-entropy on one rank (b · s/c tokens × its vocabulary rows): what Megatron-LM's
+  /// unfused loss keeps in FP32 (TrainingPlan::unfused_loss).
+  double loss_logits = 0;
   /// Weights of the transformer layer's GEMMs that Transformer Engine runs in FP8 (model::runs_in_fp8), per rank.
   double fp8_parameters = 0;
 };

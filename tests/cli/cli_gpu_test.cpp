@@ -120,6 +120,7 @@ TEST(CliGpu, ImpossiblePlansExitTwoNamingTheOption) {
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --fp8-recipe tensorwise", "--fp8-recipe"},
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --fp8-recipe mxfp8 --fp8", "--fp8-recipe"},
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --cp-comm-type all_gather", "--cp-comm-type"},
+      {"--tp 8 --pp 16 --dp 4 --mbs 2 --attention-backend cutlass", "--attention-backend"},
       {"--tp 8 --pp 16 --dp 2 --cp 2 --mbs 2 --no-flash-attention", "--cp"},
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --fp8 --fp16", "--fp8"},
       {"--tp 8 --pp 16 --dp 4 --mbs 2 --account-for-embedding-in-pipeline-split",
@@ -177,7 +178,7 @@ TEST(CliGpu, PredictReadsMegatronLmArguments) {
     "vocab_size": 50257})");
   const RunResult options = run_phaze("predict --model " + quoted(dir.file("gpt.json")) +
                                       " --system dgx-h100 --tp 2 --dp 4 --mbs 4 --global-batch 64 --sequence-parallel "
-                                      "--distributed-optimizer --recompute full --json");
+                                      "--distributed-optimizer --recompute full --no-cross-entropy-loss-fusion --json");
   ASSERT_EQ(options.status, 0) << options.err;
   EXPECT_NEAR(json::parse(megatron.out).at("iteration_time_s").get<double>() /
                   json::parse(options.out).at("iteration_time_s").get<double>(),

@@ -86,6 +86,19 @@ TEST(MegatronArgs, ReadAsMegatronLmReadsThem) {
   // --recompute-activations means selective, whatever granularity is given with it.
   EXPECT_EQ(parse_megatron_args(split(base + "--recompute-granularity full --recompute-activations"), 0).plan.recompute,
             phaze::megatron::Recompute::Selective);
+  // The loss is Megatron-LM's unfused FP32 one unless --cross-entropy-loss-fusion asks for a fused one (either
+  // implementation).
+  EXPECT_TRUE(parse_megatron_args(split(base), 0).plan.unfused_loss);
+  EXPECT_FALSE(parse_megatron_args(split(base + "--cross-entropy-loss-fusion --cross-entropy-fusion-impl te"), 0)
+                   .plan.unfused_loss);
+  // --attention-backend: auto and fused are the GPU's own fused attention, flash is FlashAttention-2, as is
+  // the older --use-flash-attn; unfused materialises the scores.
+  using phaze::hw::AttentionLibrary;
+  EXPECT_EQ(parse_megatron_args(split(base), 0).plan.attention_library, AttentionLibrary::Fused);
+  EXPECT_EQ(parse_megatron_args(split(base + "--attention-backend flash"), 0).plan.attention_library,
+            AttentionLibrary::Flash2);
+  EXPECT_EQ(parse_megatron_args(split(base + "--use-flash-attn"), 0).plan.attention_library, AttentionLibrary::Flash2);
+  EXPECT_FALSE(parse_megatron_args(split(base + "--attention-backend unfused"), 0).plan.flash_attention);
   // A flag phaze does not read keeps all its values (blended data paths).
   const auto run = parse_megatron_args(split(base + "--data-path 0.5 /a 0.5 /b --lr 1"), 0);
   EXPECT_EQ(run.not_modelled, (std::vector<std::string>{"--data-path 0.5 /a 0.5 /b", "--lr 1"}));
@@ -144,6 +157,8 @@ TEST(MegatronArgs, WhatIsNotModelledYetIsRefusedNamingTheFlag) {
       {base + "--bf16 --tensor-model-parallel-size", "--tensor-model-parallel-size"},
       {"--hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --bf16", "--num-layers"},
       {base + "--bf16 --fp16", "--fp16"},
+      {base + "--bf16 --attention-backend cutlass", "--attention-backend"},
+      {base + "--bf16 --cross-entropy-loss-fusion --cross-entropy-fusion-impl triton", "--cross-entropy-fusion-impl"},
       {"stray " + base + "--bf16", "stray"}};
   for (const auto& [line, flag] : cases) {
     try {

@@ -45,6 +45,14 @@ TEST(PublishedRuns, ContextParallelFp8AndZeroSettingsAreRead) {
   EXPECT_EQ(plan.fp8_recipe, phaze::megatron::Fp8Recipe::Tensorwise);
   EXPECT_EQ(plan.zero, 3);
   EXPECT_EQ(plan.cp_comm, phaze::megatron::CpComm::AllGather);
+  // The loss is fused and attention the GPU's own fused kernel unless a run says otherwise.
+  EXPECT_FALSE(plan.unfused_loss);
+  EXPECT_EQ(plan.attention_library, phaze::hw::AttentionLibrary::Fused);
+  dir.write("flash.json",
+            one_run(R"("attention_backend": "flash", "cross_entropy_loss_fusion": false, "iteration_s": 3)"));
+  const auto flash = read_published_runs(dir.file("flash.json"))[0].plan;
+  EXPECT_TRUE(flash.flash_attention && flash.unfused_loss);
+  EXPECT_EQ(flash.attention_library, phaze::hw::AttentionLibrary::Flash2);
 }
 
 TEST(PublishedRuns, BadFieldsNameTheRunAndTheField) {
@@ -64,6 +72,9 @@ TEST(PublishedRuns, BadFieldsNameTheRunAndTheField) {
       {one_run(R"("zero": 4, "iteration_s": 3)"), "zero"},
       {one_run(R"("cp": 2, "cp_comm_type": "ring", "iteration_s": 3)"), "cp_comm_type"},
       {one_run(R"("precision": "fp8", "fp8_recipe": "mxfp8", "iteration_s": 3)"), "fp8_recipe"},
+      {one_run(R"("attention_backend": "xformers", "iteration_s": 3)"), "attention_backend"},
+      {one_run(R"("attention_backend": "flash", "flash_attention": true, "iteration_s": 3)"), "attention_backend"},
+      {one_run(R"("cross_entropy_loss_fusion": "no", "iteration_s": 3)"), "cross_entropy_loss_fusion"},
       {one_run(R"("account_for_loss_in_pipeline_split": true, "pp": 16, "iteration_s": 3)"),
        "--account-for-loss-in-pipeline-split"},
       {R"({"runs": []})", "runs"},

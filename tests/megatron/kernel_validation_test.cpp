@@ -37,6 +37,22 @@ TEST(KernelValidation, HopperFiguresAreTheFitOnTheH100Kernels) {
     EXPECT_NEAR(fitted.*f, h100.*f, 1e-9 * h100.*f);
 }
 
+TEST(KernelValidation, FlashAttentionTwoFiguresAreTheFitOnItsOwnRows) {
+  // FlashAttention-2's rows of the same file fit its two attention figures; every other figure stays as the
+  // fit on the GPU's own library left it.
+  const auto kernels = phaze::io::read_kernel_measurements(kResults + "h100-sxm/kernels.csv");
+  const phaze::hw::Gpu h100 = phaze::hw::h100_sxm();
+  phaze::hw::Gpu start = h100;
+  start.flash2_attention_forward_efficiency = start.flash2_attention_backward_efficiency = 1;
+  const phaze::hw::Gpu fitted = phaze::megatron::fit_gpu_kernels(kernels, start, "flash2");
+  EXPECT_EQ(fitted, h100);
+  const auto v = phaze::megatron::check_kernels(kernels, h100, "flash2");
+  std::map<std::string, double> e;
+  for (const auto& c : v.classes) e[c.name] = c.mean_abs_error;
+  EXPECT_LE(e.at("attention forward"), 0.1250);  // 24 kernels each way, as the cuDNN rows
+  EXPECT_LE(e.at("attention backward"), 0.1158);
+}
+
 TEST(KernelValidation, H100KernelsWithinTheReachedError) {
   auto e = class_errors("h100-sxm/kernels.csv", phaze::hw::h100_sxm());
   EXPECT_LE(e.at("gemm bf16"), 0.0802);  // 316 GEMMs of the seed models' layers, t = 1 to 8

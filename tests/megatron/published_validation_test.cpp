@@ -25,31 +25,39 @@ phaze::megatron::PublishedValidation check(const std::string& file) {
 TEST(PublishedValidation, NarayananTableOneOnA100) {
   const auto v = check("narayanan_sc21_table1.json");
   EXPECT_EQ(v.priced, 10u);
-  EXPECT_LE(v.mean_abs_error, 0.1001);  // came out at 10.00 %, every run faster than published
-  EXPECT_LE(v.max_abs_error, 0.161);
+  // Came out at 10.00 %, 9.60 % with Megatron-LM's unfused FP32 loss as these runs had it; every run faster
+  // than published.
+  EXPECT_LE(v.mean_abs_error, 0.0961);
+  EXPECT_LE(v.max_abs_error, 0.160);
 }
 
 TEST(PublishedValidation, MegatronLmWeakScalingOnH100) {
   const auto v = check("megatron_lm_h100_weak_scaling.json");
   EXPECT_EQ(v.priced, 9u);
-  EXPECT_LE(v.mean_abs_error, 0.1690);  // 16.89 % with Hopper's sustained clock share (33.82 % without)
-  EXPECT_LE(v.max_abs_error, 0.390);
+  // 16.89 % with Hopper's sustained clock share (33.82 % without); 14.76 % with Megatron-LM's unfused FP32
+  // loss, which these runs had (the 1.7B model, whose 131,072-word vocabulary dwarfs its layers, +38.9 % to
+  // +26.7 %).
+  EXPECT_LE(v.mean_abs_error, 0.1477);
+  EXPECT_LE(v.max_abs_error, 0.268);
 }
 
 TEST(PublishedValidation, DgxCloudFp8AndBf16RecipesOnH100) {
   const auto v = check("dgxc_h100_fp8_bf16.json");
   EXPECT_EQ(v.priced, 14u);
-  EXPECT_LE(v.mean_abs_error, 0.0522);  // came out at 5.21 %: FP8 runs 7 % slow to 11 % fast, BF16 within 6 %
+  // Came out at 5.21 %, 5.22 % with GPT-3 175B's dropout off as NeMo's GPTConfig175B has it: FP8 runs 7 %
+  // slow to 11 % fast, BF16 within 6 %.
+  EXPECT_LE(v.mean_abs_error, 0.0523);
   EXPECT_LE(v.max_abs_error, 0.111);
 }
 
 TEST(PublishedValidation, MosaicMlFsdpOnH100) {
-  // PyTorch FSDP of 2023 with Triton attention: phaze prices Megatron-LM-class kernels, so short sequences come
-  // out 7-45 % and 32K-token ones 99-142 % too fast.
+  // PyTorch FSDP of 2023 with Triton attention. Priced with cuDNN's fused attention, short sequences came out
+  // 7-46 % and 32K-token ones 99-142 % too fast (54.45 % mean); with FlashAttention-2, the nearest library
+  // measured, 4-40 % and 30-45 % too fast.
   const auto v = check("mosaicml_fsdp_h100.json");
   EXPECT_EQ(v.priced, 16u);
-  EXPECT_LE(v.mean_abs_error, 0.5446);
-  EXPECT_LE(v.max_abs_error, 1.417);
+  EXPECT_LE(v.mean_abs_error, 0.2524);
+  EXPECT_LE(v.max_abs_error, 0.453);
 }
 
 TEST(PublishedValidation, NemoLongContextWithContextParallelismOnH100) {
@@ -89,9 +97,10 @@ TEST(PublishedValidation, Fp8OverBf16SpeedupsOfTheSameRuns) {
     sum += std::abs(p.predicted - p.published);
     largest = std::max(largest, std::abs(p.predicted - p.published));
   }
-  // Came out at 0.101 mean and 0.171 largest: phaze's FP8 gains more than most runs did.
-  EXPECT_LE(sum / static_cast<double>(pairs.size()), 0.1011);
-  EXPECT_LE(largest, 0.1713);
+  // Came out at 0.101 mean and 0.171 largest, 0.083 and 0.139 with MosaicML's runs on FlashAttention-2: phaze's
+  // FP8 gains more than most runs did.
+  EXPECT_LE(sum / static_cast<double>(pairs.size()), 0.0830);
+  EXPECT_LE(largest, 0.1390);
 }
 
 TEST(PublishedValidation, Llama3TableFourOnH100) {

@@ -269,6 +269,47 @@ TEST(TrainingStep, ActivationMemoryFollowsKorthikanti) {
   EXPECT_NEAR(none - full, L * per_layer - (L * 2 * sbh + per_layer), 1e-3);
 }
 
+// Megatron-LM's loss without --cross-entropy-loss-fusion, counted from its vocab_parallel_cross_entropy: the
+// 16-bit logits cast to FP32, then max, subtract, exp, sum and divide as kernels of their own, 6 + 4 + 8 + 8 +
+// 4 + 8 bytes per logit forward, and 8 + 6 backward (scale in place, cast back); the FP32 softmax kept for the
+// backward pass, 2 bytes per logit more than 16 bits. It replaces the fused loss's kernels (the row maximum
+// too, at t > 1) and nothing else.
+TEST(TrainingStep, UnfusedLossIsMegatronLmsKernelSequence) {
+  const ModelSpec m = gpt(2, 1024, 16, 1024);
+  const phaze::hw::System h100 = phaze::hw::dgx_h100_system();
+  const phaze::hw::Gpu gpu = phaze::hw::gpu_of(h100);
+  const auto stream = [&](double bytes) {
+    return std::max(bytes / (gpu.hbm_bandwidth * gpu.memory_efficiency), gpu.kernel_launch_s);
+  };
+  for (int64_t t : {1, 2}) {
+    TrainingPlan fused = plan(t, 1, 1, 2, 2, 1024);
+    fused.flash_attention = true;
+    TrainingPlan unfused = fused;
+    unfused.unfused_loss = true;
+    const auto a = phaze::megatron::layer_costs(m, h100, fused);
+    const auto b = phaze::megatron::layer_costs(m, h100, unfused);
+    const double logits = 2.0 * 1024 * (static_cast<double>(phaze::model::padded_vocab(m, t)) / static_cast<double>(t));
+    EXPECT_EQ(b.loss_logits, logits);
+    double fused_loss_forward = 0, fused_loss_backward = 0;
+    for (const auto& op : a.graph.head.forward.ops)
+      if (op.id.rfind("H6", 0) == 0 && op.engine == phaze::model::Engine::Vector && op.id != "H6f")
+        fused_loss_forward += stream(static_cast<double>(op.read_bytes + op.write_bytes));
+    for (const auto& op : a.graph.head.backward.ops)
+      for (const auto& pass : op.passes)
+        if (pass.kind == phaze::model::VectorKind::CrossEntropy)
+          fused_loss_backward += stream(static_cast<double>(op.read_bytes + op.write_bytes));
+    double forward = 0;
+    for (double bytes : {6, 4, 8, 8, 4, 8}) forward += stream(bytes * logits);
+    const double backward = stream(8 * logits) + stream(6 * logits);
+    EXPECT_NEAR(b.head.forward.compute_s - a.head.forward.compute_s, forward - fused_loss_forward, 1e-12) << t;
+    EXPECT_NEAR(b.head.backward.compute_s - a.head.backward.compute_s, backward - fused_loss_backward, 1e-12) << t;
+    EXPECT_EQ(b.transformer.forward.compute_s, a.transformer.forward.compute_s);
+    EXPECT_NEAR(predict_step(m, h100, unfused, b).memory.activations_bytes -
+                    predict_step(m, h100, fused, a).memory.activations_bytes,
+                2 * logits, 1e-3);
+  }
+}
+
 TEST(TrainingStep, BytesPerParameterAsMegatronDocumentsThem) {
   // fp16 parameters and gradients with Adam: 20 bytes per parameter, 4 + 16/d with the distributed optimizer.
   const ModelSpec m = gpt(8, 1024, 16, 1024);

@@ -76,6 +76,10 @@ void print_report(const LayerGraph& g, const ModelTotals& totals, bool operators
   fmt::print("  parameters (as published)        {}\n", group_digits(totals.parameters));
   if (totals.training_parameters != totals.parameters)
     fmt::print("  parameters with pre-training heads {}\n", group_digits(totals.training_parameters));
+  if (m.moe())
+    fmt::print("  active parameters per token      {}  ({} of {} routed experts{})\n",
+               group_digits(totals.active_parameters), m.experts_per_token, m.experts,
+               m.shared_expert_ffn > 0 ? ", and the shared expert" : "");
   fmt::print("  training FLOPs per sequence      {:.6e}  (GEMMs, forward + backward, no recomputation)\n\n",
              static_cast<double>(totals.training_flops_per_sample));
 

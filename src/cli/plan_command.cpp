@@ -64,7 +64,7 @@ void plan(const PlanOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const megatron::GpuPlanAnswer a = megatron::search_gpu_plans(spec, system, q);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::string assumptions = megatron::assumptions_line(o.features, hw::gpu_of(system));
+  const std::string assumptions = megatron::assumptions_line(o.features, hw::gpu_of(system), spec);
   if (o.json) {
     nlohmann::json best = nlohmann::json::array();
     for (const auto& p : a.best) best.push_back(io::to_json(p));

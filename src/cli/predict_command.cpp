@@ -94,7 +94,7 @@ void predict(PredictOptions o) {
   }
   const hw::System system = hw::load_system(o.system);
   const megatron::StepPrediction p = megatron::predict_step(spec, system, o.plan);
-  const std::string assumptions = megatron::assumptions_line(o.plan, hw::gpu_of(system));
+  const std::string assumptions = megatron::assumptions_line(o.plan, hw::gpu_of(system), spec);
   if (o.json) {
     nlohmann::json out = io::to_json(p);
     out["model"] = spec.name;

@@ -32,6 +32,8 @@ PassCost pass_cost(VectorKind kind, Direction direction) {
     case VectorKind::CrossEntropy: return fwd ? PassCost{6, 10} : PassCost{2, 0};
     case VectorKind::Gather: return {0, 0};
     case VectorKind::ScatterAdd: return {fwd ? 0.0 : 1.0, 0};
+    case VectorKind::TopK: return {1, 0};  // the pass's elements count every sweep
+    case VectorKind::Sigmoid: return {fwd ? 2.0 : 2.0, 0};
   }
   return {1, 0};
 }

@@ -65,6 +65,7 @@ json model_report_json(const LayerGraph& g, const ModelTotals& totals, bool with
                 {"index_bytes", g.precision.index_bytes}}},
               {"parameters", totals.parameters},
               {"training_parameters", totals.training_parameters},
+              {"active_parameters", totals.active_parameters},
               {"forward_flops_per_sample", totals.forward_flops_per_sample},
               {"training_flops_per_sample", totals.training_flops_per_sample},
               {"parameters_per_rank", g.parameters()},

@@ -34,12 +34,12 @@ std::string overlapped(const TrainingPlan& plan) {
 
 }  // namespace
 
-std::string assumptions_line(const TrainingPlan& plan, const hw::Gpu& gpu) {
+std::string assumptions_line(const TrainingPlan& plan, const hw::Gpu& gpu, const model::ModelSpec& spec) {
   return fmt::format(
       "assumptions: {}{} with mixed-precision Adam ({} bytes per parameter), {} attention, {}, {}; memory with {:.2f} "
       "GiB of driver reserve, CUDA context and libraries, {:.2f} GiB per NCCL communicator, {:.0f} % allocator "
       "overhead, {:.2f} GiB kept free; model FLOPs count the attention scores a causal model needs (half of "
-      "s²){}",
+      "s²){}{}",
       plan.fp8 ? fmt::format("FP8 GEMMs ({} scaling), ", to_string(plan.fp8_recipe)) : "",
       !plan.bf16            ? "FP16 weights and gradients"
       : plan.bf16_gradients ? "BF16 weights and gradients"
@@ -52,7 +52,12 @@ std::string assumptions_line(const TrainingPlan& plan, const hw::Gpu& gpu) {
                                                                : "fused (flash)",
       plan.unfused_loss ? "Megatron-LM's unfused FP32 cross-entropy" : "a fused cross-entropy", overlapped(plan),
       static_cast<double>(gpu.runtime_memory_bytes) / kGib, static_cast<double>(gpu.communicator_memory_bytes) / kGib,
-      100 * gpu.allocator_overhead, static_cast<double>(plan.memory_reserve_bytes) / kGib, software_caveat(gpu));
+      100 * gpu.allocator_overhead, static_cast<double>(plan.memory_reserve_bytes) / kGib, software_caveat(gpu),
+      spec.moe() ? fmt::format("; all {} experts on every GPU, their columns split over its tensor-parallel group "
+                               "(no expert parallelism yet), routing balanced ({} of {} per token, the same number "
+                               "of tokens to each)",
+                               spec.experts, spec.experts_per_token, spec.experts)
+                 : "");
 }
 
 }  // namespace phaze::megatron

@@ -128,9 +128,16 @@ LayerActivations layer_activations(const LayerCosts& c, const model::ModelSpec& 
     // parallelism) and the FC2 input save a byte each; the attention output projection's input saves one
     // too, unless a fused attention kernel keeps that tensor (its output) in 16 bits anyway, when its FP8
     // copy is a byte more.
+    // A mixture of experts keeps each token's k permuted copies for its experts' FC1 (and the shared
+    // expert's input) and k expert FC2 inputs (and the shared expert's).
     const double tokens = b * s, rows = plan.sequence_parallel ? t : 1;
     const double projection_in = tokens * static_cast<double>(spec.heads * spec.head_dim()) / t;
-    all -= 2 * tokens * h / rows + tokens * static_cast<double>(spec.ffn) / t;
+    const double k = static_cast<double>(spec.experts_per_token);
+    const double fc1_copies = spec.moe() ? k + (spec.shared_expert_ffn > 0 ? 1 : 0) : 1;
+    const double fc2_width =
+        spec.moe() ? k * static_cast<double>(spec.expert_ffn) + static_cast<double>(spec.shared_expert_ffn)
+                   : static_cast<double>(spec.ffn);
+    all -= tokens * h / rows + (spec.moe() ? fc1_copies * tokens * h : tokens * h / rows) + tokens * fc2_width / t;
     all += plan.flash_attention ? projection_in : -projection_in;
   }
   // The attention core's s × s tensors: softmax output, dropout mask and output (5 bytes per score with
@@ -305,7 +312,9 @@ LayerCosts graph_costs(model::LayerGraph graph) {
     for (const model::VectorPass& pass : op.passes)
       if (pass.kind == model::VectorKind::CrossEntropy) c.loss_logits += static_cast<double>(pass.elements);
   for (const model::Operator& op : c.graph.transformer.forward.ops)
-    if (model::is_fp8_gemm(op)) c.fp8_parameters += static_cast<double>(op.gemm->k) * static_cast<double>(op.gemm->n);
+    if (model::is_fp8_gemm(op))  // a grouped GEMM has a weight per expert
+      c.fp8_parameters +=
+          static_cast<double>(op.gemm->k) * static_cast<double>(op.gemm->n) * static_cast<double>(op.gemm->batch);
   return c;
 }
 

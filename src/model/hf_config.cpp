@@ -1,4 +1,5 @@
-// Import of Hugging Face config.json files (bert, gpt2, opt, llama, mistral) into a ModelSpec with the
+// Import of Hugging Face config.json files (bert, gpt2, opt, and the Llama-shaped llama, mistral, mixtral,
+// qwen2, qwen2_moe, qwen3, qwen3_moe) into a ModelSpec with the
 // same structure as the presets of models.md.
 
 #include "model/hf_config.h"
@@ -72,6 +73,13 @@ class ConfigReader {
     const json& v = j_.at(key);
     if (!v.is_string()) throw type_error(key, "a string");
     return v.get<std::string>();
+  }
+
+  /// Whether the optional list at `key` has elements (an error when it is not a list).
+  bool non_empty_list(const char* key) const {
+    if (!has(key)) return false;
+    if (!j_.at(key).is_array()) throw type_error(key, "a list");
+    return !j_.at(key).empty();
   }
 
   /// A reader of the optional object at `key` (such as rope_scaling), its errors naming the file and the key;
@@ -197,7 +205,31 @@ ModelSpec from_opt(const ConfigReader& r) {
   return m;
 }
 
-ModelSpec from_llama(const ConfigReader& r) {
+/// The routed experts of a mixture-of-experts config (every layer sparse; a model with dense layers among
+/// them is refused).
+void read_experts(const ConfigReader& r, const std::string& type, ModelSpec& m) {
+  if (type == "mixtral") {
+    m.experts = r.size("num_local_experts", limits::kExperts);
+    m.expert_ffn = m.ffn;
+  } else {
+    m.experts = r.size("num_experts", limits::kExperts);
+    m.expert_ffn = r.size("moe_intermediate_size", limits::kFfn);
+    if (r.size("decoder_sparse_step", limits::kLayers, 1) != 1)
+      r.unsupported("decoder_sparse_step", "dense layers among the expert layers are not modelled yet");
+    if (r.non_empty_list("mlp_only_layers"))
+      r.unsupported("mlp_only_layers", "dense layers among the expert layers are not modelled yet");
+  }
+  m.experts_per_token = r.size("num_experts_per_tok", m.experts);
+  if (type == "qwen2_moe") {
+    m.shared_expert_ffn = r.size("shared_expert_intermediate_size", limits::kFfn);
+    m.shared_expert_gate = true;  // Qwen2-MoE's shared_expert_gate, a linear map to one sigmoid per token
+  }
+}
+
+/// Llama-shaped configs: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3 and qwen3_moe (RMSNorm, SwiGLU,
+/// RoPE, no biases but Qwen2's on the query, key and value projections).
+ModelSpec from_llama(const ConfigReader& r, const std::string& type) {
+  const bool qwen = type.rfind("qwen", 0) == 0;
   ModelSpec m;
   m.num_layers = r.size("num_hidden_layers", limits::kLayers);
   m.hidden = r.size("hidden_size", limits::kHidden);
@@ -207,7 +239,9 @@ ModelSpec from_llama(const ConfigReader& r) {
   m.vocab = r.size("vocab_size", limits::kVocab);
   m.word_embedding_dim = m.hidden;
   m.max_positions = r.size("max_position_embeddings", limits::kSequence);
-  m.sliding_window = r.has("sliding_window") ? r.size("sliding_window", limits::kSequence) : 0;
+  // Qwen's configs carry a window that only use_sliding_window switches on.
+  const bool windowed = qwen ? r.boolean("use_sliding_window", false) : true;
+  m.sliding_window = windowed && r.has("sliding_window") ? r.size("sliding_window", limits::kSequence) : 0;
   // A context-extended model (rope_scaling) was pre-trained at its original length, and trains there by
   // default: Llama 3.1 reaches 131,072 positions by scaling its 8,192.
   int64_t pretrained = m.max_positions;
@@ -218,10 +252,16 @@ ModelSpec from_llama(const ConfigReader& r) {
   if (r.text("hidden_act", "silu") != "silu") r.unsupported("hidden_act", "only the SiLU-gated FFN is modelled");
   m.activation = Activation::SwiGlu;
   m.biases = false;
+  // Qwen2's query, key and value projections carry biases (its architecture, not a config key); Qwen3's do not.
+  m.qkv_bias = type == "qwen2" || type == "qwen2_moe";
   if (r.boolean("attention_bias", false)) r.unsupported("attention_bias", "attention biases are not modelled");
   if (r.boolean("mlp_bias", false)) r.unsupported("mlp_bias", "FFN biases are not modelled");
-  if (r.has("head_dim") && m.heads > 0 && r.size("head_dim", limits::kHidden) != m.hidden / m.heads)
-    r.unsupported("head_dim", "a head size other than hidden_size / num_attention_heads is not modelled");
+  if (r.has("head_dim")) {
+    const int64_t d = r.size("head_dim", limits::kHidden);
+    if (m.hidden % m.heads != 0 || d != m.hidden / m.heads) m.head_size = d;
+  }
+  m.qk_norm = type == "qwen3" || type == "qwen3_moe";
+  if (type == "mixtral" || type == "qwen2_moe" || type == "qwen3_moe") read_experts(r, type, m);
   m.fused_qkv = false;
   m.rotary = true;
   m.attention_dropout = r.probability("attention_dropout", 0.0);
@@ -244,13 +284,16 @@ ModelSpec parse_hf_config(const std::string& text, const std::string& source) {
     m = from_gpt2(reader);
   } else if (type == "opt") {
     m = from_opt(reader);
-  } else if (type == "llama" || type == "mistral") {
-    m = from_llama(reader);
+  } else if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" || type == "qwen2_moe" ||
+             type == "qwen3" || type == "qwen3_moe") {
+    m = from_llama(reader, type);
   } else if (type.empty()) {
     throw InputError(fmt::format("{}: missing required key 'model_type'", source));
   } else {
     throw InputError(
-        fmt::format("{}: key 'model_type' = \"{}\" is not supported (bert, gpt2, opt, llama, mistral)", source, type));
+        fmt::format("{}: key 'model_type' = \"{}\" is not supported (bert, gpt2, opt, llama, mistral, mixtral, "
+                    "qwen2, qwen2_moe, qwen3, qwen3_moe)",
+                    source, type));
   }
   m.name = source;
   m.description = fmt::format("{} from {}", type, source);

@@ -18,6 +18,7 @@ struct Layer {
   int64_t parameters = 0;                ///< weights held by one rank (elements), including tied copies
   int64_t tied_copy_parameters = 0;      ///< of those, a copy of a weight owned by another layer (tied LM head)
   int64_t training_only_parameters = 0;  ///< of those, pre-training head weights not in the published model
+  int64_t routed_expert_parameters = 0;  ///< of those, the routed experts' weights (a token uses k of E)
   int64_t parameter_bytes = 0;           ///< parameters × bytes per parameter
   int64_t activation_bytes = 0;          ///< bytes stashed for the backward pass (no recomputation)
   int64_t input_bytes = 0;               ///< activation bytes entering from the previous layer

@@ -258,7 +258,8 @@ OperatorGraph LayerBuilder::build_backward() const {
 Layer LayerBuilder::finish() const {
   Layer layer;
   layer.kind = kind_;
-  CheckedInt parameters = 0, tied = 0, training_only = 0, activation_bytes = 0, input_bytes = 0, output_bytes = 0;
+  CheckedInt parameters = 0, tied = 0, training_only = 0, routed = 0, activation_bytes = 0, input_bytes = 0,
+             output_bytes = 0;
   layer.forward = build_forward();
   layer.backward = build_backward();
   std::set<ValueKey> saved;
@@ -267,6 +268,7 @@ Layer LayerBuilder::finish() const {
       parameters += w.elements;
       if (w.tied_copy) tied += w.elements;
       if (w.training_only) training_only += w.elements;
+      if (w.routed_expert) routed += w.elements;
       if (w.sharded) layer.tensor_parallel = true;
     }
     for (const Value& value : spec.saved)
@@ -280,6 +282,7 @@ Layer LayerBuilder::finish() const {
   layer.parameters = parameters;
   layer.tied_copy_parameters = tied;
   layer.training_only_parameters = training_only;
+  layer.routed_expert_parameters = routed;
   layer.parameter_bytes = parameters * precision_.parameter_bytes;
   layer.activation_bytes = activation_bytes;
   layer.input_bytes = input_bytes;

@@ -31,6 +31,7 @@ struct Weight {
   bool sharded = false;        ///< split over the tensor-parallel ranks
   bool tied_copy = false;      ///< a copy of a weight owned by another layer
   bool training_only = false;  ///< a pre-training head weight not in the published model (BERT MLM/NSP)
+  bool routed_expert = false;  ///< a routed expert's weight, of which a token uses k of E
 };
 
 /// One backward node of a forward operator.

@@ -88,6 +88,11 @@ ModelTotals model_totals(const ModelSpec& spec, int64_t seq, const Precision& pr
   totals.parameters = CheckedInt(totals.training_parameters) - graph.embedding.training_only_parameters -
                       CheckedInt(spec.num_layers) * graph.transformer.training_only_parameters -
                       graph.head.training_only_parameters;
+  // A token runs k of the E routed experts of each layer (their weights divide by E).
+  const CheckedInt routed = graph.transformer.routed_expert_parameters;
+  const CheckedInt unused =
+      spec.moe() ? routed / spec.experts * (spec.experts - spec.experts_per_token) : CheckedInt(0);
+  totals.active_parameters = CheckedInt(totals.parameters) - CheckedInt(spec.num_layers) * unused;
   totals.forward_flops_per_sample = graph.forward_flops();
   try {
     totals.training_flops_per_sample = CheckedInt(graph.forward_flops()) + graph.backward_flops();

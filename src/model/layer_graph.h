@@ -64,6 +64,7 @@ LayerGraph build_layer_graph(const ModelSpec& spec, const Shape& shape, const Pr
 struct ModelTotals {
   int64_t parameters = 0;           ///< elements, as published
   int64_t training_parameters = 0;  ///< elements including pre-training-only head weights
+  int64_t active_parameters = 0;    ///< of `parameters`, those one token uses: k of the E routed experts
   int64_t forward_flops_per_sample = 0;
   int64_t training_flops_per_sample = 0;  ///< forward + backward
 };

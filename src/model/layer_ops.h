@@ -25,6 +25,12 @@ inline Weight split_weight(int64_t elements, int64_t tp) {
 inline Weight replicated_weight(int64_t elements) {
   return Weight{elements, false, false};
 }
+/// Weights of routed experts (all E on each rank, each split over the t ranks).
+inline Weight routed_expert_weight(int64_t elements, int64_t tp) {
+  Weight w = split_weight(elements, tp);
+  w.routed_expert = true;
+  return w;
+}
 
 /// A vector operator over one value, stashing `saved` for its backward node with `backward_passes`.
 ForwardSpec vector_op(std::string id, std::string name, std::vector<Operand> operands, std::vector<VectorPass> passes,

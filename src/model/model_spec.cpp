@@ -58,7 +58,18 @@ void validate(const ModelSpec& spec, const std::string& source) {
         fmt::format("{}: sliding_window = {} must lie in 0..{}", source, spec.sliding_window, limits::kSequence));
   if (!(std::isfinite(spec.norm_epsilon) && spec.norm_epsilon > 0 && spec.norm_epsilon <= 1))
     throw InputError(fmt::format("{}: norm epsilon = {} must lie in (0, 1]", source, spec.norm_epsilon));
-  require_divides(spec.heads, spec.hidden, source, "num_attention_heads", "hidden_size");
+  if (spec.head_size == 0)
+    require_divides(spec.heads, spec.hidden, source, "num_attention_heads", "hidden_size");
+  else
+    require_in(spec.head_size, limits::kHidden, source, "head_dim");
+  if (spec.experts != 0 || spec.experts_per_token != 0) {
+    require_in(spec.experts, limits::kExperts, source, "num_experts");
+    require_in(spec.experts_per_token, spec.experts, source, "num_experts_per_tok");
+    require_in(spec.expert_ffn, limits::kFfn, source, "moe_intermediate_size");
+  }
+  if (spec.shared_expert_ffn < 0 || spec.shared_expert_ffn > limits::kFfn)
+    throw InputError(fmt::format("{}: shared_expert_intermediate_size = {} must lie in 0..{}", source,
+                                 spec.shared_expert_ffn, limits::kFfn));
   require_divides(spec.kv_heads, spec.heads, source, "num_key_value_heads", "num_attention_heads");
   require_probability(spec.hidden_dropout, source, "hidden dropout");
   require_probability(spec.attention_dropout, source, "attention dropout");
@@ -79,7 +90,14 @@ void validate(const ModelSpec& spec, const Shape& shape, const std::string& sour
                                  spec.max_positions));
   require_divides(shape.tp, spec.heads, source, "tp", "num_attention_heads");
   require_divides(shape.tp, spec.kv_heads, source, "tp", "num_key_value_heads");
-  require_divides(shape.tp, spec.ffn, source, "tp", "intermediate_size");
+  if (spec.moe()) {
+    // Megatron-LM's expert tensor parallelism at the attention's width: each expert's columns split over t.
+    require_divides(shape.tp, spec.expert_ffn, source, "tp", "moe_intermediate_size");
+    if (spec.shared_expert_ffn > 0)
+      require_divides(shape.tp, spec.shared_expert_ffn, source, "tp", "shared_expert_intermediate_size");
+  } else {
+    require_divides(shape.tp, spec.ffn, source, "tp", "intermediate_size");
+  }
 }
 
 const char* to_string(NormKind kind) {

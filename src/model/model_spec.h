@@ -39,6 +39,7 @@ struct ModelSpec {
   Activation activation = Activation::Gelu;
   MaskKind mask = MaskKind::Causal;
   bool biases = true;        ///< projections and norms carry biases
+  bool qkv_bias = false;     ///< the query, key and value projections carry biases where `biases` is false (Qwen2)
   bool fused_qkv = true;     ///< one h → 3h projection instead of three
   bool rotary = false;       ///< RoPE on q and k instead of learned positions
   bool scale_query = false;  ///< 1/√d_h applied to q in its projection (OPT) instead of to the scores
@@ -49,8 +50,22 @@ struct ModelSpec {
   bool tied_head = true;          ///< the LM head reuses the word embedding
   bool pad_vocab_always = false;  ///< Megatron pads the vocabulary even at t = 1
   double norm_epsilon = 1e-5;
+  /// Size d of one attention head; 0: hidden / heads. Qwen3, Gemma and PaLM set another, so that the query
+  /// projection is h → a·d and the output projection a·d → h.
+  int64_t head_size = 0;
+  bool qk_norm = false;  ///< an RMSNorm of each query and key head before RoPE (Qwen3)
 
-  int64_t head_dim() const { return hidden / heads; }
+  /// A mixture of experts in every layer's MLP (experts > 0; 0 is a dense model): a router picks k of E
+  /// routed experts for each token, each a gated FFN of expert_ffn columns; a shared expert of
+  /// shared_expert_ffn columns (0: none) runs on every token, behind a sigmoid gate where the model has one.
+  int64_t experts = 0;
+  int64_t experts_per_token = 0;
+  int64_t expert_ffn = 0;
+  int64_t shared_expert_ffn = 0;
+  bool shared_expert_gate = false;
+
+  int64_t head_dim() const { return head_size > 0 ? head_size : hidden / heads; }
+  bool moe() const { return experts > 0; }
   /// Whether a token attends to the tokens before it only (the causal mask) or to all (BERT's padding mask).
   bool causal() const { return mask == MaskKind::Causal; }
   bool operator==(const ModelSpec&) const = default;
@@ -86,6 +101,7 @@ inline constexpr int64_t kSequence = int64_t{1} << 26;    ///< tokens per sequen
 inline constexpr int64_t kMicroBatch = int64_t{1} << 16;  ///< sequences per micro-batch
 inline constexpr int64_t kTokens = int64_t{1} << 32;      ///< tokens per micro-batch (seq · mbs), bounds the work
 inline constexpr int64_t kTensorParallel = kHeads;        ///< tensor-parallel width (it divides the heads)
+inline constexpr int64_t kExperts = int64_t{1} << 12;     ///< routed experts per layer
 }  // namespace limits
 
 /// Vocabulary rows actually allocated at tensor-parallel width t: Megatron pads to a multiple of 128·t

@@ -26,7 +26,14 @@ json hyperparameters_json(const ModelSpec& m) {
               {"hidden_dropout", m.hidden_dropout},
               {"attention_dropout", m.attention_dropout},
               {"tied_head", m.tied_head},
-              {"head", m.head == HeadKind::CausalLm ? "causal_lm" : "bert_pretraining"}};
+              {"head", m.head == HeadKind::CausalLm ? "causal_lm" : "bert_pretraining"},
+              {"qk_norm", m.qk_norm},
+              {"qkv_bias", m.qkv_bias},
+              {"experts", m.experts},
+              {"experts_per_token", m.experts_per_token},
+              {"expert_ffn", m.expert_ffn},
+              {"shared_expert_ffn", m.shared_expert_ffn},
+              {"shared_expert_gate", m.shared_expert_gate}};
 }
 
 }  // namespace phaze::model

@@ -49,6 +49,8 @@ const char* to_string(VectorKind kind) {
     case VectorKind::CrossEntropy: return "cross_entropy";
     case VectorKind::Gather: return "gather";
     case VectorKind::ScatterAdd: return "scatter_add";
+    case VectorKind::TopK: return "top_k";
+    case VectorKind::Sigmoid: return "sigmoid";
   }
   return "?";
 }

@@ -38,6 +38,8 @@ enum class VectorKind {
   CrossEntropy,  ///< row-wise softmax cross-entropy (max, subtract, exp, sum, log, target pick)
   Gather,        ///< embedding lookup (memory traffic only)
   ScatterAdd,    ///< embedding gradient into its table
+  TopK,          ///< a router's choice of k of E scores: one compare-and-select sweep per chosen expert
+  Sigmoid,       ///< 1 / (1 + e^-x) (a shared expert's gate)
 };
 
 /// A GEMM in (M, N, K, G) notation: G independent products C[M×N] = A[M×K] · B[K×N].

@@ -88,25 +88,73 @@ ModelSpec opt_350m() {
   return m;
 }
 
-ModelSpec llama2_7b() {
+/// The Llama-shaped presets' base: RMSNorm, SwiGLU, RoPE, no biases, an untied head; the FFN is the caller's.
+ModelSpec llama_shaped(std::string name, std::string description, int64_t layers, int64_t hidden, int64_t heads,
+                       int64_t kv_heads, int64_t vocab, int64_t positions, int64_t seq) {
   ModelSpec m;
-  m.name = "llama2-7b";
-  m.description = "Llama-2-7B (Hugging Face)";
-  m.num_layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 32;
-  m.ffn = 11008;
-  m.vocab = 32000;
-  m.word_embedding_dim = 4096;
-  m.max_positions = 4096;
-  m.default_seq = 4096;
+  m.name = std::move(name);
+  m.description = std::move(description);
+  m.num_layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = kv_heads;
+  m.vocab = vocab;
+  m.word_embedding_dim = hidden;
+  m.max_positions = positions;
+  m.default_seq = seq;
   m.norm = NormKind::RmsNorm;
   m.activation = Activation::SwiGlu;
   m.biases = false;
   m.fused_qkv = false;
   m.rotary = true;
   m.tied_head = false;
+  return m;
+}
+
+ModelSpec llama2_7b() {
+  ModelSpec m = llama_shaped("llama2-7b", "Llama-2-7B (Hugging Face)", 32, 4096, 32, 32, 32000, 4096, 4096);
+  m.ffn = 11008;
+  return m;
+}
+
+/// Mistral AI's Mixtral 8x7B and 8x22B (their Hugging Face config.json): 8 experts, 2 per token.
+ModelSpec mixtral(std::string name, std::string description, int64_t layers, int64_t hidden, int64_t heads, int64_t ffn,
+                  int64_t vocab, int64_t positions) {
+  ModelSpec m =
+      llama_shaped(std::move(name), std::move(description), layers, hidden, heads, 8, vocab, positions, positions);
+  m.ffn = ffn;
+  m.experts = 8;
+  m.experts_per_token = 2;
+  m.expert_ffn = ffn;
+  return m;
+}
+
+/// Qwen2-57B-A14B (Qwen/Qwen2-57B-A14B config.json): 64 experts of 2,560 columns, 8 per token, a gated shared
+/// expert of 20,480, biases on the query, key and value projections; pre-trained at 32,768 tokens.
+ModelSpec qwen2_57b_a14b() {
+  ModelSpec m = llama_shaped("qwen2-57b-a14b", "Qwen2-57B-A14B (Hugging Face)", 28, 3584, 28, 4, 151936, 32768, 32768);
+  m.ffn = 18944;
+  m.qkv_bias = true;
+  m.experts = 64;
+  m.experts_per_token = 8;
+  m.expert_ffn = 2560;
+  m.shared_expert_ffn = 20480;
+  m.shared_expert_gate = true;
+  m.norm_epsilon = 1e-6;
+  return m;
+}
+
+/// Qwen3-30B-A3B (Qwen/Qwen3-30B-A3B config.json): heads of 128 (not 2,048 / 32), query and key norms, 128
+/// experts of 768 columns, 8 per token.
+ModelSpec qwen3_30b_a3b() {
+  ModelSpec m = llama_shaped("qwen3-30b-a3b", "Qwen3-30B-A3B (Hugging Face)", 48, 2048, 32, 4, 151936, 40960, 40960);
+  m.ffn = 6144;
+  m.head_size = 128;
+  m.qk_norm = true;
+  m.experts = 128;
+  m.experts_per_token = 8;
+  m.expert_ffn = 768;
+  m.norm_epsilon = 1e-6;
   return m;
 }
 
@@ -128,7 +176,11 @@ std::vector<ModelSpec> all_presets() {
           megatron_gpt("megatron-gpt2-xl", "Megatron GPT-2, 40 layers (h 1024)", 40, 1024, 16, 1024),
           megatron_gpt("megatron-gpt2-54", "Megatron GPT-2, 54 layers (2.5B)", 54, 1920, 20, 1024),
           megatron_gpt("megatron-gpt2-72", "Megatron GPT-2, 72 layers (8.3B)", 72, 3072, 24, 1024),
-          megatron_gpt("gpt3-175b", "GPT-3 175B (Megatron)", 96, 12288, 96, 2048)};
+          megatron_gpt("gpt3-175b", "GPT-3 175B (Megatron)", 96, 12288, 96, 2048),
+          mixtral("mixtral-8x7b", "Mixtral 8x7B (Hugging Face)", 32, 4096, 32, 14336, 32000, 32768),
+          mixtral("mixtral-8x22b", "Mixtral 8x22B (Hugging Face)", 56, 6144, 48, 16384, 32768, 65536),
+          qwen2_57b_a14b(),
+          qwen3_30b_a3b()};
 }
 
 const std::vector<ModelSpec>& presets() {

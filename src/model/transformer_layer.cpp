@@ -39,7 +39,7 @@ struct LayerDims {
   CheckedInt heads_t, kv_t;    // query and key/value heads of one rank
   CheckedInt group;            // query heads sharing one key/value head
   CheckedInt f_t;              // FFN columns of one rank
-  CheckedInt q_cols, kv_cols;  // query and key/value projection columns of one rank
+  CheckedInt q_cols, kv_cols;  // query and key/value projection columns of one rank (heads · head size)
   CheckedInt scores_n;         // attention scores of one rank: b · heads/t · s²
 };
 
@@ -55,7 +55,7 @@ LayerDims dims_of(const ModelSpec& m, const Shape& shape) {
   d.kv_t = m.kv_heads / d.t;
   d.group = m.heads / m.kv_heads;
   d.f_t = m.ffn / d.t;
-  d.q_cols = d.h / d.t;
+  d.q_cols = d.heads_t * d.dh;
   d.kv_cols = d.kv_t * d.dh;
   d.scores_n = d.b * d.heads_t * d.s * d.s;
   return d;
@@ -79,15 +79,24 @@ QueryKeyValue project_qkv(LayerBuilder& lb, const ModelSpec& m, const LayerDims&
         lb.add(layout_op("F4", "split into heads", {lb.out(qkv)}, {T * d.q_cols, T * d.kv_cols, T * d.kv_cols}));
     out = {lb.out(split, 0), lb.out(split, 1), lb.out(split, 2)};
   } else {
+    const bool bias = m.biases || m.qkv_bias;
     auto projection = [&](const char* id, const std::string& what, CheckedInt cols, bool scale) {
       std::vector<Weight> w{split_weight(h * cols, t)};
-      if (m.biases) w.push_back(split_weight(cols, t));
-      const std::string name = what + " projection" + (m.biases ? " + bias" : "") + (scale ? " + scale" : "");
-      return lb.out(lb.add(linear_op(id, name, Gemm{T, cols, h, 1}, attn_in, w, Epilogue{m.biases, scale, {}}, p)));
+      if (bias) w.push_back(split_weight(cols, t));
+      const std::string name = what + " projection" + (bias ? " + bias" : "") + (scale ? " + scale" : "");
+      return lb.out(lb.add(linear_op(id, name, Gemm{T, cols, h, 1}, attn_in, w, Epilogue{bias, scale, {}}, p)));
     };
     out.q = projection("F3q", "query", d.q_cols, m.scale_query);
     out.k = projection("F3k", "key", d.kv_cols, false);
     out.v = projection("F3v", "value", d.kv_cols, false);
+  }
+  if (m.qk_norm) {
+    // One RMSNorm of d_h elements per head, its d_h weights shared by the heads.
+    auto head_norm = [&](const char* id, const char* name, Value in, CheckedInt n) {
+      return lb.out(lb.add(norm_op(id, name, NormKind::RmsNorm, in, n, d.dh, false)));
+    };
+    out.q = head_norm("F4qn", "query head RMSNorm", out.q, T * d.q_cols);
+    out.k = head_norm("F4kn", "key head RMSNorm", out.k, T * d.kv_cols);
   }
   if (m.rotary) {
     auto rope = [&](const char* id, const char* name, Value in, CheckedInt n) {
@@ -153,26 +162,95 @@ Value attention_core(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, c
   return lb.out(lb.add(context));
 }
 
-/// F15: the MLP's first projection and activation (SwiGLU's gate and up projections, or FFN1 with ReLU or
+/// Where one gated or plain FFN sits in the layer: its operator ids (the dense MLP's F15 and F16, a shared
+/// expert's F15x and F16x), its rows (tokens, or tokens per expert) and columns per rank, and how many
+/// experts run it side by side as one grouped GEMM (1 for a dense FFN).
+struct FfnPlace {
+  std::string first, second;  // ids of the first projection (and its gate/up/activation) and of the second
+  std::string what;           // "", "expert ", "shared expert "
+  CheckedInt rows, cols, experts;
+  bool routed = false;  // the routed experts (their weights are routed_expert weights)
+};
+
+/// A weight of the FFN at `at`: a routed expert's when several experts run it.
+Weight ffn_weight(const FfnPlace& at, CheckedInt elements, CheckedInt t) {
+  return at.routed ? routed_expert_weight(elements, t) : split_weight(elements, t);
+}
+
+/// F15: the FFN's first projection and activation (SwiGLU's gate and up projections, or FFN1 with ReLU or
 /// GELU in its epilogue); returns the activation.
-Value mlp_activation(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value mlp_in, const Precision& p) {
-  const CheckedInt t = d.t, T = d.T, h = d.h, f_t = d.f_t;
+Value ffn_activation(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, const FfnPlace& at, Value in,
+                     const Precision& p) {
+  const CheckedInt t = d.t, h = d.h, rows = at.rows, cols = at.cols, g = at.experts;
+  const Gemm gemm{rows, cols, h, g};
   if (m.activation == Activation::SwiGlu) {
-    const Value gate = lb.out(lb.add(
-        linear_op("F15g", "gate projection", Gemm{T, f_t, h, 1}, mlp_in, {split_weight(h * f_t, t)}, Epilogue{}, p)));
-    const Value up = lb.out(lb.add(
-        linear_op("F15u", "up projection", Gemm{T, f_t, h, 1}, mlp_in, {split_weight(h * f_t, t)}, Epilogue{}, p)));
-    ForwardSpec swiglu = vector_op("F15s", "SiLU(gate) ⊙ up", {Operand{gate}, Operand{up}},
-                                   {fwd(VectorKind::SwiGlu, T * f_t)}, T * f_t, {bwd(VectorKind::SwiGlu, T * f_t)});
+    const Value gate = lb.out(lb.add(linear_op(at.first + "g", at.what + "gate projection", gemm, in,
+                                               {ffn_weight(at, g * h * cols, t)}, Epilogue{}, p)));
+    const Value up = lb.out(lb.add(linear_op(at.first + "u", at.what + "up projection", gemm, in,
+                                             {ffn_weight(at, g * h * cols, t)}, Epilogue{}, p)));
+    const CheckedInt n = g * rows * cols;
+    ForwardSpec swiglu = vector_op(at.first + "s", "SiLU(gate) ⊙ up", {Operand{gate}, Operand{up}},
+                                   {fwd(VectorKind::SwiGlu, n)}, n, {bwd(VectorKind::SwiGlu, n)});
     swiglu.saved = {gate, up};
     return lb.out(lb.add(swiglu));
   }
   const VectorKind kind = m.activation == Activation::Relu ? VectorKind::Relu : VectorKind::Gelu;
-  std::vector<Weight> w{split_weight(h * f_t, t)};
-  if (m.biases) w.push_back(split_weight(f_t, t));
+  std::vector<Weight> w{ffn_weight(at, g * h * cols, t)};
+  if (m.biases) w.push_back(ffn_weight(at, g * cols, t));
   const std::string name =
-      std::string("FFN1") + (m.biases ? " + bias" : "") + " + " + (kind == VectorKind::Relu ? "ReLU" : "GELU");
-  return lb.out(lb.add(linear_op("F15", name, Gemm{T, f_t, h, 1}, mlp_in, w, Epilogue{m.biases, false, kind}, p)));
+      at.what + "FFN1" + (m.biases ? " + bias" : "") + " + " + (kind == VectorKind::Relu ? "ReLU" : "GELU");
+  return lb.out(lb.add(linear_op(at.first, name, gemm, in, w, Epilogue{m.biases, false, kind}, p)));
+}
+
+/// F15–F16: one FFN; returns its output.
+Value ffn(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, const FfnPlace& at, Value in, const Precision& p) {
+  const Value act = ffn_activation(lb, m, d, at, in, p);
+  return lb.out(lb.add(linear_op(at.second, at.what + "FFN2", Gemm{at.rows, d.h, at.cols, at.experts}, act,
+                                 {ffn_weight(at, at.experts * at.cols * d.h, d.t)}, Epilogue{}, p)));
+}
+
+/// The mixture-of-experts MLP of one rank (every expert's columns split over the t ranks, all experts on
+/// each rank): the router's scores and top-k choice (F14r, F14t) with the load-balancing loss (F14l), the
+/// tokens permuted into expert order (F14p), the routed experts as grouped GEMMs (F15, F16) of ⌈T·k/E⌉
+/// rows each (routing taken as balanced), the outputs unpermuted and summed with their router weights
+/// (F16c), and the shared expert (F15x, F16x, its gate F16xg) added (F16m).
+Value moe_mlp(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value in, const Precision& p) {
+  const CheckedInt T = d.T, h = d.h, E = m.experts, k = m.experts_per_token;
+  const CheckedInt routed = T * k, rows = (routed + E - 1) / E;
+  const Value scores = lb.out(
+      lb.add(linear_op("F14r", "router scores", Gemm{T, E, h, 1}, in, {replicated_weight(E * h)}, Epilogue{}, p)));
+  ForwardSpec top = vector_op("F14t", "router softmax and top-k", {Operand{scores}},
+                              {fwd(VectorKind::Softmax, T * E, E), fwd(VectorKind::TopK, T * E * k, E)}, T * k,
+                              {bwd(VectorKind::Softmax, T * E, E)});
+  top.saved = {lb.next_out()};
+  top.saved_extra_bytes = routed * p.index_bytes;  // the chosen experts
+  const Value weights = lb.out(lb.add(top));
+  ForwardSpec aux = vector_op("F14l", "load-balancing loss", {Operand{scores, false}}, {fwd(VectorKind::Mul, T * E)}, 1,
+                              {bwd(VectorKind::Mul, T * E)});
+  lb.output(lb.out(lb.add(aux)), false);
+  ForwardSpec permute =
+      vector_op("F14p", "permute tokens to their experts", {Operand{in}}, {fwd(VectorKind::Gather, rows * E * h)},
+                rows * E * h, {bwd(VectorKind::ScatterAdd, routed * h)});
+  const Value grouped = lb.out(lb.add(permute));
+  const Value experts = ffn(lb, m, d, FfnPlace{"F15", "F16", "expert ", rows, m.expert_ffn / d.t, E, true}, grouped, p);
+  ForwardSpec combine = vector_op("F16c", "unpermute and weight by the router", {Operand{experts}, Operand{weights}},
+                                  {fwd(VectorKind::Mul, routed * h), fwd(VectorKind::Add, routed * h)}, T * h,
+                                  {bwd(VectorKind::Mul, routed * h), bwd(VectorKind::Gather, routed * h)});
+  combine.saved = {experts, weights};
+  Value out = lb.out(lb.add(combine));
+  if (m.shared_expert_ffn == 0) return out;
+  Value shared = ffn(lb, m, d, FfnPlace{"F15x", "F16x", "shared expert ", T, m.shared_expert_ffn / d.t, 1}, in, p);
+  if (m.shared_expert_gate) {
+    const Value gate =
+        lb.out(lb.add(linear_op("F16xg", "shared expert gate + sigmoid", Gemm{T, 1, h, 1}, in, {replicated_weight(h)},
+                                Epilogue{false, false, VectorKind::Sigmoid}, p)));
+    ForwardSpec gated = vector_op("F16xm", "shared expert × gate", {Operand{shared}, Operand{gate}},
+                                  {fwd(VectorKind::Mul, T * h)}, T * h, {bwd(VectorKind::Mul, T * h)});
+    gated.saved = {shared, gate};
+    shared = lb.out(lb.add(gated));
+  }
+  return lb.out(lb.add(vector_op("F16m", "routed + shared experts", {Operand{out}, Operand{shared}},
+                                 {fwd(VectorKind::Add, T * h)}, T * h, {bwd(VectorKind::Add, T * h)})));
 }
 
 }  // namespace
@@ -206,9 +284,8 @@ Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Prec
     mlp_in = h1;
   }
   if (t > 1) mlp_in = lb.out(lb.add(enter_tp_op("F14", mlp_in, T * h, t, p)));
-  const Value act = mlp_activation(lb, m, d, mlp_in, p);
   Value mlp_out =
-      lb.out(lb.add(linear_op("F16", "FFN2", Gemm{T, h, d.f_t, 1}, act, {split_weight(d.f_t * h, t)}, Epilogue{}, p)));
+      m.moe() ? moe_mlp(lb, m, d, mlp_in, p) : ffn(lb, m, d, FfnPlace{"F15", "F16", "", T, d.f_t, 1}, mlp_in, p);
   if (t > 1) mlp_out = lb.out(lb.add(leave_tp_op("F17", "g: all-reduce", mlp_out, T * h, t, p)));
   Value y = lb.out(lb.add(residual_op("F18", m, mlp_out, h1, T * h, p)));
   if (!m.pre_norm) y = norm("F19", "output", y);

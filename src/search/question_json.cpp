@@ -131,6 +131,18 @@ void spec_fields(S& s, V& v) {
   v("tied_head", s.tied_head);
   v("pad_vocab_always", s.pad_vocab_always);
   v("norm_epsilon", s.norm_epsilon);
+  // Written only for models that have them, so that a dense model's question reads as before.
+  const bool extras = s.head_size != 0 || s.qk_norm || s.qkv_bias || s.experts != 0;
+  v.optional_section("attention_and_experts", extras, [&](auto& x) {
+    x("head_size", s.head_size, Range{0, static_cast<double>(model::limits::kHidden)});
+    x("qk_norm", s.qk_norm);
+    x("qkv_bias", s.qkv_bias);
+    x("experts", s.experts, Range{0, static_cast<double>(model::limits::kExperts)});
+    x("experts_per_token", s.experts_per_token, Range{0, static_cast<double>(model::limits::kExperts)});
+    x("expert_ffn", s.expert_ffn, Range{0, static_cast<double>(model::limits::kFfn)});
+    x("shared_expert_ffn", s.shared_expert_ffn, Range{0, static_cast<double>(model::limits::kFfn)});
+    x("shared_expert_gate", s.shared_expert_gate);
+  });
 }
 
 template <typename M, typename V>

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "cost/operator_cost.h"
 #include "hw/presets.h"
 #include "model/layer_graph.h"
@@ -30,12 +32,24 @@ void expect_solvers_agree(const model::OperatorGraph& graph) {
 TEST(ScheduleRealLayers, ForwardLayersOfEverySeedModelAtWidthOneAndEight) {
   for (const std::string& name : model::preset_names()) {
     const model::ModelSpec spec = *model::find_preset(name);
+    if (spec.moe()) continue;  // below
     for (int64_t t : {1, 8}) {
       if (spec.heads % t != 0 || spec.kv_heads % t != 0 || spec.ffn % t != 0) continue;  // GPT-2 XL: 25 heads
       SCOPED_TRACE(name + " t=" + std::to_string(t));
       const model::Layer layer = model::build_transformer_layer(spec, {spec.default_seq, 1, t}, {});
       expect_solvers_agree(layer.forward);
     }
+  }
+}
+
+// Expert layers at 4,096 tokens (their 32K-40K defaults make the materialised scores more than a million times
+// the load-balancing loss, which CBC's tolerances cannot resolve). Qwen2-57B-A14B's layer with its shared
+// expert (30 operators) takes CBC 39 s at t = 1 and was compared outside the suite.
+TEST(ScheduleRealLayers, ForwardExpertLayers) {
+  for (const auto& [name, t] : {std::pair{"mixtral-8x7b", 1}, std::pair{"mixtral-8x7b", 8},
+                                std::pair{"qwen3-30b-a3b", 1}, std::pair{"mixtral-8x22b", 1}}) {
+    SCOPED_TRACE(std::string(name) + " t=" + std::to_string(t));
+    expect_solvers_agree(model::build_transformer_layer(*model::find_preset(name), {4096, 1, t}, {}).forward);
   }
 }
 

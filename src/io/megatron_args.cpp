@@ -38,6 +38,8 @@ const std::set<std::string> kModelledSwitches = {
     "--account-for-loss-in-pipeline-split",
     "--use-megatron-fsdp",
     "--cross-entropy-loss-fusion",
+    "--qk-layernorm",
+    "--moe-grouped-gemm",
 };
 
 /// Flags with a value that phaze reads.
@@ -72,6 +74,13 @@ const std::set<std::string> kModelledValues = {
     "--cp-comm-type",
     "--data-parallel-sharding-strategy",
     "--cross-entropy-fusion-impl",
+    "--num-experts",
+    "--moe-router-topk",
+    "--moe-ffn-hidden-size",
+    "--moe-shared-expert-intermediate-size",
+    "--moe-layer-freq",
+    "--expert-model-parallel-size",
+    "--expert-tensor-parallel-size",
 };
 
 /// The flags of the command line, each with its value ("" for a switch); later ones replace earlier ones,
@@ -139,6 +148,15 @@ void refuse_unmodelled(const Flags& f) {
     throw InputError("Megatron-LM arguments: neither --bf16 nor --fp16: FP32 training is not modelled");
   if (f.has("--bf16") && f.has("--fp16"))
     throw InputError("Megatron-LM arguments: --bf16 and --fp16 together (Megatron-LM refuses them too)");
+  if (const auto ep = f.value("--expert-model-parallel-size"); ep && *ep != "1")
+    throw InputError(
+        fmt::format("Megatron-LM arguments: --expert-model-parallel-size {}: expert parallelism is not "
+                    "modelled yet (every expert on every GPU is)",
+                    *ep));
+  if (const auto freq = f.value("--moe-layer-freq"); freq && *freq != "1")
+    throw InputError(fmt::format(
+        "Megatron-LM arguments: --moe-layer-freq {}: dense layers among the expert layers are not modelled yet",
+        *freq));
 }
 
 model::ModelSpec read_model(const Flags& f, std::vector<std::string>& assumed) {
@@ -146,16 +164,16 @@ model::ModelSpec read_model(const Flags& f, std::vector<std::string>& assumed) {
   const int64_t hidden = f.required("--hidden-size", model::limits::kHidden);
   const int64_t heads = f.required("--num-attention-heads", model::limits::kHeads);
   const int64_t seq = f.required("--seq-length", model::limits::kSequence);
-  if (hidden % heads != 0)
+  // --kv-channels gives the head size; without it Megatron-LM takes hidden / heads, which must divide.
+  const int64_t head_size = f.integer("--kv-channels", 0, model::limits::kHidden);
+  if (head_size == 0 && hidden % heads != 0)
     throw InputError(
-        fmt::format("Megatron-LM arguments: --hidden-size {} is not a multiple of the {} heads", hidden, heads));
-  if (f.has("--kv-channels") && f.integer("--kv-channels", 0, model::limits::kHidden) != hidden / heads)
-    throw InputError(
-        fmt::format("Megatron-LM arguments: --kv-channels {}: a head size other than hidden / heads "
-                    "({}) is not modelled yet",
-                    *f.value("--kv-channels"), hidden / heads));
+        fmt::format("Megatron-LM arguments: --hidden-size {} is not a multiple of the {} heads (give --kv-channels)",
+                    hidden, heads));
   model::ModelSpec m =
       model::megatron_gpt("megatron-args", "Megatron-LM GPT from its arguments", layers, hidden, heads, seq);
+  if (head_size != 0 && (hidden % heads != 0 || head_size != hidden / heads)) m.head_size = head_size;
+  m.qk_norm = f.has("--qk-layernorm");
   // Megatron-LM's --num-query-groups defaults to 1 (multi-query attention) under --group-query-attention.
   if (f.has("--group-query-attention")) m.kv_heads = f.integer("--num-query-groups", 1, model::limits::kHeads);
   const bool swiglu = f.has("--swiglu");
@@ -164,6 +182,13 @@ model::ModelSpec read_model(const Flags& f, std::vector<std::string>& assumed) {
   const int64_t default_ffn = swiglu ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;
   m.ffn = f.integer("--ffn-hidden-size", default_ffn, model::limits::kFfn);
   m.max_positions = f.integer("--max-position-embeddings", seq, model::limits::kSequence);
+  if (f.has("--num-experts")) {
+    // Megatron-Core's defaults: 2 experts per token, each expert as wide as --ffn-hidden-size.
+    m.experts = f.integer("--num-experts", 0, model::limits::kExperts);
+    m.experts_per_token = f.integer("--moe-router-topk", 2, model::limits::kExperts);
+    m.expert_ffn = f.integer("--moe-ffn-hidden-size", m.ffn, model::limits::kFfn);
+    m.shared_expert_ffn = f.integer("--moe-shared-expert-intermediate-size", 0, model::limits::kFfn);
+  }
   if (f.has("--vocab-size")) {
     m.vocab = f.integer("--vocab-size", 0, model::limits::kVocab);
   } else {
@@ -230,6 +255,13 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
                             : 0;
   // Megatron-LM turns sequence parallelism off without tensor parallelism.
   p.sequence_parallel = f.has("--sequence-parallel") && p.tp > 1;
+  // Expert tensor parallelism other than the attention's (parallel folding) is not modelled yet.
+  const int64_t etp = f.integer("--expert-tensor-parallel-size", p.tp, model::limits::kTensorParallel);
+  if (spec.moe() && etp != p.tp)
+    throw InputError(
+        fmt::format("Megatron-LM arguments: --expert-tensor-parallel-size {}: expert tensor parallelism "
+                    "other than --tensor-model-parallel-size ({}) is not modelled yet",
+                    etp, p.tp));
   p.bf16 = f.has("--bf16");
   p.recompute = megatron::Recompute::None;
   if (const auto granularity = f.value("--recompute-granularity"))

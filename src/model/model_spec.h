@@ -53,7 +53,7 @@ struct ModelSpec {
   /// Size d of one attention head; 0: hidden / heads. Qwen3, Gemma and PaLM set another, so that the query
   /// projection is h → a·d and the output projection a·d → h.
   int64_t head_size = 0;
-  bool qk_norm = false;  ///< an RMSNorm of each query and key head before RoPE (Qwen3)
+  bool qk_norm = false;  ///< a norm (the layer's kind) of each query and key head before RoPE (Qwen3)
 
   /// A mixture of experts in every layer's MLP (experts > 0; 0 is a dense model): a router picks k of E
   /// routed experts for each token, each a gated FFN of expert_ffn columns; a shared expert of

@@ -91,12 +91,12 @@ QueryKeyValue project_qkv(LayerBuilder& lb, const ModelSpec& m, const LayerDims&
     out.v = projection("F3v", "value", d.kv_cols, false);
   }
   if (m.qk_norm) {
-    // One RMSNorm of d_h elements per head, its d_h weights shared by the heads.
-    auto head_norm = [&](const char* id, const char* name, Value in, CheckedInt n) {
-      return lb.out(lb.add(norm_op(id, name, NormKind::RmsNorm, in, n, d.dh, false)));
+    // One norm of d_h elements per head (the layer's kind), its d_h weights shared by the heads.
+    auto head_norm = [&](const char* id, const std::string& name, Value in, CheckedInt n) {
+      return lb.out(lb.add(norm_op(id, name + " " + norm_name(m.norm), m.norm, in, n, d.dh, m.biases)));
     };
-    out.q = head_norm("F4qn", "query head RMSNorm", out.q, T * d.q_cols);
-    out.k = head_norm("F4kn", "key head RMSNorm", out.k, T * d.kv_cols);
+    out.q = head_norm("F4qn", "query head", out.q, T * d.q_cols);
+    out.k = head_norm("F4kn", "key head", out.k, T * d.kv_cols);
   }
   if (m.rotary) {
     auto rope = [&](const char* id, const char* name, Value in, CheckedInt n) {

@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "model/hf_config.h"
+#include "model/layer_graph.h"
+#include "model/presets.h"
 #include "util/input_error.h"
 
 namespace {
@@ -142,6 +144,40 @@ TEST(MegatronArgs, Fp8ContextParallelismAndShardingStrategies) {
             3);
 }
 
+// Megatron-LM's Mixtral 8x7B arguments (its examples/mixtral recipe) describe the published model: the same
+// layer graph as the preset, and a head size from --kv-channels.
+TEST(MegatronArgs, MixtureOfExpertsAndHeadSize) {
+  const auto run = parse_megatron_args(
+      split("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --group-query-attention --num-query-groups 8 "
+            "--ffn-hidden-size 14336 --seq-length 4096 --max-position-embeddings 32768 --swiglu --normalization "
+            "RMSNorm --position-embedding-type rope --untie-embeddings-and-output-weights --disable-bias-linear "
+            "--attention-dropout 0 --hidden-dropout 0 --vocab-size 32000 --bf16 --num-experts 8 --moe-router-topk 2 "
+            "--moe-grouped-gemm --expert-model-parallel-size 1 --tensor-model-parallel-size 2 --sequence-parallel "
+            "--moe-aux-loss-coeff 0.01"),
+      2);
+  const auto preset = *phaze::model::find_preset("mixtral-8x7b");
+  EXPECT_EQ(run.spec.experts, 8);
+  EXPECT_EQ(run.spec.experts_per_token, 2);
+  EXPECT_EQ(run.spec.expert_ffn, 14336);
+  const auto a = phaze::model::model_totals(run.spec, 4096, {});
+  const auto b = phaze::model::model_totals(preset, 4096, {});
+  EXPECT_EQ(a.parameters, b.parameters);
+  EXPECT_EQ(a.active_parameters, b.active_parameters);
+  EXPECT_EQ(a.training_flops_per_sample, b.training_flops_per_sample);
+  EXPECT_EQ(run.not_modelled, (std::vector<std::string>{"--moe-aux-loss-coeff 0.01"}));
+  // Qwen3's heads of 128 on a 2,048-wide model, with query and key norms.
+  const auto qwen = parse_megatron_args(split("--num-layers 2 --hidden-size 2048 --num-attention-heads 32 "
+                                              "--kv-channels 128 --qk-layernorm --seq-length 1024 --bf16"),
+                                        0);
+  EXPECT_EQ(qwen.spec.head_dim(), 128);
+  EXPECT_TRUE(qwen.spec.qk_norm);
+  EXPECT_EQ(parse_megatron_args(split("--num-layers 2 --hidden-size 2048 --num-attention-heads 32 --kv-channels 64 "
+                                      "--seq-length 1024 --bf16"),
+                                0)
+                .spec.head_size,
+            0);  // hidden / heads, as without the flag
+}
+
 TEST(MegatronArgs, WhatIsNotModelledYetIsRefusedNamingTheFlag) {
   const std::string base = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 ";
   const std::pair<std::string, std::string> cases[] = {
@@ -150,7 +186,11 @@ TEST(MegatronArgs, WhatIsNotModelledYetIsRefusedNamingTheFlag) {
       {base + "--bf16 --fp8-format hybrid --fp8-recipe mxfp8", "--fp8-recipe"},
       {base + "--bf16 --use-megatron-fsdp --data-parallel-sharding-strategy all", "--data-parallel-sharding-strategy"},
       {base, "--bf16"},
-      {base + "--bf16 --kv-channels 128", "--kv-channels"},
+      {base + "--bf16 --num-experts 8 --expert-model-parallel-size 8", "--expert-model-parallel-size"},
+      {base + "--bf16 --num-experts 8 --tensor-model-parallel-size 2 --expert-tensor-parallel-size 1",
+       "--expert-tensor-parallel-size"},
+      {base + "--bf16 --num-experts 8 --moe-layer-freq 2", "--moe-layer-freq"},
+      {base + "--bf16 --num-experts 8 --moe-router-topk 9", "num_experts_per_tok"},
       {base + "--bf16 --normalization Foo", "--normalization"},
       {base + "--bf16 --micro-batch-size many", "--micro-batch-size"},
       {base + "--bf16 --swiglu yes", "--swiglu"},

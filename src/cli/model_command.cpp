@@ -58,7 +58,9 @@ void print_operators(const char* title, const OperatorGraph& graph) {
     for (const VectorPass& p : op.passes)
       work += fmt::format("{}{} {}", work.empty() ? "" : " + ", to_string(p.kind), group_digits(p.elements));
     if (op.collective)
-      work = fmt::format("all-reduce {} over {}", human_bytes(op.collective->bytes), op.collective->ranks);
+      work =
+          fmt::format("{} {} over {}", op.collective->kind == Collective::Kind::AllToAll ? "all-to-all" : "all-reduce",
+                      human_bytes(op.collective->bytes), op.collective->ranks);
     std::string preds;
     for (int p : op.predecessors) preds += (preds.empty() ? "" : ",") + graph.ops[p].id;
     fmt::print("    {:<7} {:<6} {:<46} {:<44} <- {}\n", op.id, to_string(op.engine), op.name, work,

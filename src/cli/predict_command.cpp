@@ -117,10 +117,10 @@ std::string prediction_text(const megatron::StepPrediction& p) {
   const megatron::StepMemory& m = p.memory;
   std::string out;
   out += fmt::format(
-      "  plan            t {}{} · p {} · d {}{}{}, micro-batch {} × {} per pipeline, global batch {}, "
+      "  plan            t {}{} · p {} · d {}{}{}{}, micro-batch {} × {} per pipeline, global batch {}, "
       "seq {}\n",
       pl.tp, pl.cp > 1 ? fmt::format(" · c {}", pl.cp) : "", pl.pp, pl.dp,
-      pl.vp > 1 ? fmt::format(" (v {})", pl.vp) : "",
+      pl.ep > 1 ? fmt::format(" · ep {}", pl.ep) : "", pl.vp > 1 ? fmt::format(" (v {})", pl.vp) : "",
       pl.uneven() ? fmt::format(", stage layers {} first, {} last", pl.first_stage_layers, pl.last_stage_layers)
       : pl.accounts_in_split()
           ? fmt::format(", the {} counted as a layer of the pipeline split",
@@ -140,11 +140,11 @@ std::string prediction_text(const megatron::StepPrediction& p) {
                      pl.unfused_loss ? ", unfused FP32 loss" : "");
   out += fmt::format("  iteration       {}\n", seconds(t.iteration_s));
   const std::pair<const char*, double> parts[] = {
-      {"forward", t.forward_s}, {"backward", t.backward_s}, {"recompute", t.recompute_s},
-      {"TP comm", t.tp_comm_s}, {"CP comm", t.cp_comm_s},   {"PP comm", t.pp_comm_s},
-      {"bubble", t.bubble_s},   {"DP comm", t.dp_comm_s},   {"optimizer", t.optimizer_s}};
+      {"forward", t.forward_s}, {"backward", t.backward_s},  {"recompute", t.recompute_s}, {"TP comm", t.tp_comm_s},
+      {"CP comm", t.cp_comm_s}, {"EP comm", t.ep_comm_s},    {"PP comm", t.pp_comm_s},     {"bubble", t.bubble_s},
+      {"DP comm", t.dp_comm_s}, {"optimizer", t.optimizer_s}};
   for (const auto& [name, s] : parts)
-    if (name != std::string("CP comm") || pl.cp > 1)
+    if ((name != std::string("CP comm") || pl.cp > 1) && (name != std::string("EP comm") || pl.ep > 1))
       out += fmt::format("    {:<13} {:>12}  {:5.1f}%\n", name, seconds(s), 100 * s / t.iteration_s);
   out += fmt::format(
       "  throughput      {:.0f} tokens/s, {:.1f} TFLOP/s per GPU (with recomputation), MFU {:.1f}% of the 16-bit "
@@ -173,6 +173,8 @@ void add_predict_command(CLI::App& app) {
   add_integer_option(cmd, "--tp", o->plan.tp, 1, model::limits::kTensorParallel, "Tensor-parallel width");
   add_integer_option(cmd, "--cp", o->plan.cp, 1, megatron::plan_limits::kContextParallel,
                      "Context-parallel width (each sequence split over cp groups of tp GPUs)");
+  add_integer_option(cmd, "--ep", o->plan.ep, 1, model::limits::kExperts,
+                     "Expert-parallel width of a mixture of experts (its experts split over ep groups of tp GPUs)");
   add_integer_option(cmd, "--pp", o->plan.pp, 1, model::limits::kLayers, "Pipeline stages");
   add_integer_option(cmd, "--dp", o->plan.dp, 1, megatron::plan_limits::kGpus, "Data-parallel replicas");
   add_integer_option(cmd, "--vp", o->plan.vp, 1, megatron::plan_limits::kChunks,
@@ -207,6 +209,7 @@ void add_predict_command(CLI::App& app) {
     for (const char* option : {"--model",
                                "--tp",
                                "--cp",
+                               "--ep",
                                "--pp",
                                "--dp",
                                "--vp",

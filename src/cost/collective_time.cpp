@@ -32,6 +32,23 @@ double reduce_scatter_s(const hw::Network& network, DeviceGroup group, double by
   return all_reduce_s(network, group, bytes) / 2;
 }
 
+double all_to_all_s(const hw::Network& network, DeviceGroup group, double bytes) {
+  if (group.size <= 1 || bytes <= 0) return 0;
+  const double n = static_cast<double>(group.size);
+  const int64_t span = CheckedInt(group.size - 1) * group.stride + 1;
+  const auto& tiers = network.tiers;
+  size_t level = 0;
+  while (level + 1 < tiers.size() && tiers[level].members < span) ++level;
+  const hw::NetworkTier& tier = tiers[level];
+  if (level == 0) return (n - 1) / n * bytes / tier.effective_bandwidth() + tier.latency_s;
+  const hw::NetworkTier& inner = tiers[level - 1];
+  // The members sharing a device's inner group (itself included) and the bytes that stay in it.
+  const double near = static_cast<double>(std::clamp<int64_t>(inner.members / group.stride, 1, group.size));
+  const double inside_s = (near - 1) / n * bytes / inner.effective_bandwidth();
+  const double outside_s = (n - near) / n * bytes / tier.effective_bandwidth();
+  return std::max(inside_s, outside_s) + tier.latency_s;
+}
+
 GroupLink send_link(const hw::Network& network, int64_t distance) {
   const hw::NetworkTier& tier = hw::tier_spanning(network, CheckedInt(std::max<int64_t>(distance, 1)) + 1);
   return GroupLink{tier.effective_bandwidth(), tier.latency_s};

@@ -56,6 +56,11 @@ inline double exposed_s(double collective_s, double overlapped_s, double least_s
 double all_reduce_s(const hw::Network& network, DeviceGroup group, double bytes);
 /// Ring reduce-scatter (or all-gather) of a `bytes`-byte buffer: (n−1)/n · bytes / bandwidth + (n−1) · latency.
 double reduce_scatter_s(const hw::Network& network, DeviceGroup group, double bytes);
+/// All-to-all of a `bytes`-byte buffer on every member, split evenly over the n members (NCCL's all-to-all,
+/// every pair at once): a member keeps 1/n, sends what goes to members of its own innermost group on that tier
+/// and the rest through its own share of the outer tier (one device's bandwidth), the two at once; one
+/// latency. 0 for a group of one.
+double all_to_all_s(const hw::Network& network, DeviceGroup group, double bytes);
 /// A point-to-point transfer of `bytes` bytes to the device `distance` positions further on, while every
 /// device sends likewise (pipeline stages): transfer_s on send_link.
 double send_s(const hw::Network& network, int64_t distance, double bytes);

@@ -147,9 +147,14 @@ OperatorEstimate Estimator::estimate(const model::Operator& op, const hw::Archit
       return OperatorEstimate{{one.cycles / arch.clock_hz, one.energy_j}, {all.cycles / arch.clock_hz, all.energy_j}};
     }
     case model::Engine::Comm: {
-      // A tensor-parallel group: consecutive devices, priced by the one rule of every execution model.
-      const double seconds =
-          all_reduce_s(network_, DeviceGroup{op.collective->ranks, 1}, static_cast<double>(op.collective->bytes));
+      // A tensor-parallel group: consecutive devices, priced by the one rule of every execution model. An
+      // expert-parallel all-to-all is taken on consecutive devices too (the chip's layers are built without
+      // expert parallelism).
+      const DeviceGroup group{op.collective->ranks, 1};
+      const double bytes = static_cast<double>(op.collective->bytes);
+      const double seconds = op.collective->kind == model::Collective::Kind::AllToAll
+                                 ? all_to_all_s(network_, group, bytes)
+                                 : all_reduce_s(network_, group, bytes);
       return OperatorEstimate{{seconds, 0}, {seconds, 0}};
     }
     case model::Engine::None: return {};

@@ -148,11 +148,6 @@ void refuse_unmodelled(const Flags& f) {
     throw InputError("Megatron-LM arguments: neither --bf16 nor --fp16: FP32 training is not modelled");
   if (f.has("--bf16") && f.has("--fp16"))
     throw InputError("Megatron-LM arguments: --bf16 and --fp16 together (Megatron-LM refuses them too)");
-  if (const auto ep = f.value("--expert-model-parallel-size"); ep && *ep != "1")
-    throw InputError(
-        fmt::format("Megatron-LM arguments: --expert-model-parallel-size {}: expert parallelism is not "
-                    "modelled yet (every expert on every GPU is)",
-                    *ep));
   if (const auto freq = f.value("--moe-layer-freq"); freq && *freq != "1")
     throw InputError(fmt::format(
         "Megatron-LM arguments: --moe-layer-freq {}: dense layers among the expert layers are not modelled yet",
@@ -255,6 +250,7 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
                             : 0;
   // Megatron-LM turns sequence parallelism off without tensor parallelism.
   p.sequence_parallel = f.has("--sequence-parallel") && p.tp > 1;
+  p.ep = f.integer("--expert-model-parallel-size", 1, model::limits::kExperts);
   // Expert tensor parallelism other than the attention's (parallel folding) is not modelled yet.
   const int64_t etp = f.integer("--expert-tensor-parallel-size", p.tp, model::limits::kTensorParallel);
   if (spec.moe() && etp != p.tp)

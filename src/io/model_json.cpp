@@ -22,7 +22,10 @@ json to_json(const OperatorGraph& graph) {
       o["passes"] = passes;
     }
     if (op.collective)
-      o["collective"] = {{"kind", "all_reduce"}, {"bytes", op.collective->bytes}, {"ranks", op.collective->ranks}};
+      o["collective"] = {
+          {"kind", op.collective->kind == model::Collective::Kind::AllToAll ? "all_to_all" : "all_reduce"},
+          {"bytes", op.collective->bytes},
+          {"ranks", op.collective->ranks}};
     json preds = json::array();
     for (int p : op.predecessors) preds.push_back(graph.ops[p].id);
     o["predecessors"] = preds;

@@ -92,6 +92,7 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
           "tp",
           "pp",
           "cp",
+          "ep",
           "dp",
           "seq",
           "mbs",
@@ -146,6 +147,7 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   p.pp = f.integer_in("pp", 1, 1, model::limits::kLayers);
   const int64_t cp = f.integer_in("cp", 1, 1, megatron::plan_limits::kContextParallel);
   p.cp = cp;
+  p.ep = f.integer_in("ep", 1, 1, model::limits::kExperts);
   if (gpus % (p.tp * p.pp * cp) != 0)
     throw f.bad("gpus", fmt::format("a multiple of tp × pp × cp = {}", p.tp * p.pp * cp));
   p.dp = f.integer_in("dp", gpus / (p.tp * p.pp * cp), 1, megatron::plan_limits::kGpus);

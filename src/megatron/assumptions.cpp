@@ -53,10 +53,10 @@ std::string assumptions_line(const TrainingPlan& plan, const hw::Gpu& gpu, const
       plan.unfused_loss ? "Megatron-LM's unfused FP32 cross-entropy" : "a fused cross-entropy", overlapped(plan),
       static_cast<double>(gpu.runtime_memory_bytes) / kGib, static_cast<double>(gpu.communicator_memory_bytes) / kGib,
       100 * gpu.allocator_overhead, static_cast<double>(plan.memory_reserve_bytes) / kGib, software_caveat(gpu),
-      spec.moe() ? fmt::format("; all {} experts on every GPU, their columns split over its tensor-parallel group "
-                               "(no expert parallelism yet), routing balanced ({} of {} per token, the same number "
-                               "of tokens to each)",
-                               spec.experts, spec.experts_per_token, spec.experts)
+      spec.moe() ? fmt::format("; {} of {} experts per token with routing balanced (the same number of tokens "
+                               "to each), the experts split over the expert-parallel groups (ep) and each expert's "
+                               "columns over the tensor-parallel group, the all-to-alls not overlapped",
+                               spec.experts_per_token, spec.experts)
                  : "");
 }
 

@@ -173,9 +173,18 @@ struct Pricing {
     for (size_t i = 0; i < graph.ops.size(); ++i) {
       const Operator& op = graph.ops[i];
       if (op.engine == Engine::Comm) {
-        const double c = cost::all_reduce_s(network, cost::DeviceGroup{op.collective->ranks, 1},
-                                            static_cast<double>(op.collective->bytes));
-        if (!plan.tp_comm_overlap) {
+        const double bytes = static_cast<double>(op.collective->bytes);
+        if (op.collective->kind == model::Collective::Kind::AllToAll) {
+          // Expert parallelism: the groups of an all-to-all are t apart; nothing hides it.
+          t.ep_comm_s += std::max(gpu.kernel_launch_s,
+                                  cost::all_to_all_s(network, cost::DeviceGroup{op.collective->ranks, plan.tp}, bytes));
+          continue;
+        }
+        const double c = cost::all_reduce_s(network, cost::DeviceGroup{op.collective->ranks, 1}, bytes);
+        // Transformer Engine's userbuffers overlap its own layers' collectives, not a token dispatcher's.
+        const bool dispatcher =
+            spec.moe() && transformer && (model::operator_number(op.id) == 14 || model::operator_number(op.id) == 17);
+        if (!plan.tp_comm_overlap || dispatcher) {
           // A collective is one more operation the host dispatches: it takes at least the launch time.
           t.tp_comm_s += std::max(gpu.kernel_launch_s, c);
           continue;

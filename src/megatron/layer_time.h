@@ -21,7 +21,8 @@ struct PassTime {
   double tp_comm_s = 0;         ///< tensor-parallel collectives
   double attention_core_s = 0;  ///< of compute_s: the attention core (what selective recomputation re-runs)
   double cp_comm_s = 0;         ///< context-parallel key/value exchange left exposed (part of the attention core)
-  double total_s() const { return compute_s + tp_comm_s + cp_comm_s; }
+  double ep_comm_s = 0;         ///< expert-parallel all-to-alls (a mixture of experts' dispatch and combine)
+  double total_s() const { return compute_s + tp_comm_s + cp_comm_s + ep_comm_s; }
 };
 
 /// The attention core of one micro-batch on one GPU of a context-parallel group of c (docs/gpu.md,

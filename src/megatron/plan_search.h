@@ -20,6 +20,8 @@ struct GpuPlanQuestion {
   std::vector<int64_t> zero_stages{0, 1, 2, 3};  ///< PlanSpace::zero_stages
   /// PlanSpace::context_widths; empty: 1 and every power of two c up to 64 with c dividing the GPUs.
   std::vector<int64_t> context_widths;
+  /// PlanSpace::expert_widths; empty: every width dividing the experts and d · c (a mixture of experts).
+  std::vector<int64_t> expert_widths;
   bool try_fp8 = false;              ///< PlanSpace::try_fp8
   bool try_split_accounting = true;  ///< PlanSpace::try_split_accounting
   size_t top = 5;                    ///< configurations to return

@@ -141,6 +141,18 @@ void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
   if (const std::string refusal = context_parallel_refusal(p, spec); !refusal.empty()) throw InputError(refusal);
   if (p.sequence_parallel && p.seq % p.tp != 0)
     throw InputError(fmt::format("--sequence-parallel: --seq = {} must be a multiple of --tp {}", p.seq, p.tp));
+  require_in(p.ep, 1, model::limits::kExperts, "--ep");
+  if (spec.moe() && p.tp > 1 && !p.sequence_parallel)
+    throw InputError(
+        fmt::format("--tp = {}: Megatron-Core's experts need --sequence-parallel with tensor parallelism", p.tp));
+  if (p.ep > 1) {
+    if (!spec.moe()) throw InputError(fmt::format("--ep = {}: {} has no experts", p.ep, spec.name));
+    if (spec.experts % p.ep != 0 || (p.dp * p.cp) % p.ep != 0)
+      throw InputError(fmt::format("--ep = {} must divide the {} experts of {} and the {} GPUs of --dp {} × --cp {}",
+                                   p.ep, spec.experts, spec.name, p.dp * p.cp, p.dp, p.cp));
+    if (p.zero_group != 0 && p.zero_group % p.ep != 0)
+      throw InputError(fmt::format("--zero-group = {} must be a multiple of --ep {}", p.zero_group, p.ep));
+  }
 }
 
 const char* to_string(Recompute r) {

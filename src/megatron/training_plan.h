@@ -32,6 +32,10 @@ enum class CpComm {
 struct TrainingPlan {
   int64_t tp = 1;            ///< tensor-parallel width t (a group of consecutive GPUs)
   int64_t cp = 1;            ///< context-parallel width c: each sequence split over c groups of t GPUs
+  /// Expert-parallel width (--expert-model-parallel-size): a mixture of experts' routed experts split over ep
+  /// tensor-parallel groups of the d · c that hold a stage, t apart, the tokens exchanged by all-to-all; the
+  /// experts' optimizer state and gradients shard over the d · c / ep groups that hold the same experts.
+  int64_t ep = 1;
   int64_t pp = 1;            ///< pipeline stages p
   int64_t dp = 1;            ///< data-parallel replicas d
   int64_t vp = 1;            ///< model chunks per GPU v (interleaved 1F1B when > 1)

@@ -46,7 +46,8 @@ struct Stage {
   double send_s = 0;           ///< pipeline sends on its critical path
   double data_parallel_s = 0;  ///< ZeRO-2/3 collectives of each micro-batch left exposed
   double parameters = 0;
-  double fp8_parameters = 0;  ///< of those, the FP8 GEMMs' weights
+  double fp8_parameters = 0;     ///< of those, the FP8 GEMMs' weights
+  double expert_parameters = 0;  ///< of those, the routed experts' (E/ep experts of each layer)
   /// The largest unit ZeRO-2/3 holds whole: a transformer layer, or the embedding or head on its stage.
   double largest_unit_parameters = 0;
   double busy_s() const {
@@ -55,7 +56,7 @@ struct Stage {
 };
 
 PassTime scaled(const PassTime& t, double k) {
-  return PassTime{t.compute_s * k, t.tp_comm_s * k, t.attention_core_s * k, t.cp_comm_s * k};
+  return PassTime{t.compute_s * k, t.tp_comm_s * k, t.attention_core_s * k, t.cp_comm_s * k, t.ep_comm_s * k};
 }
 
 void add(PassTime& to, const PassTime& t) {
@@ -63,6 +64,7 @@ void add(PassTime& to, const PassTime& t) {
   to.tp_comm_s += t.tp_comm_s;
   to.attention_core_s += t.attention_core_s;
   to.cp_comm_s += t.cp_comm_s;
+  to.ep_comm_s += t.ep_comm_s;
 }
 
 /// Bytes of `parameters` as the optimizer hands them out (what ZeRO shards and all-gathers): 2 each, or 1 for
@@ -276,7 +278,8 @@ double replicated_activation_bytes(const model::ModelSpec& spec, const model::La
                                    const TrainingPlan& plan) {
   model::Layer one;
   try {
-    one = model::build_transformer_layer(spec, model::Shape{plan.local_seq(), plan.micro_batch, 1}, graph.precision);
+    one = model::build_transformer_layer(spec, model::Shape{plan.local_seq(), plan.micro_batch, 1, plan.ep},
+                                         graph.precision);
   } catch (const SizeOverflow&) {
     throw InputError(
         fmt::format("{}: seq = {}, mbs = {}: the layer at t = 1, from which sequence parallelism's "
@@ -323,8 +326,8 @@ LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, c
   const hw::Gpu gpu = hw::as_sustained(hw::with_attention_library(hw::gpu_of(system), plan.attention_library));
   if (plan.fp8 && hw::peak_fp8_flop_per_s(gpu) <= 0)
     throw InputError(fmt::format("--fp8: {} has no FP8 tensor cores", gpu.name));
-  LayerCosts c = graph_costs(model::build_layer_graph(spec, model::Shape{plan.local_seq(), plan.micro_batch, plan.tp},
-                                                      model::Precision{}, spec.name));
+  LayerCosts c = graph_costs(model::build_layer_graph(
+      spec, model::Shape{plan.local_seq(), plan.micro_batch, plan.tp, plan.ep}, model::Precision{}, spec.name));
   c.embedding = gpu_layer_time(c.graph.embedding, spec, plan, gpu, system.network);
   c.transformer = gpu_layer_time(c.graph.transformer, spec, plan, gpu, system.network);
   c.head = gpu_layer_time(c.graph.head, spec, plan, gpu, system.network);
@@ -361,6 +364,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     st.backward = scaled(layer.backward, per_stage);
     st.parameters = per_stage * static_cast<double>(g.transformer.parameters);
     st.fp8_parameters = plan.fp8 ? per_stage * costs.fp8_parameters : 0;
+    st.expert_parameters = per_stage * static_cast<double>(g.transformer.routed_expert_parameters);
     st.largest_unit_parameters = static_cast<double>(g.transformer.parameters);
     if (plan.recompute == Recompute::Full) st.recompute = scaled(layer.forward, per_stage);
     if (plan.recompute == Recompute::Selective)
@@ -416,6 +420,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   time.recompute_s = md * top.recompute.compute_s;
   time.tp_comm_s = md * (top.forward.tp_comm_s + top.backward.tp_comm_s + top.recompute.tp_comm_s);
   time.cp_comm_s = md * (top.forward.cp_comm_s + top.backward.cp_comm_s + top.recompute.cp_comm_s);
+  time.ep_comm_s = md * (top.forward.ep_comm_s + top.backward.ep_comm_s + top.recompute.ep_comm_s);
   time.pp_comm_s = md * top.send_s;
   time.bubble_s = pipeline_s - md * top.busy_s() - weight_cast_s;
 
@@ -428,7 +433,12 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   const double tied = p > 1 ? cost::all_reduce_s(network, cost::DeviceGroup{2, plan.tp * plan.cp * plan.dp * (p - 1)},
                                                  tied_gradient_bytes)
                             : 0;
-  double end_s = pipeline_s, offset_s = 0, largest_parameters = 0;
+  double end_s = pipeline_s, offset_s = 0, largest_parameters = 0, largest_sharded = 0;
+  // What ZeRO divides by the shard count: the routed experts' parameters, held by 1/ep of the group, shard
+  // over the shard_size / ep GPUs that hold them.
+  const auto sharded = [&](const Stage& st) {
+    return st.parameters + static_cast<double>(plan.ep - 1) * st.expert_parameters;
+  };
   for (int64_t i = 0; i < p; ++i) {
     const Stage& st = stages[static_cast<size_t>(i)];
     double reduce = data_parallel_sync_s(plan, network, st);
@@ -436,10 +446,11 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     end_s = std::max(end_s, pipeline_s - offset_s + reduce);
     offset_s += (st.backward.total_s() + st.recompute.total_s()) / v;
     largest_parameters = std::max(largest_parameters, st.parameters);
+    largest_sharded = std::max(largest_sharded, sharded(st));
   }
   time.dp_comm_s = end_s - pipeline_s + md * top.data_parallel_s;
   const double shards = static_cast<double>(plan.shard_size());
-  const double updated = plan.distributed_optimizer() ? largest_parameters / shards : largest_parameters;
+  const double updated = plan.distributed_optimizer() ? largest_sharded / shards : largest_parameters;
   time.optimizer_s = stream_s(device, updated * optimizer_traffic_bytes(plan));
   time.iteration_s = end_s + time.optimizer_s;
 
@@ -464,13 +475,14 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     const double unit_fp8 =
         plan.fp8 && unit == static_cast<double>(g.transformer.parameters) ? costs.fp8_parameters : 0;
     if (plan.zero == 3)  // a shard, and two units gathered whole (the one at work and the prefetched one)
-      mem.weights_bytes = gathered_bytes(plan, st.parameters, st.fp8_parameters) / shards +
+      mem.weights_bytes = gathered_bytes(plan, sharded(st), st.fp8_parameters) / shards +
                           2 * held_weight_bytes(plan, device, unit, unit_fp8);
     else
       mem.weights_bytes = held_weight_bytes(plan, device, st.parameters, st.fp8_parameters);
-    mem.gradients_bytes = plan.zero >= 2 ? st.parameters * bytes.gradients / shards + unit * bytes.gradients
+    mem.gradients_bytes = plan.zero >= 2 ? sharded(st) * bytes.gradients / shards + unit * bytes.gradients
                                          : st.parameters * bytes.gradients;
-    mem.optimizer_bytes = st.parameters * bytes.optimizer / (plan.distributed_optimizer() ? shards : 1);
+    mem.optimizer_bytes =
+        plan.distributed_optimizer() ? sharded(st) * bytes.optimizer / shards : st.parameters * bytes.optimizer;
     mem.activations_bytes = activations;
     // The caching allocator holds more than its tensors occupy: measured on all of them at a step's peak.
     mem.allocator_bytes =

@@ -24,6 +24,7 @@ struct StepTime {
   double recompute_s = 0;  ///< recomputed forward kernels
   double tp_comm_s = 0;    ///< tensor-parallel collectives (forward, recomputation, backward)
   double cp_comm_s = 0;    ///< context-parallel key/value exchange left exposed
+  double ep_comm_s = 0;    ///< expert-parallel all-to-alls (dispatch and combine)
   double pp_comm_s = 0;    ///< pipeline sends of the busiest stage
   double bubble_s = 0;     ///< pipeline fill and drain
   double dp_comm_s = 0;    ///< exposed gradient reduction (and parameter gathering), tied embeddings

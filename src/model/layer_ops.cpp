@@ -132,6 +132,21 @@ ForwardSpec leave_tp_op(std::string id, std::string name, Value x, int64_t eleme
   return spec;
 }
 
+ForwardSpec all_to_all_op(std::string id, std::string name, Value x, int64_t elements, int64_t ranks,
+                          const Precision& precision) {
+  const Collective exchange{CheckedInt(elements) * precision.activation_bytes, ranks, Collective::Kind::AllToAll};
+  ForwardSpec spec;
+  spec.id = std::move(id);
+  spec.name = name;
+  spec.engine = Engine::Comm;
+  spec.collective = exchange;
+  spec.operands = {Operand{x}};
+  spec.output_elements = {elements};
+  spec.backward.push_back(
+      BackwardSpec{"", name + " backward", Engine::Comm, std::nullopt, {}, exchange, true, {}, {0}, false});
+  return spec;
+}
+
 ForwardSpec layout_op(std::string id, std::string name, std::vector<Value> inputs,
                       std::vector<int64_t> output_elements) {
   ForwardSpec spec;

@@ -90,6 +90,11 @@ void validate(const ModelSpec& spec, const Shape& shape, const std::string& sour
                                  spec.max_positions));
   require_divides(shape.tp, spec.heads, source, "tp", "num_attention_heads");
   require_divides(shape.tp, spec.kv_heads, source, "tp", "num_key_value_heads");
+  if (shape.ep < 1 || shape.ep > limits::kExperts)
+    throw InputError(fmt::format("{}: ep = {} must lie in 1..{}", source, shape.ep, limits::kExperts));
+  if (!spec.moe() && shape.ep != 1)
+    throw InputError(fmt::format("{}: ep = {}: expert parallelism needs a mixture of experts", source, shape.ep));
+  if (spec.moe()) require_divides(shape.ep, spec.experts, source, "ep", "num_experts");
   if (spec.moe()) {
     // Megatron-LM's expert tensor parallelism at the attention's width: each expert's columns split over t.
     require_divides(shape.tp, spec.expert_ffn, source, "tp", "moe_intermediate_size");

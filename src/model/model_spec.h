@@ -76,6 +76,9 @@ struct Shape {
   int64_t seq = 0;          ///< s, tokens per sequence
   int64_t micro_batch = 1;  ///< b, sequences per micro-batch
   int64_t tp = 1;           ///< t, tensor-parallel width
+  /// Expert-parallel width: a mixture of experts' routed experts split over `ep` ranks (each a tensor-parallel
+  /// group of t, the groups t apart), its tokens exchanged by all-to-all; 1 for a dense model.
+  int64_t ep = 1;
   /// s · b; SizeOverflow beyond int64_t.
   int64_t tokens() const { return CheckedInt(seq) * micro_batch; }
 };

@@ -64,6 +64,9 @@ struct VectorPass {
 struct Collective {
   int64_t bytes = 0;
   int64_t ranks = 1;
+  /// A tensor-parallel all-reduce (of `bytes` on every rank), or an expert-parallel all-to-all (every rank
+  /// sends its `bytes`, split evenly over the ranks, to the ranks t apart).
+  enum class Kind { AllReduce, AllToAll } kind = Kind::AllReduce;
   bool operator==(const Collective&) const = default;
 };
 

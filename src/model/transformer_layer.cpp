@@ -41,6 +41,7 @@ struct LayerDims {
   CheckedInt f_t;              // FFN columns of one rank
   CheckedInt q_cols, kv_cols;  // query and key/value projection columns of one rank (heads · head size)
   CheckedInt scores_n;         // attention scores of one rank: b · heads/t · s²
+  CheckedInt ep;               // expert-parallel width
 };
 
 LayerDims dims_of(const ModelSpec& m, const Shape& shape) {
@@ -58,6 +59,7 @@ LayerDims dims_of(const ModelSpec& m, const Shape& shape) {
   d.q_cols = d.heads_t * d.dh;
   d.kv_cols = d.kv_t * d.dh;
   d.scores_n = d.b * d.heads_t * d.s * d.s;
+  d.ep = shape.ep;
   return d;
 }
 
@@ -209,14 +211,20 @@ Value ffn(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, const FfnPla
                                  {ffn_weight(at, at.experts * at.cols * d.h, d.t)}, Epilogue{}, p)));
 }
 
-/// The mixture-of-experts MLP of one rank (every expert's columns split over the t ranks, all experts on
-/// each rank): the router's scores and top-k choice (F14r, F14t) with the load-balancing loss (F14l), the
-/// tokens permuted into expert order (F14p), the routed experts as grouped GEMMs (F15, F16) of ⌈T·k/E⌉
-/// rows each (routing taken as balanced), the outputs unpermuted and summed with their router weights
-/// (F16c), and the shared expert (F15x, F16x, its gate F16xg) added (F16m).
+/// The mixture-of-experts MLP of one rank (docs/models.md 3.3): the router's scores and top-k choice (F14r,
+/// F14t) with the load-balancing loss (F14l), the tokens permuted into expert order (F14p), the routed
+/// experts as grouped GEMMs (F15, F16) with every expert's columns split over the t ranks, the outputs
+/// unpermuted and summed with their router weights (F16c), and the shared expert (F15x, F16x, its gate
+/// F16xg) added (F16m). Routing is taken as balanced: each expert gets ⌈T·k/E⌉ of the T·k token copies. With
+/// expert parallelism each rank holds E/ep experts: each of the t ranks of a group dispatches 1/t of the
+/// group's permuted tokens by all-to-all to the groups holding their experts (F14d) and gets as many back
+/// (F16d), so its E/ep experts see ep times the rows. With t > 1 the tensor-parallel group gathers the
+/// permuted tokens before the experts and reduces their outputs after them (F14, F17: k copies of each
+/// token where a dense layer moves one), as Megatron-Core's token dispatcher does; the shared expert has the
+/// dense layer's own (F14x, F17x).
 Value moe_mlp(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value in, const Precision& p) {
-  const CheckedInt T = d.T, h = d.h, E = m.experts, k = m.experts_per_token;
-  const CheckedInt routed = T * k, rows = (routed + E - 1) / E;
+  const CheckedInt T = d.T, h = d.h, t = d.t, E = m.experts, k = m.experts_per_token, ep = d.ep;
+  const CheckedInt routed = T * k, rows = (routed + E - 1) / E, permuted = rows * E * h;
   const Value scores = lb.out(
       lb.add(linear_op("F14r", "router scores", Gemm{T, E, h, 1}, in, {replicated_weight(E * h)}, Epilogue{}, p)));
   ForwardSpec top = vector_op("F14t", "router softmax and top-k", {Operand{scores}},
@@ -229,17 +237,25 @@ Value moe_mlp(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value in
                               {bwd(VectorKind::Mul, T * E)});
   lb.output(lb.out(lb.add(aux)), false);
   ForwardSpec permute =
-      vector_op("F14p", "permute tokens to their experts", {Operand{in}}, {fwd(VectorKind::Gather, rows * E * h)},
-                rows * E * h, {bwd(VectorKind::ScatterAdd, routed * h)});
-  const Value grouped = lb.out(lb.add(permute));
-  const Value experts = ffn(lb, m, d, FfnPlace{"F15", "F16", "expert ", rows, m.expert_ffn / d.t, E, true}, grouped, p);
+      vector_op("F14p", "permute tokens to their experts", {Operand{in}}, {fwd(VectorKind::Gather, permuted)}, permuted,
+                {bwd(VectorKind::ScatterAdd, routed * h)});
+  Value grouped = lb.out(lb.add(permute));
+  const CheckedInt dispatched = (permuted + t - 1) / t;
+  if (ep > 1) grouped = lb.out(lb.add(all_to_all_op("F14d", "dispatch all-to-all", grouped, dispatched, ep, p)));
+  if (t > 1) grouped = lb.out(lb.add(enter_tp_op("F14", grouped, permuted, t, p)));
+  Value experts =
+      ffn(lb, m, d, FfnPlace{"F15", "F16", "expert ", rows * ep, m.expert_ffn / t, E / ep, true}, grouped, p);
+  if (t > 1) experts = lb.out(lb.add(leave_tp_op("F17", "reduce the experts' outputs", experts, permuted, t, p)));
+  if (ep > 1) experts = lb.out(lb.add(all_to_all_op("F16d", "combine all-to-all", experts, dispatched, ep, p)));
   ForwardSpec combine = vector_op("F16c", "unpermute and weight by the router", {Operand{experts}, Operand{weights}},
                                   {fwd(VectorKind::Mul, routed * h), fwd(VectorKind::Add, routed * h)}, T * h,
                                   {bwd(VectorKind::Mul, routed * h), bwd(VectorKind::Gather, routed * h)});
   combine.saved = {experts, weights};
   Value out = lb.out(lb.add(combine));
   if (m.shared_expert_ffn == 0) return out;
-  Value shared = ffn(lb, m, d, FfnPlace{"F15x", "F16x", "shared expert ", T, m.shared_expert_ffn / d.t, 1}, in, p);
+  const Value shared_in = t > 1 ? lb.out(lb.add(enter_tp_op("F14x", in, T * h, t, p))) : in;
+  Value shared = ffn(lb, m, d, FfnPlace{"F15x", "F16x", "shared expert ", T, m.shared_expert_ffn / t, 1}, shared_in, p);
+  if (t > 1) shared = lb.out(lb.add(leave_tp_op("F17x", "g: all-reduce", shared, T * h, t, p)));
   if (m.shared_expert_gate) {
     const Value gate =
         lb.out(lb.add(linear_op("F16xg", "shared expert gate + sigmoid", Gemm{T, 1, h, 1}, in, {replicated_weight(h)},
@@ -283,10 +299,14 @@ Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Prec
     h1 = norm("F13", "attention output", h1);
     mlp_in = h1;
   }
-  if (t > 1) mlp_in = lb.out(lb.add(enter_tp_op("F14", mlp_in, T * h, t, p)));
-  Value mlp_out =
-      m.moe() ? moe_mlp(lb, m, d, mlp_in, p) : ffn(lb, m, d, FfnPlace{"F15", "F16", "", T, d.f_t, 1}, mlp_in, p);
-  if (t > 1) mlp_out = lb.out(lb.add(leave_tp_op("F17", "g: all-reduce", mlp_out, T * h, t, p)));
+  Value mlp_out;
+  if (m.moe()) {
+    mlp_out = moe_mlp(lb, m, d, mlp_in, p);  // with its own tensor-parallel collectives
+  } else {
+    if (t > 1) mlp_in = lb.out(lb.add(enter_tp_op("F14", mlp_in, T * h, t, p)));
+    mlp_out = ffn(lb, m, d, FfnPlace{"F15", "F16", "", T, d.f_t, 1}, mlp_in, p);
+    if (t > 1) mlp_out = lb.out(lb.add(leave_tp_op("F17", "g: all-reduce", mlp_out, T * h, t, p)));
+  }
   Value y = lb.out(lb.add(residual_op("F18", m, mlp_out, h1, T * h, p)));
   if (!m.pre_norm) y = norm("F19", "output", y);
   lb.output(y, true);

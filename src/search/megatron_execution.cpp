@@ -30,6 +30,7 @@ PlanSpace plan_space(const SearchQuestion& q, const ModelCase& m, int64_t micro_
   space.recomputes = megatron_recomputes(recompute);
   space.features.overlap_dp = q.overlap_dp;
   space.zero_stages = kMegatronZeroStages;
+  space.expert_widths = {1};  // the chip's layers are built without expert parallelism
   return space;
 }
 
@@ -96,7 +97,8 @@ megatron::StepDevice accelerator_step_device(const hw::Architecture& design) {
 
 placement::BatchTimeParts megatron_parts(const megatron::StepTime& time) {
   placement::BatchTimeParts parts;
-  parts.steady_state = time.forward_s + time.backward_s + time.recompute_s + time.tp_comm_s + time.pp_comm_s;
+  parts.steady_state =
+      time.forward_s + time.backward_s + time.recompute_s + time.tp_comm_s + time.ep_comm_s + time.pp_comm_s;
   parts.fill_drain = time.bubble_s;
   parts.data_parallel_sync = time.dp_comm_s;
   parts.optimizer_step = time.optimizer_s;

@@ -53,6 +53,20 @@ TEST(CollectiveTime, RingFormulas) {
   EXPECT_DOUBLE_EQ(send_s(n, 4, 1e9), 0.01 + 1e-6);
 }
 
+TEST(CollectiveTime, AllToAllSendsWhatLeavesTheMemberOnTheTierItCrosses) {
+  Network n = two_tiers();
+  n.tiers[0].latency_s = 1e-6;
+  n.tiers[1].latency_s = 5e-6;
+  // 8 members of one node: 7/8 of 1 GB on the node's 100 GB/s, one latency.
+  EXPECT_NEAR(phaze::cost::all_to_all_s(n, DeviceGroup{8, 1}, 1e9), 7.0 / 8 * 0.01 + 1e-6, 1e-15);
+  // 16 members at stride 2: 4 share a node; 12/16 of the bytes leave it on one device's 10 GB/s, 3/16 stay
+  // on 100 GB/s at the same time.
+  EXPECT_NEAR(phaze::cost::all_to_all_s(n, DeviceGroup{16, 2}, 1e9), 12.0 / 16 * 0.1 + 5e-6, 1e-15);
+  // One member per node: everything but its own 1/4 leaves it.
+  EXPECT_NEAR(phaze::cost::all_to_all_s(n, DeviceGroup{4, 8}, 1e9), 3.0 / 4 * 0.1 + 5e-6, 1e-15);
+  EXPECT_EQ(phaze::cost::all_to_all_s(n, DeviceGroup{1, 8}, 1e9), 0);
+}
+
 TEST(CollectiveTime, NvswitchTierMatchesMeasuredAllReducesOnEightA100s) {
   // nccl-tests all-reduce on 8 A100s of one node (published with the vTrain measurements): 16 MiB in
   // 232.4 µs, 128 MiB in 1,162.0 µs, 1 GiB in 8,193.0 µs.

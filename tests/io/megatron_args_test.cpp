@@ -165,6 +165,12 @@ TEST(MegatronArgs, MixtureOfExpertsAndHeadSize) {
   EXPECT_EQ(a.active_parameters, b.active_parameters);
   EXPECT_EQ(a.training_flops_per_sample, b.training_flops_per_sample);
   EXPECT_EQ(run.not_modelled, (std::vector<std::string>{"--moe-aux-loss-coeff 0.01"}));
+  EXPECT_EQ(run.plan.ep, 1);
+  EXPECT_EQ(parse_megatron_args(split("--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                                      "--bf16 --num-experts 8 --expert-model-parallel-size 4"),
+                                8)
+                .plan.ep,
+            4);
   // Qwen3's heads of 128 on a 2,048-wide model, with query and key norms.
   const auto qwen = parse_megatron_args(split("--num-layers 2 --hidden-size 2048 --num-attention-heads 32 "
                                               "--kv-channels 128 --qk-layernorm --seq-length 1024 --bf16"),
@@ -186,7 +192,7 @@ TEST(MegatronArgs, WhatIsNotModelledYetIsRefusedNamingTheFlag) {
       {base + "--bf16 --fp8-format hybrid --fp8-recipe mxfp8", "--fp8-recipe"},
       {base + "--bf16 --use-megatron-fsdp --data-parallel-sharding-strategy all", "--data-parallel-sharding-strategy"},
       {base, "--bf16"},
-      {base + "--bf16 --num-experts 8 --expert-model-parallel-size 8", "--expert-model-parallel-size"},
+      {base + "--bf16 --num-experts 8 --expert-model-parallel-size 8", "--ep"},  // 8 does not divide 1 GPU
       {base + "--bf16 --num-experts 8 --tensor-model-parallel-size 2 --expert-tensor-parallel-size 1",
        "--expert-tensor-parallel-size"},
       {base + "--bf16 --num-experts 8 --moe-layer-freq 2", "--moe-layer-freq"},

@@ -55,6 +55,18 @@ TEST(Calibration, BlackwellSharesAreTheFitOnBridgesPages) {
 }
 
 // NVIDIA's published dense peaks (Blackwell technical brief: HGX B200 at 1,000 W, GB200 at 1,200 W).
+// Megatron-Bridge's mixture-of-experts rows on H100 (Qwen3-30B-A3B): nothing is fitted on them yet, and the
+// error is held where it came out. With 16 experts' groups across two nodes (ep 16) phaze is 7-8 % slow; with
+// ep 8 inside a node 45-157 % fast, the page itself printing 5,113 and 9,058 tokens/s for one configuration in
+// two releases: routing imbalance and the efficiency of narrow experts' GEMMs are not modelled yet.
+TEST(Calibration, BridgesMixtureOfExpertsRowsOnH100AsTheyCameOut) {
+  const auto v = phaze::megatron::check_published_runs(
+      phaze::io::read_published_runs(std::string(PHAZE_TEST_DATA) + "/calibration/bridge_moe_h100.json"));
+  EXPECT_EQ(v.priced, 6u);
+  EXPECT_LE(v.mean_abs_error, 0.5138);
+  EXPECT_LE(v.max_abs_error, 1.566);
+}
+
 TEST(Calibration, BlackwellPeaksAreNvidias) {
   EXPECT_NEAR(phaze::hw::peak_tensor_flop_per_s(phaze::hw::b200()), 2.25e15, 0.001e15);
   EXPECT_NEAR(phaze::hw::peak_fp8_flop_per_s(phaze::hw::b200()), 4.5e15, 0.002e15);

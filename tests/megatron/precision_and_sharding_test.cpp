@@ -105,6 +105,36 @@ TEST(Sharding, ZeroTwoAndThreeCommunicateEveryMicroBatch) {
 
 // Transformer Engine keeps an FP8 copy of each FP8 GEMM's weight and its transpose: 2 bytes per parameter of
 // the projections and the MLP, none with --fp8-param-gather (the FP8 parameters replace the 16-bit ones).
+// Expert parallelism: a GPU holds E/ep of each layer's routed experts, so their 16-bit weights and FP32
+// gradients shrink by (E − E/ep) experts' worth; with the distributed optimizer their state shards over the
+// d / ep GPUs holding the same experts, so the optimizer's bytes per GPU stay what they were at ep = 1.
+TEST(Sharding, ExpertParallelismSplitsTheExpertsWeightsNotTheirOptimizerShare) {
+  const ModelSpec m = *phaze::model::find_preset("mixtral-8x7b");
+  const int64_t t = 2, h = 4096, f = 14336, E = 8, L = 32;
+  for (int64_t ep : {2, 4, 8}) {
+    TrainingPlan one = plan(t, 1, 8, 64, 4096);
+    one.sequence_parallel = true;
+    one.zero = 1;
+    TrainingPlan split = one;
+    split.ep = ep;
+    const StepPrediction a = predict_step(m, kSystem, one), b = predict_step(m, kSystem, split);
+    const double dropped = static_cast<double>(L * (E - E / ep) * 3 * h * (f / t));
+    EXPECT_NEAR(a.memory.weights_bytes - b.memory.weights_bytes, 2 * dropped, 1) << ep;
+    EXPECT_NEAR(a.memory.gradients_bytes - b.memory.gradients_bytes, 4 * dropped, 1) << ep;
+    EXPECT_NEAR(a.memory.optimizer_bytes, b.memory.optimizer_bytes, 1) << ep;
+    EXPECT_GT(b.time.ep_comm_s, 0);
+    EXPECT_EQ(a.time.ep_comm_s, 0);
+    EXPECT_DOUBLE_EQ(a.model_flop, b.model_flop);
+  }
+  // Megatron-Core refuses experts under tensor parallelism without sequence parallelism, and an ep that does
+  // not divide the experts or the data-parallel GPUs.
+  TrainingPlan bad = plan(t, 1, 8, 64, 4096);
+  EXPECT_THROW(predict_step(m, kSystem, bad), phaze::InputError);
+  bad.sequence_parallel = true;
+  bad.ep = 16;
+  EXPECT_THROW(predict_step(m, kSystem, bad), phaze::InputError);
+}
+
 TEST(Fp8, WeightCopiesAreTwoBytesPerFp8Parameter) {
   const ModelSpec m = *phaze::model::find_preset("llama2-7b");
   const double h = 4096, f = 11008, L = 32;

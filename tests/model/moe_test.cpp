@@ -128,6 +128,40 @@ TEST(MixtureOfExperts, ExpertLayerOperatorsAndFlops) {
   for (const char* id : {"F14r", "F14t", "F14p", "F16c", "F16m"}) EXPECT_FALSE(phaze::model::in_attention_core(id));
 }
 
+TEST(MixtureOfExperts, ExpertParallelismSplitsTheExpertsAndExchangesTheTokens) {
+  // Mixtral 8x7B, 4,096 tokens, t = 2, ep = 4: each rank holds 8/4 experts of 14,336/2 columns that see 4 ×
+  // 1,024 rows; each of the 2 ranks of a group dispatches half of the group's 8,192 token copies of 4,096
+  // values by all-to-all over the 4 groups, and the group gathers them (k copies of each token) around the
+  // experts.
+  const ModelSpec m = phaze_test::preset("mixtral-8x7b");
+  const int64_t T = 4096, t = 2, ep = 4, h = 4096, f = 14336;
+  const auto graph = phaze::model::build_layer_graph(m, phaze::model::Shape{T, 1, t, ep}, Precision{}, "test");
+  const auto& ops = graph.transformer.forward;
+  const auto op = [&](const char* id) { return ops.ops[static_cast<size_t>(ops.find(id))]; };
+  const auto gate = *op("F15g").gemm;
+  EXPECT_EQ(gate.m, T * 2 / 8 * ep);
+  EXPECT_EQ(gate.n, f / t);
+  EXPECT_EQ(gate.batch, 8 / ep);
+  for (const char* id : {"F14d", "F16d"}) {
+    ASSERT_TRUE(op(id).collective.has_value()) << id;
+    EXPECT_EQ(op(id).collective->kind, phaze::model::Collective::Kind::AllToAll);
+    EXPECT_EQ(op(id).collective->ranks, ep);
+    EXPECT_EQ(op(id).collective->bytes, T * 2 * h / t * 2) << id;
+  }
+  EXPECT_EQ(op("F17").collective->bytes, T * 2 * h * 2);  // the experts' outputs, k copies of each token
+  // The rank holds 2 of the 8 experts: a quarter of the routed weights of ep = 1.
+  const auto whole = phaze::model::build_layer_graph(m, phaze::model::Shape{T, 1, t, 1}, Precision{}, "test");
+  EXPECT_EQ(graph.transformer.routed_expert_parameters * ep, whole.transformer.routed_expert_parameters);
+  EXPECT_EQ(graph.transformer.routed_expert_parameters, 2 * 3 * h * (f / t));
+  // The layer's GEMM FLOPs per rank do not change: the same rows, split differently.
+  EXPECT_EQ(graph.transformer.forward.gemm_flops(), whole.transformer.forward.gemm_flops());
+  // An expert-parallel width must divide the experts, and a dense model has none.
+  EXPECT_THROW(phaze::model::build_layer_graph(m, phaze::model::Shape{T, 1, t, 3}, Precision{}, "ep3"), InputError);
+  EXPECT_THROW(phaze::model::build_layer_graph(phaze_test::preset("llama2-7b"), phaze::model::Shape{T, 1, 1, 2},
+                                               Precision{}, "dense"),
+               InputError);
+}
+
 TEST(MixtureOfExperts, QwenTwoSharedExpertIsGatedAndAddedToTheRoutedOnes) {
   const auto graph = phaze::model::build_layer_graph(phaze_test::preset("qwen2-57b-a14b"),
                                                      phaze::model::Shape{1024, 1, 1}, Precision{}, "test");

@@ -31,9 +31,10 @@ struct PlanOptions {
   int64_t top = 5;
   megatron::TrainingPlan features = megatron::current_practice();  ///< what every configuration shares
   std::string zero_stages;                                         ///< "": the question's default, every stage
-  std::string context_widths;  ///< "" : 1 and the powers of two up to 64 that divide the GPUs
-  std::string expert_widths;   ///< "" : every width dividing the experts and d · c
-  bool fp8_given = false;      ///< --fp8 or --no-fp8: precision fixed; else FP8 tried off and on where the GPU has it
+  std::string context_widths;        ///< "" : 1 and the powers of two up to 64 that divide the GPUs
+  std::string expert_widths;         ///< "" : every width dividing the experts and d · c
+  std::string expert_tensor_widths;  ///< "" : every width dividing the expert FFN
+  bool fp8_given = false;  ///< --fp8 or --no-fp8: precision fixed; else FP8 tried off and on where the GPU has it
   bool no_fp8 = false;
   bool fp8_recipe_given = false;
   bool json = false;
@@ -54,7 +55,10 @@ void plan(const PlanOptions& o) {
   if (!q.expert_widths.empty() && !spec.moe() &&
       std::any_of(q.expert_widths.begin(), q.expert_widths.end(), [](int64_t ep) { return ep > 1; }))
     throw InputError(fmt::format("--ep: {} has no experts", spec.name));
-  for (auto* list : {&q.zero_stages, &q.context_widths, &q.expert_widths}) {
+  q.expert_tensor_widths = parse_integer_list("--etp", o.expert_tensor_widths, 1, model::limits::kTensorParallel);
+  if (!q.expert_tensor_widths.empty() && !spec.moe())
+    throw InputError(fmt::format("--etp: {} has no experts", spec.name));
+  for (auto* list : {&q.zero_stages, &q.context_widths, &q.expert_widths, &q.expert_tensor_widths}) {
     std::sort(list->begin(), list->end());
     list->erase(std::unique(list->begin(), list->end()), list->end());
   }
@@ -133,6 +137,9 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--ep", o->expert_widths,
                   "Expert-parallel widths tried for a mixture of experts, comma-separated (default: every width "
                   "dividing its experts and the data- and context-parallel GPUs)");
+  cmd->add_option("--etp", o->expert_tensor_widths,
+                  "Expert tensor-parallel widths tried for a mixture of experts, comma-separated (default: every "
+                  "width dividing its expert FFN, ep × etp dividing a stage's GPUs)");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o, cmd] {
     o->fp8_given = cmd->count("--fp8") > 0 || o->no_fp8;

@@ -120,7 +120,8 @@ std::string prediction_text(const megatron::StepPrediction& p) {
       "  plan            t {}{} · p {} · d {}{}{}{}, micro-batch {} × {} per pipeline, global batch {}, "
       "seq {}\n",
       pl.tp, pl.cp > 1 ? fmt::format(" · c {}", pl.cp) : "", pl.pp, pl.dp,
-      pl.ep > 1 ? fmt::format(" · ep {}", pl.ep) : "", pl.vp > 1 ? fmt::format(" (v {})", pl.vp) : "",
+      pl.ep > 1 || pl.expert_tp() != pl.tp ? fmt::format(" · ep {} × etp {}", pl.ep, pl.expert_tp()) : "",
+      pl.vp > 1 ? fmt::format(" (v {})", pl.vp) : "",
       pl.uneven() ? fmt::format(", stage layers {} first, {} last", pl.first_stage_layers, pl.last_stage_layers)
       : pl.accounts_in_split()
           ? fmt::format(", the {} counted as a layer of the pipeline split",
@@ -175,6 +176,8 @@ void add_predict_command(CLI::App& app) {
                      "Context-parallel width (each sequence split over cp groups of tp GPUs)");
   add_integer_option(cmd, "--ep", o->plan.ep, 1, model::limits::kExperts,
                      "Expert-parallel width of a mixture of experts (its experts split over ep groups of tp GPUs)");
+  add_integer_option(cmd, "--etp", o->plan.etp, 0, model::limits::kTensorParallel,
+                     "Expert tensor-parallel width (each expert's columns split over etp GPUs; 0: --tp)");
   add_integer_option(cmd, "--pp", o->plan.pp, 1, model::limits::kLayers, "Pipeline stages");
   add_integer_option(cmd, "--dp", o->plan.dp, 1, megatron::plan_limits::kGpus, "Data-parallel replicas");
   add_integer_option(cmd, "--vp", o->plan.vp, 1, megatron::plan_limits::kChunks,
@@ -210,6 +213,7 @@ void add_predict_command(CLI::App& app) {
                                "--tp",
                                "--cp",
                                "--ep",
+                               "--etp",
                                "--pp",
                                "--dp",
                                "--vp",

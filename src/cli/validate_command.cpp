@@ -63,7 +63,9 @@ const char* flop_count_name(megatron::FlopCount c) {
 }
 
 std::string chosen_settings(const megatron::TrainingPlan& p) {
-  return fmt::format("t{} p{} d{} v{} b{} {}", p.tp, p.pp, p.dp, p.vp, p.micro_batch, megatron::to_string(p.recompute));
+  return fmt::format("t{}{} p{} d{}{} v{} b{} {}", p.tp, p.cp > 1 ? fmt::format(" c{}", p.cp) : "", p.pp, p.dp,
+                     p.ep > 1 || p.expert_tp() != p.tp ? fmt::format(" ep{} etp{}", p.ep, p.expert_tp()) : "", p.vp,
+                     p.micro_batch, megatron::to_string(p.recompute));
 }
 
 void print_published(const std::vector<megatron::PublishedRun>& runs, const megatron::PublishedValidation& v) {

@@ -251,13 +251,9 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
   // Megatron-LM turns sequence parallelism off without tensor parallelism.
   p.sequence_parallel = f.has("--sequence-parallel") && p.tp > 1;
   p.ep = f.integer("--expert-model-parallel-size", 1, model::limits::kExperts);
-  // Expert tensor parallelism other than the attention's (parallel folding) is not modelled yet.
+  // Megatron-LM's expert tensor parallelism defaults to the attention's.
   const int64_t etp = f.integer("--expert-tensor-parallel-size", p.tp, model::limits::kTensorParallel);
-  if (spec.moe() && etp != p.tp)
-    throw InputError(
-        fmt::format("Megatron-LM arguments: --expert-tensor-parallel-size {}: expert tensor parallelism "
-                    "other than --tensor-model-parallel-size ({}) is not modelled yet",
-                    etp, p.tp));
+  p.etp = etp == p.tp ? 0 : etp;
   p.bf16 = f.has("--bf16");
   p.recompute = megatron::Recompute::None;
   if (const auto granularity = f.value("--recompute-granularity"))

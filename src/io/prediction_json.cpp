@@ -35,6 +35,7 @@ json to_json(const megatron::TrainingPlan& p) {
               {"bf16_gradients", p.bf16_gradients},
               {"cross_entropy_loss_fusion", !p.unfused_loss},
               {"ep", p.ep},
+              {"etp", p.expert_tp()},
               {"attention_backend", megatron::attention_backend(p)},
               {"fp8_recipe", megatron::to_string(p.fp8_recipe)},
               {"fp8_param_gather", p.fp8_param_gather},

@@ -93,6 +93,7 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
           "pp",
           "cp",
           "ep",
+          "etp",
           "dp",
           "seq",
           "mbs",
@@ -148,6 +149,7 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   const int64_t cp = f.integer_in("cp", 1, 1, megatron::plan_limits::kContextParallel);
   p.cp = cp;
   p.ep = f.integer_in("ep", 1, 1, model::limits::kExperts);
+  p.etp = f.integer_in("etp", 0, 0, model::limits::kTensorParallel);
   if (gpus % (p.tp * p.pp * cp) != 0)
     throw f.bad("gpus", fmt::format("a multiple of tp × pp × cp = {}", p.tp * p.pp * cp));
   p.dp = f.integer_in("dp", gpus / (p.tp * p.pp * cp), 1, megatron::plan_limits::kGpus);

@@ -4,7 +4,7 @@
 //   {"source": "...", "system": "dgx-h100", "runs": [{...}, ...]}
 // Each run: "label"; "model" (a preset, or a Hugging Face config.json path relative to the file);
 // "system" (a preset or system file; default the file's); "gpus", "global_batch" (sequences); "tp", "pp",
-// "cp" (default 1), "ep" (default 1), "dp" (default gpus / (tp·pp·cp), else it must match); "seq" (default the model's);
+// "cp" (default 1), "ep" (default 1), "etp" (default 0: tp), "dp" (default gpus / (tp·pp·cp), else it must match); "seq" (default the model's);
 // "mbs", "vp", "recompute" (none | selective | full), each left out when the source does not give it
 // (phaze then takes its fastest choice that fits); "sequence_parallel", "distributed_optimizer",
 // "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap" (default false), "flash_attention"

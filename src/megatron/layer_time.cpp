@@ -175,9 +175,10 @@ struct Pricing {
       if (op.engine == Engine::Comm) {
         const double bytes = static_cast<double>(op.collective->bytes);
         if (op.collective->kind == model::Collective::Kind::AllToAll) {
-          // Expert parallelism: the groups of an all-to-all are t apart; nothing hides it.
-          t.ep_comm_s += std::max(gpu.kernel_launch_s,
-                                  cost::all_to_all_s(network, cost::DeviceGroup{op.collective->ranks, plan.tp}, bytes));
+          // Expert parallelism: the groups of an all-to-all are etp apart; nothing hides it.
+          t.ep_comm_s +=
+              std::max(gpu.kernel_launch_s,
+                       cost::all_to_all_s(network, cost::DeviceGroup{op.collective->ranks, plan.expert_tp()}, bytes));
           continue;
         }
         const double c = cost::all_reduce_s(network, cost::DeviceGroup{op.collective->ranks, 1}, bytes);

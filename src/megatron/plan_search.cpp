@@ -46,14 +46,16 @@ GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& s
   space.try_split_accounting = q.try_split_accounting;
   space.context_widths = q.context_widths;
   space.expert_widths = q.expert_widths;
+  space.expert_tensor_widths = q.expert_tensor_widths;
   if (space.context_widths.empty())
     for (int64_t c = 1; c <= 64 && q.gpus % c == 0; c *= 2) space.context_widths.push_back(c);
-  // The layer costs depend on t, c, ep, b, sequence parallelism and FP8 alone (the other settings are the
+  // The layer costs depend on t, c, ep, etp, b, sequence parallelism and FP8 alone (the other settings are the
   // space's).
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool>, megatron::LayerCosts> costs;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool>, megatron::LayerCosts> costs;
   bool fits_without_context_parallelism = false;
   for_each_megatron_plan(spec, space, [&](const TrainingPlan& plan) {
-    const auto key = std::tuple(plan.tp, plan.cp, plan.ep, plan.micro_batch, plan.sequence_parallel, plan.fp8);
+    const auto key =
+        std::tuple(plan.tp, plan.cp, plan.ep, plan.etp, plan.micro_batch, plan.sequence_parallel, plan.fp8);
     auto at = costs.find(key);
     if (at == costs.end()) at = costs.emplace(key, megatron::layer_costs(spec, system, plan)).first;
     megatron::StepPrediction prediction = megatron::predict_step(spec, system, plan, at->second);

@@ -22,9 +22,10 @@ struct GpuPlanQuestion {
   std::vector<int64_t> context_widths;
   /// PlanSpace::expert_widths; empty: every width dividing the experts and d · c (a mixture of experts).
   std::vector<int64_t> expert_widths;
-  bool try_fp8 = false;              ///< PlanSpace::try_fp8
-  bool try_split_accounting = true;  ///< PlanSpace::try_split_accounting
-  size_t top = 5;                    ///< configurations to return
+  std::vector<int64_t> expert_tensor_widths;  ///< PlanSpace::expert_tensor_widths
+  bool try_fp8 = false;                       ///< PlanSpace::try_fp8
+  bool try_split_accounting = true;           ///< PlanSpace::try_split_accounting
+  size_t top = 5;                             ///< configurations to return
 };
 
 struct GpuPlanAnswer {

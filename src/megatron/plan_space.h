@@ -28,6 +28,9 @@ struct PlanSpace {
   /// Expert-parallel widths tried for a mixture of experts (each dividing its experts and d · c); empty: every
   /// such width. A dense model is tried at 1.
   std::vector<int64_t> expert_widths;
+  /// Expert tensor-parallel widths tried for a mixture of experts (each dividing the expert FFN, with ep ×
+  /// etp dividing t · c · d); empty: every such width; {0}: t only. A dense model is tried at t.
+  std::vector<int64_t> expert_tensor_widths;
   /// Each configuration with FP8 off and on (else features.fp8 as it is).
   bool try_fp8 = false;
   /// Besides even stages, pipelines whose split counts the embedding and the loss as layers
@@ -42,13 +45,14 @@ struct PlanSpace {
 /// Calls `visit` with every configuration of `space` that Megatron-LM accepts for the model
 /// (megatron::validate): every t (dividing the devices, the heads and the key/value heads), c of the
 /// space's widths dividing the rest, p dividing the rest and the layers, d the remainder; for a mixture of
-/// experts every ep of the space dividing its experts and d · c; every b with b · d
+/// experts every ep of the space dividing its experts and every etp dividing its expert FFN, ep · etp dividing
+/// t · c · d; every b with b · d
 /// dividing the global batch; sequence parallelism off (not for a mixture of experts at t > 1) and (t > 1, t
 /// dividing s) on; even stages and, when
 /// the space tries them, stages that count the embedding and the loss (p > 1 dividing L + 2, every stage
 /// keeping a layer); v = 1 and every v > 1 with p · v dividing the layers (and slots) and p dividing the
 /// micro-batch count; each recomputation; each ZeRO stage of the space (> 0 with d · c > 1); FP8 off and on
-/// when the space tries it. The order is fixed (t, c, p, ep, b, sequence parallelism, split, v, recomputation,
+/// when the space tries it. The order is fixed (t, c, p, ep, etp, b, sequence parallelism, split, v, recomputation,
 /// ZeRO, FP8, each ascending), so a search that keeps the first of equal times is deterministic.
 void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space,
                             const std::function<void(const megatron::TrainingPlan&)>& visit);

@@ -147,11 +147,23 @@ void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
         fmt::format("--tp = {}: Megatron-Core's experts need --sequence-parallel with tensor parallelism", p.tp));
   if (p.ep > 1) {
     if (!spec.moe()) throw InputError(fmt::format("--ep = {}: {} has no experts", p.ep, spec.name));
-    if (spec.experts % p.ep != 0 || (p.dp * p.cp) % p.ep != 0)
-      throw InputError(fmt::format("--ep = {} must divide the {} experts of {} and the {} GPUs of --dp {} × --cp {}",
-                                   p.ep, spec.experts, spec.name, p.dp * p.cp, p.dp, p.cp));
-    if (p.zero_group != 0 && p.zero_group % p.ep != 0)
-      throw InputError(fmt::format("--zero-group = {} must be a multiple of --ep {}", p.zero_group, p.ep));
+    if (spec.experts % p.ep != 0)
+      throw InputError(fmt::format("--ep = {} must divide the {} experts of {}", p.ep, spec.experts, spec.name));
+  }
+  require_in(p.etp, 0, model::limits::kTensorParallel, "--etp");
+  if (p.etp > 0 && p.etp != p.tp && !spec.moe())
+    throw InputError(fmt::format("--etp = {}: {} has no experts", p.etp, spec.name));
+  if (spec.moe()) {
+    const int64_t stage_gpus = p.tp * p.cp * p.dp;
+    if (stage_gpus % (p.expert_tp() * p.ep) != 0)
+      throw InputError(
+          fmt::format("--ep {} × --etp {} must divide the {} GPUs of a stage (--tp {} × --cp {} × --dp {})", p.ep,
+                      p.expert_tp(), stage_gpus, p.tp, p.cp, p.dp));
+    if (spec.expert_ffn % p.expert_tp() != 0)
+      throw InputError(fmt::format("--etp = {} must divide the expert FFN size {} of {}", p.expert_tp(),
+                                   spec.expert_ffn, spec.name));
+    if (p.zero_group != 0 && (p.ep > 1 || p.expert_tp() != p.tp))
+      throw InputError("--zero-group with expert parallelism or --etp is not modelled yet");
   }
 }
 

@@ -30,12 +30,15 @@ enum class CpComm {
 };
 
 struct TrainingPlan {
-  int64_t tp = 1;            ///< tensor-parallel width t (a group of consecutive GPUs)
-  int64_t cp = 1;            ///< context-parallel width c: each sequence split over c groups of t GPUs
+  int64_t tp = 1;  ///< tensor-parallel width t (a group of consecutive GPUs)
+  int64_t cp = 1;  ///< context-parallel width c: each sequence split over c groups of t GPUs
   /// Expert-parallel width (--expert-model-parallel-size): a mixture of experts' routed experts split over ep
-  /// tensor-parallel groups of the d · c that hold a stage, t apart, the tokens exchanged by all-to-all; the
-  /// experts' optimizer state and gradients shard over the d · c / ep groups that hold the same experts.
+  /// tensor-parallel groups (of etp) of the t · c · d GPUs that hold a stage, etp apart, the tokens exchanged by
+  /// all-to-all; the experts' optimizer state and gradients shard over the GPUs that hold the same experts.
   int64_t ep = 1;
+  /// Expert tensor-parallel width (--expert-tensor-parallel-size; 0: t): each expert's columns split over etp
+  /// GPUs, the experts' layout folded onto the stage's t · c · d GPUs as etp × ep × (the rest).
+  int64_t etp = 0;
   int64_t pp = 1;            ///< pipeline stages p
   int64_t dp = 1;            ///< data-parallel replicas d
   int64_t vp = 1;            ///< model chunks per GPU v (interleaved 1F1B when > 1)
@@ -93,6 +96,7 @@ struct TrainingPlan {
   bool loss_in_pipeline_split = false;
 
   int64_t gpus() const { return tp * cp * pp * dp; }
+  int64_t expert_tp() const { return etp > 0 ? etp : tp; }
   /// Tokens of a sequence on one GPU: s / c.
   int64_t local_seq() const { return seq / cp; }
   bool distributed_optimizer() const { return zero >= 1; }

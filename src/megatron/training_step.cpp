@@ -278,8 +278,8 @@ double replicated_activation_bytes(const model::ModelSpec& spec, const model::La
                                    const TrainingPlan& plan) {
   model::Layer one;
   try {
-    one = model::build_transformer_layer(spec, model::Shape{plan.local_seq(), plan.micro_batch, 1, plan.ep},
-                                         graph.precision);
+    one = model::build_transformer_layer(
+        spec, model::Shape{plan.local_seq(), plan.micro_batch, 1, plan.ep, plan.expert_tp()}, graph.precision);
   } catch (const SizeOverflow&) {
     throw InputError(
         fmt::format("{}: seq = {}, mbs = {}: the layer at t = 1, from which sequence parallelism's "
@@ -326,8 +326,9 @@ LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, c
   const hw::Gpu gpu = hw::as_sustained(hw::with_attention_library(hw::gpu_of(system), plan.attention_library));
   if (plan.fp8 && hw::peak_fp8_flop_per_s(gpu) <= 0)
     throw InputError(fmt::format("--fp8: {} has no FP8 tensor cores", gpu.name));
-  LayerCosts c = graph_costs(model::build_layer_graph(
-      spec, model::Shape{plan.local_seq(), plan.micro_batch, plan.tp, plan.ep}, model::Precision{}, spec.name));
+  LayerCosts c = graph_costs(
+      model::build_layer_graph(spec, model::Shape{plan.local_seq(), plan.micro_batch, plan.tp, plan.ep, plan.etp},
+                               model::Precision{}, spec.name));
   c.embedding = gpu_layer_time(c.graph.embedding, spec, plan, gpu, system.network);
   c.transformer = gpu_layer_time(c.graph.transformer, spec, plan, gpu, system.network);
   c.head = gpu_layer_time(c.graph.head, spec, plan, gpu, system.network);
@@ -434,11 +435,10 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
                                                  tied_gradient_bytes)
                             : 0;
   double end_s = pipeline_s, offset_s = 0, largest_parameters = 0, largest_sharded = 0;
-  // What ZeRO divides by the shard count: the routed experts' parameters, held by 1/ep of the group, shard
-  // over the shard_size / ep GPUs that hold them.
-  const auto sharded = [&](const Stage& st) {
-    return st.parameters + static_cast<double>(plan.ep - 1) * st.expert_parameters;
-  };
+  // What ZeRO divides by the shard count: the routed experts' parameters shard over the t·c·d / (etp · ep)
+  // GPUs that hold the same experts, not the d · c of the rest, so they count etp · ep / t times.
+  const double expert_weight = static_cast<double>(plan.expert_tp() * plan.ep) / static_cast<double>(plan.tp);
+  const auto sharded = [&](const Stage& st) { return st.parameters + (expert_weight - 1) * st.expert_parameters; };
   for (int64_t i = 0; i < p; ++i) {
     const Stage& st = stages[static_cast<size_t>(i)];
     double reduce = data_parallel_sync_s(plan, network, st);

@@ -95,9 +95,14 @@ void validate(const ModelSpec& spec, const Shape& shape, const std::string& sour
   if (!spec.moe() && shape.ep != 1)
     throw InputError(fmt::format("{}: ep = {}: expert parallelism needs a mixture of experts", source, shape.ep));
   if (spec.moe()) require_divides(shape.ep, spec.experts, source, "ep", "num_experts");
+  if (shape.etp < 0 || shape.etp > limits::kTensorParallel)
+    throw InputError(fmt::format("{}: etp = {} must lie in 0..{}", source, shape.etp, limits::kTensorParallel));
+  if (!spec.moe() && shape.etp != 0 && shape.etp != shape.tp)
+    throw InputError(
+        fmt::format("{}: etp = {}: expert tensor parallelism needs a mixture of experts", source, shape.etp));
   if (spec.moe()) {
-    // Megatron-LM's expert tensor parallelism at the attention's width: each expert's columns split over t.
-    require_divides(shape.tp, spec.expert_ffn, source, "tp", "moe_intermediate_size");
+    // Each expert's columns split over the expert tensor-parallel ranks (the attention's t by default).
+    require_divides(shape.expert_tp(), spec.expert_ffn, source, "etp", "moe_intermediate_size");
     if (spec.shared_expert_ffn > 0)
       require_divides(shape.tp, spec.shared_expert_ffn, source, "tp", "shared_expert_intermediate_size");
   } else {

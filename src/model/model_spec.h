@@ -79,6 +79,10 @@ struct Shape {
   /// Expert-parallel width: a mixture of experts' routed experts split over `ep` ranks (each a tensor-parallel
   /// group of t, the groups t apart), its tokens exchanged by all-to-all; 1 for a dense model.
   int64_t ep = 1;
+  /// Expert tensor-parallel width (Megatron-Core's parallel folding): each expert's columns split over etp
+  /// ranks; 0: the attention's t. With etp ≠ t each rank routes its own s·b/t tokens (sequence parallelism).
+  int64_t etp = 0;
+  int64_t expert_tp() const { return etp > 0 ? etp : tp; }
   /// s · b; SizeOverflow beyond int64_t.
   int64_t tokens() const { return CheckedInt(seq) * micro_batch; }
 };

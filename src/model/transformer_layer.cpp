@@ -41,7 +41,7 @@ struct LayerDims {
   CheckedInt f_t;              // FFN columns of one rank
   CheckedInt q_cols, kv_cols;  // query and key/value projection columns of one rank (heads · head size)
   CheckedInt scores_n;         // attention scores of one rank: b · heads/t · s²
-  CheckedInt ep;               // expert-parallel width
+  CheckedInt ep, etp;          // expert-parallel and expert tensor-parallel widths
 };
 
 LayerDims dims_of(const ModelSpec& m, const Shape& shape) {
@@ -60,6 +60,7 @@ LayerDims dims_of(const ModelSpec& m, const Shape& shape) {
   d.kv_cols = d.kv_t * d.dh;
   d.scores_n = d.b * d.heads_t * d.s * d.s;
   d.ep = shape.ep;
+  d.etp = shape.expert_tp();
   return d;
 }
 
@@ -221,10 +222,20 @@ Value ffn(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, const FfnPla
 /// (F16d), so its E/ep experts see ep times the rows. With t > 1 the tensor-parallel group gathers the
 /// permuted tokens before the experts and reduces their outputs after them (F14, F17: k copies of each
 /// token where a dense layer moves one), as Megatron-Core's token dispatcher does; the shared expert has the
-/// dense layer's own (F14x, F17x).
+/// dense layer's own (F14x, F17x). With an expert tensor-parallel width etp other than t (parallel folding)
+/// each rank routes its own ⌈T/t⌉ tokens (the sequence-parallel shard), dispatches all its permuted copies,
+/// and its expert tensor-parallel group of etp gathers them (etp times the rows) around experts of expert
+/// f/etp columns.
 Value moe_mlp(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value in, const Precision& p) {
-  const CheckedInt T = d.T, h = d.h, t = d.t, E = m.experts, k = m.experts_per_token, ep = d.ep;
+  const CheckedInt h = d.h, t = d.t, E = m.experts, k = m.experts_per_token, ep = d.ep, etp = d.etp;
+  const bool folded = etp != t;
+  const CheckedInt T = folded ? (d.T + t - 1) / t : d.T;  // the tokens this rank routes
   const CheckedInt routed = T * k, rows = (routed + E - 1) / E, permuted = rows * E * h;
+  // What the rank sends by all-to-all (each of a group of t its 1/t share, or all its own when folded) and
+  // what its expert tensor-parallel group gathers.
+  const CheckedInt dispatched = folded ? permuted : (permuted + t - 1) / t;
+  const CheckedInt gathered = folded ? permuted * etp : permuted;
+  const CheckedInt expert_rows = folded ? rows * ep * etp : rows * ep;
   const Value scores = lb.out(
       lb.add(linear_op("F14r", "router scores", Gemm{T, E, h, 1}, in, {replicated_weight(E * h)}, Epilogue{}, p)));
   ForwardSpec top = vector_op("F14t", "router softmax and top-k", {Operand{scores}},
@@ -240,12 +251,11 @@ Value moe_mlp(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value in
       vector_op("F14p", "permute tokens to their experts", {Operand{in}}, {fwd(VectorKind::Gather, permuted)}, permuted,
                 {bwd(VectorKind::ScatterAdd, routed * h)});
   Value grouped = lb.out(lb.add(permute));
-  const CheckedInt dispatched = (permuted + t - 1) / t;
   if (ep > 1) grouped = lb.out(lb.add(all_to_all_op("F14d", "dispatch all-to-all", grouped, dispatched, ep, p)));
-  if (t > 1) grouped = lb.out(lb.add(enter_tp_op("F14", grouped, permuted, t, p)));
+  if (etp > 1) grouped = lb.out(lb.add(enter_tp_op("F14", grouped, gathered, etp, p)));
   Value experts =
-      ffn(lb, m, d, FfnPlace{"F15", "F16", "expert ", rows * ep, m.expert_ffn / t, E / ep, true}, grouped, p);
-  if (t > 1) experts = lb.out(lb.add(leave_tp_op("F17", "reduce the experts' outputs", experts, permuted, t, p)));
+      ffn(lb, m, d, FfnPlace{"F15", "F16", "expert ", expert_rows, m.expert_ffn / etp, E / ep, true}, grouped, p);
+  if (etp > 1) experts = lb.out(lb.add(leave_tp_op("F17", "reduce the experts' outputs", experts, gathered, etp, p)));
   if (ep > 1) experts = lb.out(lb.add(all_to_all_op("F16d", "combine all-to-all", experts, dispatched, ep, p)));
   ForwardSpec combine = vector_op("F16c", "unpermute and weight by the router", {Operand{experts}, Operand{weights}},
                                   {fwd(VectorKind::Mul, routed * h), fwd(VectorKind::Add, routed * h)}, T * h,

@@ -31,6 +31,7 @@ PlanSpace plan_space(const SearchQuestion& q, const ModelCase& m, int64_t micro_
   space.features.overlap_dp = q.overlap_dp;
   space.zero_stages = kMegatronZeroStages;
   space.expert_widths = {1};  // the chip's layers are built without expert parallelism
+  space.expert_tensor_widths = {0};
   return space;
 }
 

@@ -133,6 +133,23 @@ TEST(CliGpu, ImpossiblePlansExitTwoNamingTheOption) {
     EXPECT_NE(r.err.find(option), std::string::npos) << args << ": " << r.err;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
   }
+  // Expert parallelism: a dense model has no experts; a width must divide the experts and the data-parallel
+  // GPUs; experts under tensor parallelism need sequence parallelism.
+  const std::pair<std::string, std::string> experts[] = {
+      {"--model gpt3-175b --tp 8 --pp 16 --dp 4 --mbs 2 --global-batch 1536 --ep 2", "--ep"},
+      {"--model mixtral-8x7b --seq 4096 --dp 8 --global-batch 64 --ep 3", "--ep"},
+      {"--model mixtral-8x7b --seq 4096 --dp 2 --global-batch 64 --ep 4", "--ep"},
+      {"--model mixtral-8x7b --seq 4096 --tp 2 --dp 4 --global-batch 64", "--sequence-parallel"},
+      {"--model mixtral-8x7b --seq 4096 --dp 8 --global-batch 64 --ep 0", "--ep"}};
+  for (const auto& [args, option] : experts) {
+    const RunResult r = run_phaze("predict --system dgx-h100 " + args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(option), std::string::npos) << args << ": " << r.err;
+  }
+  const RunResult dense_plan =
+      run_phaze("plan --model gpt3-175b --system dgx-h100 --gpus 64 --global-batch 64 --ep 1,2");
+  EXPECT_EQ(dense_plan.status, 2);
+  EXPECT_NE(dense_plan.err.find("--ep"), std::string::npos) << dense_plan.err;
   const RunResult accelerator = run_phaze("predict --model gpt3-175b --system tpuv4-like --global-batch 8 --tp 8");
   EXPECT_EQ(accelerator.status, 2);
   EXPECT_NE(accelerator.err.find("not a GPU"), std::string::npos) << accelerator.err;

@@ -166,6 +166,13 @@ TEST(MegatronArgs, MixtureOfExpertsAndHeadSize) {
   EXPECT_EQ(a.training_flops_per_sample, b.training_flops_per_sample);
   EXPECT_EQ(run.not_modelled, (std::vector<std::string>{"--moe-aux-loss-coeff 0.01"}));
   EXPECT_EQ(run.plan.ep, 1);
+  EXPECT_EQ(run.plan.expert_tp(), 2);  // the attention's, by default
+  EXPECT_EQ(parse_megatron_args(split("--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                                      "--bf16 --num-experts 8 --tensor-model-parallel-size 2 --sequence-parallel "
+                                      "--expert-tensor-parallel-size 1 --expert-model-parallel-size 8"),
+                                8)
+                .plan.expert_tp(),
+            1);
   EXPECT_EQ(parse_megatron_args(split("--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
                                       "--bf16 --num-experts 8 --expert-model-parallel-size 4"),
                                 8)
@@ -193,8 +200,9 @@ TEST(MegatronArgs, WhatIsNotModelledYetIsRefusedNamingTheFlag) {
       {base + "--bf16 --use-megatron-fsdp --data-parallel-sharding-strategy all", "--data-parallel-sharding-strategy"},
       {base, "--bf16"},
       {base + "--bf16 --num-experts 8 --expert-model-parallel-size 8", "--ep"},  // 8 does not divide 1 GPU
-      {base + "--bf16 --num-experts 8 --tensor-model-parallel-size 2 --expert-tensor-parallel-size 1",
-       "--expert-tensor-parallel-size"},
+      {base + "--bf16 --num-experts 8 --tensor-model-parallel-size 2 --sequence-parallel "
+              "--expert-tensor-parallel-size 3",
+       "--etp"},
       {base + "--bf16 --num-experts 8 --moe-layer-freq 2", "--moe-layer-freq"},
       {base + "--bf16 --num-experts 8 --moe-router-topk 9", "num_experts_per_tok"},
       {base + "--bf16 --normalization Foo", "--normalization"},

@@ -75,6 +75,8 @@ TEST(PublishedRuns, BadFieldsNameTheRunAndTheField) {
       {one_run(R"("attention_backend": "xformers", "iteration_s": 3)"), "attention_backend"},
       {one_run(R"("attention_backend": "flash", "flash_attention": true, "iteration_s": 3)"), "attention_backend"},
       {one_run(R"("cross_entropy_loss_fusion": "no", "iteration_s": 3)"), "cross_entropy_loss_fusion"},
+      {one_run(R"("ep": 0, "iteration_s": 3)"), "ep"},
+      {one_run(R"("ep": 2, "iteration_s": 3)"), "--ep"},
       {one_run(R"("account_for_loss_in_pipeline_split": true, "pp": 16, "iteration_s": 3)"),
        "--account-for-loss-in-pipeline-split"},
       {R"({"runs": []})", "runs"},

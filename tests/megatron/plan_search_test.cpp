@@ -72,8 +72,8 @@ TEST(GpuPlanSearch, FindsTheBruteForceOptimumAndCountsEveryPlan) {
   }
 }
 
-// A mixture of experts: every expert-parallel width is tried too, and Megatron-Core's rule that experts under
-// tensor parallelism need sequence parallelism holds.
+// A mixture of experts: every expert-parallel and expert tensor-parallel width is tried too, and
+// Megatron-Core's rule that experts under tensor parallelism need sequence parallelism holds.
 TEST(GpuPlanSearch, ExpertParallelWidthsAgainstTheBruteForce) {
   auto spec = phaze::model::megatron_gpt("moe", "test mixture of experts", 4, 1024, 8, 1024);
   spec.experts = 8;
@@ -94,27 +94,29 @@ TEST(GpuPlanSearch, ExpertParallelWidthsAgainstTheBruteForce) {
     double best = std::numeric_limits<double>::infinity();
     for (int64_t t = 1; t <= gpus; ++t)
       for (int64_t p = 1; p <= gpus; ++p)
-        for (int64_t ep = 1; ep <= gpus; ++ep) {
-          const int64_t d = gpus / (t * p);
-          if (t * p * d != gpus) continue;
-          for (int64_t b = 1; b <= q.global_batch; ++b)
-            for (int64_t v = 1; v <= 4; ++v)
-              for (bool sp : {false, true})
-                for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
-                  for (int64_t zero = 0; zero <= 1; ++zero) {
-                    if (zero > 0 && d == 1) continue;
-                    TrainingPlan pl = q.features;
-                    pl.tp = t, pl.pp = p, pl.dp = d, pl.ep = ep, pl.vp = v, pl.micro_batch = b;
-                    pl.global_batch = q.global_batch, pl.seq = q.seq;
-                    pl.sequence_parallel = sp, pl.recompute = r, pl.zero = zero;
-                    try {
-                      const auto prediction = phaze::megatron::predict_step(spec, system, pl);
-                      ++valid;
-                      if (prediction.memory.fits) best = std::min(best, prediction.time.iteration_s);
-                    } catch (const phaze::InputError&) {
+        for (int64_t ep = 1; ep <= gpus; ++ep)
+          for (int64_t etp = 0; etp <= gpus; ++etp) {
+            const int64_t d = gpus / (t * p);
+            if (t * p * d != gpus) continue;
+            if (etp == t) continue;  // the same plan as etp 0
+            for (int64_t b = 1; b <= q.global_batch; ++b)
+              for (int64_t v = 1; v <= 4; ++v)
+                for (bool sp : {false, true})
+                  for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
+                    for (int64_t zero = 0; zero <= 1; ++zero) {
+                      if (zero > 0 && d == 1) continue;
+                      TrainingPlan pl = q.features;
+                      pl.tp = t, pl.pp = p, pl.dp = d, pl.ep = ep, pl.etp = etp, pl.vp = v, pl.micro_batch = b;
+                      pl.global_batch = q.global_batch, pl.seq = q.seq;
+                      pl.sequence_parallel = sp, pl.recompute = r, pl.zero = zero;
+                      try {
+                        const auto prediction = phaze::megatron::predict_step(spec, system, pl);
+                        ++valid;
+                        if (prediction.memory.fits) best = std::min(best, prediction.time.iteration_s);
+                      } catch (const phaze::InputError&) {
+                      }
                     }
-                  }
-        }
+          }
     EXPECT_EQ(answer.evaluated, valid) << gpus;
     ASSERT_FALSE(answer.best.empty());
     EXPECT_DOUBLE_EQ(answer.best.front().time.iteration_s, best) << gpus;

@@ -126,6 +126,19 @@ TEST(Sharding, ExpertParallelismSplitsTheExpertsWeightsNotTheirOptimizerShare) {
     EXPECT_EQ(a.time.ep_comm_s, 0);
     EXPECT_DOUBLE_EQ(a.model_flop, b.model_flop);
   }
+  // Folded (etp 1 × ep 8 on the stage's 2 × 8 GPUs): a GPU holds one whole expert of each layer where ep 1
+  // holds half of each of the 8; the experts' state still shards over the 16 GPUs, so the optimizer's bytes
+  // stay.
+  TrainingPlan one = plan(t, 1, 8, 64, 4096);
+  one.sequence_parallel = true;
+  one.zero = 1;
+  TrainingPlan folded = one;
+  folded.ep = 8;
+  folded.etp = 1;
+  const StepPrediction a = predict_step(m, kSystem, one), b = predict_step(m, kSystem, folded);
+  const double expert = static_cast<double>(3 * h * f);
+  EXPECT_NEAR(a.memory.weights_bytes - b.memory.weights_bytes, 2 * L * (E * expert / t - expert), 1);
+  EXPECT_NEAR(a.memory.optimizer_bytes, b.memory.optimizer_bytes, 1);
   // Megatron-Core refuses experts under tensor parallelism without sequence parallelism, and an ep that does
   // not divide the experts or the data-parallel GPUs.
   TrainingPlan bad = plan(t, 1, 8, 64, 4096);

@@ -162,6 +162,33 @@ TEST(MixtureOfExperts, ExpertParallelismSplitsTheExpertsAndExchangesTheTokens) {
                InputError);
 }
 
+TEST(MixtureOfExperts, ParallelFoldingRoutesTheRanksOwnTokens) {
+  // Mixtral 8x7B, 4,096 tokens, t = 2 with the experts' layout folded as etp 1 × ep 4: each rank routes its
+  // 2,048 tokens, sends all their 4,096 copies by all-to-all, and its 2 whole experts (14,336 columns) see
+  // 4 × 512 rows; no tensor-parallel collective in the expert block.
+  const ModelSpec m = phaze_test::preset("mixtral-8x7b");
+  const int64_t T = 4096, t = 2, ep = 4, h = 4096, f = 14336;
+  const auto graph = phaze::model::build_layer_graph(m, phaze::model::Shape{T, 1, t, ep, 1}, Precision{}, "test");
+  const auto& ops = graph.transformer.forward;
+  const auto op = [&](const char* id) { return ops.ops[static_cast<size_t>(ops.find(id))]; };
+  EXPECT_EQ(op("F14r").gemm->m, T / t);
+  const auto gate = *op("F15g").gemm;
+  EXPECT_EQ(gate.m, T / t * 2 / 8 * ep);
+  EXPECT_EQ(gate.n, f);
+  EXPECT_EQ(gate.batch, 8 / ep);
+  EXPECT_EQ(op("F14d").collective->bytes, T / t * 2 * h * 2);
+  EXPECT_LT(ops.find("F14"), 0);
+  EXPECT_LT(ops.find("F17"), 0);
+  // The experts' FLOPs per rank: the rank's share of the routed work, T·k/t rows through whole experts.
+  const auto whole = phaze::model::build_layer_graph(m, phaze::model::Shape{T, 1, t, 1}, Precision{}, "test");
+  const auto expert_flops = [](const phaze::model::OperatorGraph& g) {
+    int64_t sum = 0;
+    for (const char* id : {"F15g", "F15u", "F16"}) sum += g.ops[static_cast<size_t>(g.find(id))].gemm_flops();
+    return sum;
+  };
+  EXPECT_EQ(expert_flops(ops), expert_flops(whole.transformer.forward));
+}
+
 TEST(MixtureOfExperts, QwenTwoSharedExpertIsGatedAndAddedToTheRoutedOnes) {
   const auto graph = phaze::model::build_layer_graph(phaze_test::preset("qwen2-57b-a14b"),
                                                      phaze::model::Shape{1024, 1, 1}, Precision{}, "test");

@@ -216,6 +216,43 @@ cost::DeviceGroup shard_group(const TrainingPlan& plan) {
   return cost::DeviceGroup{plan.shard_size(), plan.tp};
 }
 
+/// The GPUs that hold the same routed experts: t·c·d / (etp · ep) of them, etp · ep apart (Megatron-Core's
+/// expert data-parallel group); the shard group itself when the experts are laid out as the dense layers.
+cost::DeviceGroup expert_shard_group(const TrainingPlan& plan) {
+  if (plan.ep == 1 && plan.expert_tp() == plan.tp) return shard_group(plan);
+  const int64_t width = plan.expert_tp() * plan.ep;
+  return cost::DeviceGroup{plan.tp * plan.cp * plan.dp / width, width};
+}
+
+/// A stage's bytes of one kind split into its dense parameters' and its routed experts'.
+struct SplitBytes {
+  double dense = 0, experts = 0;
+};
+
+/// Seconds of a ring collective (`ring`: all-reduce or reduce-scatter) of a stage's bytes: the dense
+/// parameters' over the shard group, the routed experts' over their own group when it is another (the two
+/// one after the other).
+double stage_ring_s(const TrainingPlan& plan, const hw::Network& network, SplitBytes bytes,
+                    double (*ring)(const hw::Network&, cost::DeviceGroup, double)) {
+  const cost::DeviceGroup group = shard_group(plan), experts = expert_shard_group(plan);
+  if (experts.size == group.size && experts.stride == group.stride)
+    return ring(network, group, bytes.dense + bytes.experts);
+  return ring(network, group, bytes.dense) + ring(network, experts, bytes.experts);
+}
+
+/// A stage's gradient bytes, dense and routed experts'.
+SplitBytes gradient_bytes(const TrainingPlan& plan, const Stage& st) {
+  const double per = parameter_bytes(plan).gradients;
+  return {(st.parameters - st.expert_parameters) * per, st.expert_parameters * per};
+}
+
+/// The bytes ZeRO gathers (gathered_bytes), dense and routed experts' (all FP8 GEMM weights under --fp8).
+SplitBytes gathered_split(const TrainingPlan& plan, const Stage& st) {
+  const double expert_fp8 = plan.fp8 ? st.expert_parameters : 0;
+  return {gathered_bytes(plan, st.parameters - st.expert_parameters, st.fp8_parameters - expert_fp8),
+          gathered_bytes(plan, st.expert_parameters, expert_fp8)};
+}
+
 /// Exposed seconds of a stage's data-parallel synchronisation after its last backward pass (docs/gpu.md,
 /// "Execution"), over the d · c GPUs that hold the same layers. ZeRO 0: an all-reduce of the gradients.
 /// ZeRO 1 (the distributed optimizer): a reduce-scatter of the gradients and an all-gather of the updated
@@ -226,21 +263,20 @@ cost::DeviceGroup shard_group(const TrainingPlan& plan) {
 /// by bucket, all but the last bucket; --overlap-param-gather hides the all-gather behind the next
 /// iteration's first forward pass, all but the first bucket.
 double data_parallel_sync_s(const TrainingPlan& plan, const hw::Network& network, const Stage& st) {
-  const double gradient_bytes = st.parameters * parameter_bytes(plan).gradients;
   const double bucket_share = std::min(1.0, bucket_parameters(plan) / std::max(st.parameters, 1.0));
-  // ZeRO 0's group is every GPU holding the stage's layers: shard_group without a sharding group.
-  const cost::DeviceGroup group = shard_group(plan);
+  // ZeRO 0's group is every GPU holding the stage's layers: shard_group without a sharding group; the
+  // routed experts' gradients go over the GPUs holding the same experts.
   const int64_t replicas = plan.dp * plan.cp / plan.shard_size();
-  double gradients_s = plan.zero == 0   ? cost::all_reduce_s(network, group, gradient_bytes)
-                       : plan.zero == 1 ? cost::reduce_scatter_s(network, group, gradient_bytes)
+  double gradients_s = plan.zero == 0   ? stage_ring_s(plan, network, gradient_bytes(plan, st), cost::all_reduce_s)
+                       : plan.zero == 1 ? stage_ring_s(plan, network, gradient_bytes(plan, st), cost::reduce_scatter_s)
                                         : 0;
   if (replicas > 1)
-    gradients_s += cost::all_reduce_s(network, cost::DeviceGroup{replicas, plan.tp * plan.shard_size()},
-                                      gradient_bytes / static_cast<double>(plan.shard_size()));
-  double parameters_s =
-      plan.zero == 1 || plan.zero == 2
-          ? cost::reduce_scatter_s(network, group, gathered_bytes(plan, st.parameters, st.fp8_parameters))
-          : 0;
+    gradients_s +=
+        cost::all_reduce_s(network, cost::DeviceGroup{replicas, plan.tp * plan.shard_size()},
+                           st.parameters * parameter_bytes(plan).gradients / static_cast<double>(plan.shard_size()));
+  double parameters_s = plan.zero == 1 || plan.zero == 2
+                            ? stage_ring_s(plan, network, gathered_split(plan, st), cost::reduce_scatter_s)
+                            : 0;
   if (plan.overlap_dp) gradients_s = cost::exposed_s(gradients_s, st.backward.total_s(), bucket_share * gradients_s);
   if (plan.overlap_param_gather)
     parameters_s = cost::exposed_s(parameters_s, st.forward.total_s(), bucket_share * parameters_s);
@@ -256,15 +292,13 @@ double data_parallel_sync_s(const TrainingPlan& plan, const hw::Network& network
 /// the reduction (when --overlap-grad-reduce).
 double zero_micro_batch_s(const TrainingPlan& plan, const hw::Network& network, const Stage& st, double layers) {
   if (plan.zero < 2) return 0;
-  const cost::DeviceGroup group = shard_group(plan);
   const double one_layer = 1 / std::max(layers, 1.0);
   auto hidden = [&](double collective_s, double pass_s, bool overlapped) {
     return overlapped ? cost::exposed_s(collective_s, pass_s, one_layer * collective_s) : collective_s;
   };
-  const double reduce_s = cost::reduce_scatter_s(network, group, st.parameters * parameter_bytes(plan).gradients);
+  const double reduce_s = stage_ring_s(plan, network, gradient_bytes(plan, st), cost::reduce_scatter_s);
   if (plan.zero == 2) return hidden(reduce_s, st.backward.total_s(), plan.overlap_dp);
-  const double gather_s =
-      cost::reduce_scatter_s(network, group, gathered_bytes(plan, st.parameters, st.fp8_parameters));
+  const double gather_s = stage_ring_s(plan, network, gathered_split(plan, st), cost::reduce_scatter_s);
   const double backward_s = st.backward.total_s();
   const double gather_exposed = hidden(gather_s, backward_s, plan.overlap_param_gather);
   const double left_s = std::max(0.0, backward_s - (gather_s - gather_exposed));

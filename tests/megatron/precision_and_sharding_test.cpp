@@ -9,6 +9,7 @@
 #include <string>
 #include <variant>
 
+#include "cost/collective_time.h"
 #include "cost/gpu_kernel.h"
 #include "hw/system.h"
 #include "megatron/layer_time.h"
@@ -146,6 +147,31 @@ TEST(Sharding, ExpertParallelismSplitsTheExpertsWeightsNotTheirOptimizerShare) {
   bad.sequence_parallel = true;
   bad.ep = 16;
   EXPECT_THROW(predict_step(m, kSystem, bad), phaze::InputError);
+}
+
+// The routed experts' gradients and parameters go over the GPUs that hold the same experts (Megatron-Core's
+// expert data-parallel group), the dense ones over the data-parallel group: folded as etp 1 × ep 8 on 2 × 8
+// GPUs, the dense group is 8 GPUs 2 apart and the experts' 2 GPUs 8 apart.
+TEST(Sharding, ExpertGradientsReduceOverTheGpusHoldingTheSameExperts) {
+  const ModelSpec m = *phaze::model::find_preset("mixtral-8x7b");
+  TrainingPlan pl = plan(2, 1, 8, 64, 4096);
+  pl.sequence_parallel = true;
+  pl.zero = 1;
+  pl.ep = 8;
+  pl.etp = 1;
+  const auto costs = phaze::megatron::layer_costs(m, kSystem, pl);
+  const auto& g = costs.graph;
+  const double all =
+      static_cast<double>(g.embedding.parameters + m.num_layers * g.transformer.parameters + g.head.parameters);
+  const double experts = static_cast<double>(m.num_layers * g.transformer.routed_expert_parameters);
+  const phaze::cost::DeviceGroup dense_group{8, 2}, expert_group{2, 8};
+  const auto& net = kSystem.network;
+  // FP32 gradients reduce-scattered, 16-bit parameters all-gathered (each half a ring all-reduce).
+  const double expected = phaze::cost::reduce_scatter_s(net, dense_group, 4 * (all - experts)) +
+                          phaze::cost::reduce_scatter_s(net, expert_group, 4 * experts) +
+                          phaze::cost::reduce_scatter_s(net, dense_group, 2 * (all - experts)) +
+                          phaze::cost::reduce_scatter_s(net, expert_group, 2 * experts);
+  EXPECT_NEAR(predict_step(m, kSystem, pl, costs).time.dp_comm_s, expected, 1e-12);
 }
 
 TEST(Fp8, WeightCopiesAreTwoBytesPerFp8Parameter) {

@@ -7,18 +7,36 @@
 
 namespace phaze::cost {
 
-GroupLink group_link_on_tiers(const hw::Network& network, DeviceGroup group) {
+namespace {
+
+/// Where a group sits on the tiers: the innermost tier whose groups hold all of it, the tier inside that
+/// (none when it is the innermost) and how many of the group's members share one group of that inner tier.
+struct GroupTiers {
+  const hw::NetworkTier* tier = nullptr;
+  const hw::NetworkTier* inner = nullptr;
+  int64_t per_inner = 1;
+};
+
+GroupTiers group_tiers(const hw::Network& network, DeviceGroup group) {
   const int64_t span = CheckedInt(group.size - 1) * group.stride + 1;
   const auto& tiers = network.tiers;
   size_t level = 0;
   while (level + 1 < tiers.size() && tiers[level].members < span) ++level;
-  const hw::NetworkTier& tier = tiers[level];
-  if (level == 0) return GroupLink{tier.effective_bandwidth(), tier.latency_s};
-  const hw::NetworkTier& inner = tiers[level - 1];
-  const int64_t per_inner = std::clamp<int64_t>(inner.members / group.stride, 1, group.size);
+  GroupTiers out{&tiers[level]};
+  if (level == 0) return out;
+  out.inner = &tiers[level - 1];
+  out.per_inner = std::clamp<int64_t>(out.inner->members / group.stride, 1, group.size);
+  return out;
+}
+
+}  // namespace
+
+GroupLink group_link_on_tiers(const hw::Network& network, DeviceGroup group) {
+  const GroupTiers g = group_tiers(network, group);
+  if (g.inner == nullptr) return GroupLink{g.tier->effective_bandwidth(), g.tier->latency_s};
   const double bandwidth =
-      std::min(static_cast<double>(per_inner) * tier.effective_bandwidth(), inner.effective_bandwidth());
-  return GroupLink{bandwidth, tier.latency_s};
+      std::min(static_cast<double>(g.per_inner) * g.tier->effective_bandwidth(), g.inner->effective_bandwidth());
+  return GroupLink{bandwidth, g.tier->latency_s};
 }
 
 double all_reduce_s(const hw::Network& network, DeviceGroup group, double bytes) {
@@ -35,18 +53,13 @@ double reduce_scatter_s(const hw::Network& network, DeviceGroup group, double by
 double all_to_all_s(const hw::Network& network, DeviceGroup group, double bytes) {
   if (group.size <= 1 || bytes <= 0) return 0;
   const double n = static_cast<double>(group.size);
-  const int64_t span = CheckedInt(group.size - 1) * group.stride + 1;
-  const auto& tiers = network.tiers;
-  size_t level = 0;
-  while (level + 1 < tiers.size() && tiers[level].members < span) ++level;
-  const hw::NetworkTier& tier = tiers[level];
-  if (level == 0) return (n - 1) / n * bytes / tier.effective_bandwidth() + tier.latency_s;
-  const hw::NetworkTier& inner = tiers[level - 1];
+  const GroupTiers g = group_tiers(network, group);
+  if (g.inner == nullptr) return (n - 1) / n * bytes / g.tier->effective_bandwidth() + g.tier->latency_s;
   // The members sharing a device's inner group (itself included) and the bytes that stay in it.
-  const double near = static_cast<double>(std::clamp<int64_t>(inner.members / group.stride, 1, group.size));
-  const double inside_s = (near - 1) / n * bytes / inner.effective_bandwidth();
-  const double outside_s = (n - near) / n * bytes / tier.effective_bandwidth();
-  return std::max(inside_s, outside_s) + tier.latency_s;
+  const double near = static_cast<double>(g.per_inner);
+  const double inside_s = (near - 1) / n * bytes / g.inner->effective_bandwidth();
+  const double outside_s = (n - near) / n * bytes / g.tier->effective_bandwidth();
+  return std::max(inside_s, outside_s) + g.tier->latency_s;
 }
 
 GroupLink send_link(const hw::Network& network, int64_t distance) {

@@ -25,8 +25,8 @@ struct PlanSpace {
   /// Context-parallel widths c tried (ascending; c > 1 only with fused attention and 2c (· t with sequence
   /// parallelism) dividing s).
   std::vector<int64_t> context_widths{1};
-  /// Expert-parallel widths tried for a mixture of experts (each dividing its experts and d · c); empty: every
-  /// such width. A dense model is tried at 1.
+  /// Expert-parallel widths tried for a mixture of experts (each dividing its experts, with ep × etp dividing
+  /// t · c · d); empty: every such width. A dense model is tried at 1.
   std::vector<int64_t> expert_widths;
   /// Expert tensor-parallel widths tried for a mixture of experts (each dividing the expert FFN, with ep ×
   /// etp dividing t · c · d); empty: every such width; {0}: t only. A dense model is tried at t.

@@ -469,9 +469,10 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
                                                  tied_gradient_bytes)
                             : 0;
   double end_s = pipeline_s, offset_s = 0, largest_parameters = 0, largest_sharded = 0;
-  // What ZeRO divides by the shard count: the routed experts' parameters shard over the t·c·d / (etp · ep)
-  // GPUs that hold the same experts, not the d · c of the rest, so they count etp · ep / t times.
-  const double expert_weight = static_cast<double>(plan.expert_tp() * plan.ep) / static_cast<double>(plan.tp);
+  // What ZeRO divides by the shard count: the routed experts' parameters shard over their own group
+  // (expert_shard_group), so they count shard_size / that group's size times.
+  const double expert_weight =
+      static_cast<double>(plan.shard_size()) / static_cast<double>(expert_shard_group(plan).size);
   const auto sharded = [&](const Stage& st) { return st.parameters + (expert_weight - 1) * st.expert_parameters; };
   for (int64_t i = 0; i < p; ++i) {
     const Stage& st = stages[static_cast<size_t>(i)];

@@ -175,7 +175,7 @@ struct FfnPlace {
   bool routed = false;  // the routed experts (their weights are routed_expert weights)
 };
 
-/// A weight of the FFN at `at`: a routed expert's when several experts run it.
+/// A weight of the FFN at `at`: a routed expert's for the routed experts.
 Weight ffn_weight(const FfnPlace& at, CheckedInt elements, CheckedInt t) {
   return at.routed ? routed_expert_weight(elements, t) : split_weight(elements, t);
 }

@@ -263,20 +263,23 @@ Value moe_mlp(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value in
   combine.saved = {experts, weights};
   Value out = lb.out(lb.add(combine));
   if (m.shared_expert_ffn == 0) return out;
-  const Value shared_in = t > 1 ? lb.out(lb.add(enter_tp_op("F14x", in, T * h, t, p))) : in;
-  Value shared = ffn(lb, m, d, FfnPlace{"F15x", "F16x", "shared expert ", T, m.shared_expert_ffn / t, 1}, shared_in, p);
-  if (t > 1) shared = lb.out(lb.add(leave_tp_op("F17x", "g: all-reduce", shared, T * h, t, p)));
+  // The shared expert is a dense MLP on all the layer's tokens, whatever the experts' layout.
+  const CheckedInt all = d.T;
+  const Value shared_in = t > 1 ? lb.out(lb.add(enter_tp_op("F14x", in, all * h, t, p))) : in;
+  Value shared =
+      ffn(lb, m, d, FfnPlace{"F15x", "F16x", "shared expert ", all, m.shared_expert_ffn / t, 1}, shared_in, p);
+  if (t > 1) shared = lb.out(lb.add(leave_tp_op("F17x", "g: all-reduce", shared, all * h, t, p)));
   if (m.shared_expert_gate) {
     const Value gate =
-        lb.out(lb.add(linear_op("F16xg", "shared expert gate + sigmoid", Gemm{T, 1, h, 1}, in, {replicated_weight(h)},
+        lb.out(lb.add(linear_op("F16xg", "shared expert gate + sigmoid", Gemm{all, 1, h, 1}, in, {replicated_weight(h)},
                                 Epilogue{false, false, VectorKind::Sigmoid}, p)));
     ForwardSpec gated = vector_op("F16xm", "shared expert × gate", {Operand{shared}, Operand{gate}},
-                                  {fwd(VectorKind::Mul, T * h)}, T * h, {bwd(VectorKind::Mul, T * h)});
+                                  {fwd(VectorKind::Mul, all * h)}, all * h, {bwd(VectorKind::Mul, all * h)});
     gated.saved = {shared, gate};
     shared = lb.out(lb.add(gated));
   }
   return lb.out(lb.add(vector_op("F16m", "routed + shared experts", {Operand{out}, Operand{shared}},
-                                 {fwd(VectorKind::Add, T * h)}, T * h, {bwd(VectorKind::Add, T * h)})));
+                                 {fwd(VectorKind::Add, all * h)}, all * h, {bwd(VectorKind::Add, all * h)})));
 }
 
 }  // namespace

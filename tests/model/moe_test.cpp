@@ -189,6 +189,21 @@ TEST(MixtureOfExperts, ParallelFoldingRoutesTheRanksOwnTokens) {
   EXPECT_EQ(expert_flops(ops), expert_flops(whole.transformer.forward));
 }
 
+TEST(MixtureOfExperts, TheSharedExpertRunsOnEveryTokenWhateverTheExpertsLayout) {
+  // Qwen2-57B-A14B at 4,096 tokens, t = 2: folded (etp 1 × ep 4) the rank routes its 2,048 tokens, but its
+  // shared expert, a dense MLP split over the 2 ranks, still takes all 4,096 rows of 20,480 / 2 columns.
+  const ModelSpec m = phaze_test::preset("qwen2-57b-a14b");
+  for (int64_t etp : {0, 1}) {
+    const auto graph = phaze::model::build_layer_graph(m, phaze::model::Shape{4096, 1, 2, 4, etp}, Precision{}, "t");
+    const auto& ops = graph.transformer.forward;
+    const auto gemm = [&](const char* id) { return *ops.ops[static_cast<size_t>(ops.find(id))].gemm; };
+    EXPECT_EQ(gemm("F15xg").m, 4096) << etp;
+    EXPECT_EQ(gemm("F15xg").n, 20480 / 2) << etp;
+    EXPECT_EQ(gemm("F16xg").m, 4096) << etp;
+    EXPECT_EQ(gemm("F14r").m, etp == 1 ? 2048 : 4096) << etp;
+  }
+}
+
 TEST(MixtureOfExperts, QwenTwoSharedExpertIsGatedAndAddedToTheRoutedOnes) {
   const auto graph = phaze::model::build_layer_graph(phaze_test::preset("qwen2-57b-a14b"),
                                                      phaze::model::Shape{1024, 1, 1}, Precision{}, "test");

@@ -69,8 +69,7 @@ LayerGraph build_layer_graph(const ModelSpec& spec, const Shape& shape, const Pr
                      build_head_layer(spec, shape, precision)};
     // The whole-chain sums are checked here once, so that every later use of them is safe.
     graph.parameters();
-    graph.forward_flops();
-    graph.backward_flops();
+    CheckedInt(graph.forward_flops()) + graph.backward_flops();  // and their sum, one training pass
     graph.tied_gradient_bytes();
     return graph;
   } catch (const SizeOverflow&) {

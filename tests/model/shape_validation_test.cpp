@@ -12,6 +12,15 @@
 
 namespace {
 
+// A layer graph whose forward and backward FLOPs each fit in 64 bits but not their sum (3.5e18 + 6.9e18) is
+// refused with the one-line error, not summed with a wrap.
+TEST(ShapeValidation, TrainingFlopsOfOneMicroBatchMustFit) {
+  const auto spec = phaze::model::megatron_gpt("huge", "one huge layer", 1, 1 << 20, 1 << 12, 131072);
+  EXPECT_THROW(
+      phaze::model::build_layer_graph(spec, phaze::model::Shape{131072, 1, 1}, phaze::model::Precision{}, "huge"),
+      phaze::InputError);
+}
+
 using phaze::InputError;
 using phaze::model::build_layer_graph;
 using phaze::model::ModelSpec;

@@ -93,16 +93,31 @@ void print_report(const LayerGraph& g, const ModelTotals& totals, bool operators
                group_digits(l.activation_bytes), group_digits(l.forward_flops()), group_digits(l.backward_flops()),
                group_digits(l.output_bytes));
   };
+  auto layers = [](int64_t first, int64_t last) {
+    return first == last ? fmt::format("layer{}", first) : fmt::format("layer{}..{}", first, last);
+  };
   row("embedding", g.embedding);
-  row(m.num_layers > 1 ? fmt::format("layer1..{}", m.num_layers) : "layer1", g.transformer);
+  if (g.dense_layers() > 0) row(layers(1, g.dense_layers()), g.dense_transformer);
+  row(layers(g.first_main_node(), m.num_layers), g.transformer);
   row("head", g.head);
-  fmt::print("  (the {} transformer layers are identical; the head's parameters include {} tied to the embedding)\n",
-             m.num_layers, group_digits(g.head.tied_copy_parameters));
+  if (g.dense_layers() > 0)
+    fmt::print(
+        "  (the first {} transformer layers are dense, the other {} have experts; the head's parameters "
+        "include {} tied to the embedding)\n",
+        g.dense_layers(), g.main_layers(), group_digits(g.head.tied_copy_parameters));
+  else
+    fmt::print("  (the {} transformer layers are identical; the head's parameters include {} tied to the embedding)\n",
+               m.num_layers, group_digits(g.head.tied_copy_parameters));
   if (operators) {
     fmt::print("\n  Operators of the embedding layer\n");
     print_operators("embedding", g.embedding.forward);
     print_operators("embedding", g.embedding.backward);
-    fmt::print("\n  Operators of one transformer layer\n");
+    if (g.dense_layers() > 0) {
+      fmt::print("\n  Operators of one dense transformer layer\n");
+      print_operators("transformer", g.dense_transformer.forward);
+      print_operators("transformer", g.dense_transformer.backward);
+    }
+    fmt::print("\n  Operators of one transformer layer{}\n", g.dense_layers() > 0 ? " with experts" : "");
     print_operators("transformer", g.transformer.forward);
     print_operators("transformer", g.transformer.backward);
     fmt::print("\n  Operators of the head\n");

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -40,6 +42,7 @@ const std::set<std::string> kModelledSwitches = {
     "--cross-entropy-loss-fusion",
     "--qk-layernorm",
     "--moe-grouped-gemm",
+    "--multi-latent-attention",
 };
 
 /// Flags with a value that phaze reads.
@@ -81,6 +84,15 @@ const std::set<std::string> kModelledValues = {
     "--moe-layer-freq",
     "--expert-model-parallel-size",
     "--expert-tensor-parallel-size",
+    "--moe-router-score-function",
+    "--moe-router-num-groups",
+    "--moe-router-group-topk",
+    "--q-lora-rank",
+    "--kv-lora-rank",
+    "--qk-head-dim",
+    "--qk-pos-emb-head-dim",
+    "--v-head-dim",
+    "--mtp-num-layers",
 };
 
 /// The flags of the command line, each with its value ("" for a switch); later ones replace earlier ones,
@@ -148,10 +160,55 @@ void refuse_unmodelled(const Flags& f) {
     throw InputError("Megatron-LM arguments: neither --bf16 nor --fp16: FP32 training is not modelled");
   if (f.has("--bf16") && f.has("--fp16"))
     throw InputError("Megatron-LM arguments: --bf16 and --fp16 together (Megatron-LM refuses them too)");
-  if (const auto freq = f.value("--moe-layer-freq"); freq && *freq != "1")
+  if (const auto mtp = f.value("--mtp-num-layers"); mtp && *mtp != "0")
     throw InputError(fmt::format(
-        "Megatron-LM arguments: --moe-layer-freq {}: dense layers among the expert layers are not modelled yet",
-        *freq));
+        "Megatron-LM arguments: --mtp-num-layers {}: multi-token prediction is not modelled yet (without the flag "
+        "the run is priced without its prediction modules)",
+        *mtp));
+}
+
+/// The dense first layers of --moe-layer-freq: 1 (every layer has experts) or Megatron-LM's list expression
+/// "([0]*K+[1]*N)" (K dense layers, then N with experts, N + K the layers); another pattern is refused.
+int64_t first_dense_layers(const Flags& f, int64_t layers) {
+  const std::string freq = f.value("--moe-layer-freq").value_or("1");
+  if (freq == "1") return 0;
+  std::string text;
+  for (char c : freq)
+    if (c != ' ' && c != '(' && c != ')') text += c;
+  int64_t dense = 0, sparse = 0;
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "[0]*%" SCNd64 "+[1]*%" SCNd64 "%c", &dense, &sparse, &tail) == 2 && dense >= 0 &&
+      sparse >= 1 && dense + sparse == layers)
+    return dense;
+  throw InputError(
+      fmt::format("Megatron-LM arguments: --moe-layer-freq {}: 1 or ([0]*K+[1]*N) with K + N = --num-layers {} (dense "
+                  "layers among the expert layers are not modelled)",
+                  freq, layers));
+}
+
+/// Multi-head latent attention (--multi-latent-attention) with Megatron-LM's defaults: no query latent, a
+/// key/value latent of 32, heads of 128 + 64 RoPE elements, values of 128.
+void read_latent_attention(const Flags& f, model::ModelSpec& m) {
+  if (!f.has("--multi-latent-attention")) return;
+  m.q_lora_rank = f.has("--q-lora-rank") ? f.integer("--q-lora-rank", 0, model::limits::kHidden) : 0;
+  m.kv_lora_rank = f.integer("--kv-lora-rank", 32, model::limits::kHidden);
+  m.head_size = f.integer("--qk-head-dim", 128, model::limits::kHidden);
+  m.rope_head_size = f.integer("--qk-pos-emb-head-dim", 64, model::limits::kHidden);
+  m.value_head_size = f.integer("--v-head-dim", 128, model::limits::kHidden);
+  m.kv_heads = m.heads;
+  m.fused_qkv = false;
+}
+
+/// The router of a mixture of experts: its score function and group-limited routing.
+void read_router(const Flags& f, model::ModelSpec& m) {
+  const std::string score = f.value("--moe-router-score-function").value_or("softmax");
+  if (score != "softmax" && score != "sigmoid")
+    throw InputError(fmt::format("Megatron-LM arguments: --moe-router-score-function {}: softmax or sigmoid", score));
+  m.router_sigmoid = score == "sigmoid";
+  if (f.has("--moe-router-num-groups")) {
+    m.expert_groups = f.integer("--moe-router-num-groups", 0, model::limits::kExperts);
+    m.expert_groups_per_token = f.required("--moe-router-group-topk", model::limits::kExperts);
+  }
 }
 
 model::ModelSpec read_model(const Flags& f, std::vector<std::string>& assumed) {
@@ -183,7 +240,10 @@ model::ModelSpec read_model(const Flags& f, std::vector<std::string>& assumed) {
     m.experts_per_token = f.integer("--moe-router-topk", 2, model::limits::kExperts);
     m.expert_ffn = f.integer("--moe-ffn-hidden-size", m.ffn, model::limits::kFfn);
     m.shared_expert_ffn = f.integer("--moe-shared-expert-intermediate-size", 0, model::limits::kFfn);
+    m.first_dense_layers = first_dense_layers(f, layers);
+    read_router(f, m);
   }
+  read_latent_attention(f, m);
   if (f.has("--vocab-size")) {
     m.vocab = f.integer("--vocab-size", 0, model::limits::kVocab);
   } else {

@@ -13,11 +13,16 @@
 // --decoder-first-pipeline-num-layers, --decoder-last-pipeline-num-layers, --sequence-parallel), precision
 // (--bf16, --fp16, --fp8-format), recomputation (--recompute-activations, --recompute-granularity), the
 // attention kernel (--use-flash-attn, --attention-backend) and overlap (--use-distributed-optimizer,
-// --overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap). Megatron-LM's defaults apply to what
+// --overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap), a mixture of experts (--num-experts,
+// --moe-router-topk, --moe-ffn-hidden-size, --moe-shared-expert-intermediate-size, --moe-layer-freq as 1 or
+// "([0]*K+[1]*N)", --moe-router-score-function, --moe-router-num-groups, --moe-router-group-topk,
+// --expert-model-parallel-size, --expert-tensor-parallel-size) and latent attention
+// (--multi-latent-attention, --q-lora-rank, --kv-lora-rank, --qk-head-dim, --qk-pos-emb-head-dim,
+// --v-head-dim). Megatron-LM's defaults apply to what
 // is not given (dropout 0.1, LayerNorm, learned positions, tied embeddings, biases, FFN 4h, or for SwiGLU
 // 4h·2/3 rounded down to a multiple of 64). Every other flag is kept, with its value, in `not_modelled`,
-// never dropped in silence. What would change the answer but is not modelled yet (context parallelism,
-// FP8, FP32 training, a head size other than hidden / heads) is an InputError naming the flag.
+// never dropped in silence. What would change the answer but is not modelled yet (FP32 training, dense
+// layers among the expert layers, multi-token prediction) is an InputError naming the flag.
 
 #include <cstdint>
 #include <string>

@@ -79,6 +79,7 @@ json model_report_json(const LayerGraph& g, const ModelTotals& totals, bool with
     auto both = [](const Layer& l) { return json{{"forward", to_json(l.forward)}, {"backward", to_json(l.backward)}}; };
     report["operators"] = {
         {"embedding", both(g.embedding)}, {"transformer", both(g.transformer)}, {"head", both(g.head)}};
+    if (g.dense_layers() > 0) report["operators"]["dense_transformer"] = both(g.dense_transformer);
   }
   return report;
 }

@@ -166,7 +166,8 @@ struct Pricing {
     return 0;
   }
 
-  PassTime pass(const model::OperatorGraph& graph, bool transformer) const {
+  /// `experts`: the layer has routed experts (a mixture of experts' dense first layers have none).
+  PassTime pass(const model::OperatorGraph& graph, bool transformer, bool experts) const {
     PassTime t;
     const bool flash = transformer && plan.flash_attention;
     const std::vector<double> times = kernel_times(graph, transformer, flash);
@@ -183,8 +184,7 @@ struct Pricing {
         }
         const double c = cost::all_reduce_s(network, cost::DeviceGroup{op.collective->ranks, 1}, bytes);
         // Transformer Engine's userbuffers overlap its own layers' collectives, not a token dispatcher's.
-        const bool dispatcher =
-            spec.moe() && transformer && (model::operator_number(op.id) == 14 || model::operator_number(op.id) == 17);
+        const bool dispatcher = experts && (model::operator_number(op.id) == 14 || model::operator_number(op.id) == 17);
         if (!plan.tp_comm_overlap || dispatcher) {
           // A collective is one more operation the host dispatches: it takes at least the launch time.
           t.tp_comm_s += std::max(gpu.kernel_launch_s, c);
@@ -202,18 +202,20 @@ struct Pricing {
     if (flash) {
       const int64_t batch_heads = plan.micro_batch * (spec.heads / plan.tp);
       if (plan.cp > 1) {
-        // One rank's keys and values: b · (s/c) tokens × 2 · (key/value heads / t) · head size, 16-bit.
-        const double kv_bytes = 2.0 * static_cast<double>(plan.micro_batch) * static_cast<double>(plan.local_seq()) *
-                                static_cast<double>(spec.kv_heads / plan.tp) * static_cast<double>(spec.head_dim()) *
+        // One rank's keys and values: b · (s/c) tokens × (key/value heads / t) · (d_qk + d_v), 16-bit.
+        const double kv_bytes = static_cast<double>(plan.micro_batch) * static_cast<double>(plan.local_seq()) *
+                                static_cast<double>(spec.kv_heads / plan.tp) *
+                                static_cast<double>(spec.qk_head_dim() + spec.v_head_dim()) *
                                 static_cast<double>(element_bytes);
-        const ContextAttention a = context_parallel_attention_s(gpu, network, plan, batch_heads, spec.head_dim(),
-                                                                kv_bytes, graph.direction, spec.causal());
+        const ContextAttention a = context_parallel_attention_s(
+            gpu, network, plan, batch_heads, spec.attention_head_dim(), kv_bytes, graph.direction, spec.causal());
         t.compute_s += a.compute_s;
         t.attention_core_s += a.compute_s;
         t.cp_comm_s += a.exposed_comm_s;
       } else {
-        const double s = cost::gpu_flash_attention_s(gpu, batch_heads, plan.seq, spec.head_dim(), element_bytes,
-                                                     graph.direction, spec.causal(), spec.sliding_window);
+        const double s =
+            cost::gpu_flash_attention_s(gpu, batch_heads, plan.seq, spec.attention_head_dim(), element_bytes,
+                                        graph.direction, spec.causal(), spec.sliding_window);
         t.compute_s += s;
         t.attention_core_s += s;
       }
@@ -260,7 +262,9 @@ LayerTime gpu_layer_time(const model::Layer& layer, const model::ModelSpec& spec
                          const hw::Gpu& gpu, const hw::Network& network) {
   const Pricing pricing{spec, plan, gpu, network};
   const bool transformer = layer.kind == model::LayerKind::Transformer;
-  return LayerTime{pricing.pass(layer.forward, transformer), pricing.pass(layer.backward, transformer)};
+  const bool experts = transformer && layer.routed_expert_parameters > 0;
+  return LayerTime{pricing.pass(layer.forward, transformer, experts),
+                   pricing.pass(layer.backward, transformer, experts)};
 }
 
 }  // namespace phaze::megatron

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "util/input_error.h"
 
 namespace phaze::megatron {
@@ -94,6 +96,18 @@ int64_t stage_layers(const TrainingPlan& p, const model::ModelSpec& spec, int64_
   if (stage == p.pp - 1 && p.last_stage_layers > 0) return p.last_stage_layers;
   const SharedLayers shared = shared_layers(p, spec);
   return shared.layers / shared.stages;
+}
+
+int64_t stage_dense_layers(const TrainingPlan& p, const model::ModelSpec& spec, int64_t stage) {
+  int64_t left = spec.first_dense_layers, held = 0;
+  for (int64_t chunk = 0; left > 0 && chunk < p.pp * p.vp; ++chunk) {
+    const int64_t on = chunk % p.pp, index = chunk / p.pp, layers = stage_layers(p, spec, on);
+    const int64_t size = layers / p.vp + (index >= p.vp - layers % p.vp ? 1 : 0);
+    const int64_t taken = std::min(left, size);
+    if (on == stage) held += taken;
+    left -= taken;
+  }
+  return held;
 }
 
 void validate(const TrainingPlan& p, const model::ModelSpec& spec) {

@@ -152,6 +152,10 @@ std::string context_parallel_refusal(const TrainingPlan& plan, const model::Mode
 /// (L + 1 (+ 1)) / p slots a stage, less the embedding's on the first and the loss's on the last. Assumes a
 /// validated plan.
 int64_t stage_layers(const TrainingPlan& plan, const model::ModelSpec& spec, int64_t stage);
+/// Of stage_layers, those among a mixture of experts' first dense layers (spec.first_dense_layers). The
+/// layers run in model order through the v · p chunks, chunk j on stage j mod p; a stage's v chunks share its
+/// layers evenly, any remainder in its later chunks (the first holds one fewer where the embedding is counted).
+int64_t stage_dense_layers(const TrainingPlan& plan, const model::ModelSpec& spec, int64_t stage);
 
 const char* to_string(Recompute recompute);
 const char* to_string(Fp8Recipe recipe);

@@ -119,11 +119,16 @@ struct LayerActivations {
   double working = 0;
 };
 
-LayerActivations layer_activations(const LayerCosts& c, const model::ModelSpec& spec, const TrainingPlan& plan) {
+/// `dense`: of a mixture of experts' dense first layer.
+LayerActivations layer_activations(const LayerCosts& c, const model::ModelSpec& spec, const TrainingPlan& plan,
+                                   bool dense) {
   const double t = static_cast<double>(plan.tp), s = static_cast<double>(plan.local_seq()),
                b = static_cast<double>(plan.micro_batch), h = static_cast<double>(spec.hidden);
-  double all = static_cast<double>(c.graph.transformer.activation_bytes);
-  if (plan.sequence_parallel) all -= c.replicated_activation_bytes * (1 - 1 / t);
+  const bool moe = spec.moe() && !dense;
+  double all =
+      static_cast<double>(dense ? c.graph.dense_transformer.activation_bytes : c.graph.transformer.activation_bytes);
+  if (plan.sequence_parallel)
+    all -= (dense ? c.dense_replicated_activation_bytes : c.replicated_activation_bytes) * (1 - 1 / t);
   if (plan.fp8) {
     // Transformer Engine keeps the inputs its FP8 GEMMs need for their weight gradients in FP8, one byte
     // where the 16-bit layer keeps two: the QKV and FC1 inputs (split by the sequence with sequence
@@ -133,13 +138,13 @@ LayerActivations layer_activations(const LayerCosts& c, const model::ModelSpec& 
     // A mixture of experts keeps each token's k permuted copies for its experts' FC1 (and the shared
     // expert's input) and k expert FC2 inputs (and the shared expert's).
     const double tokens = b * s, rows = plan.sequence_parallel ? t : 1;
-    const double projection_in = tokens * static_cast<double>(spec.heads * spec.head_dim()) / t;
+    const double projection_in = tokens * static_cast<double>(spec.heads * spec.v_head_dim()) / t;
     const double k = static_cast<double>(spec.experts_per_token);
-    const double fc1_copies = spec.moe() ? k + (spec.shared_expert_ffn > 0 ? 1 : 0) : 1;
+    const double fc1_copies = moe ? k + (spec.shared_expert_ffn > 0 ? 1 : 0) : 1;
     const double fc2_width =
-        spec.moe() ? k * static_cast<double>(spec.expert_ffn) + static_cast<double>(spec.shared_expert_ffn)
-                   : static_cast<double>(spec.ffn);
-    all -= tokens * h / rows + (spec.moe() ? fc1_copies * tokens * h : tokens * h / rows) + tokens * fc2_width / t;
+        moe ? k * static_cast<double>(spec.expert_ffn) + static_cast<double>(spec.shared_expert_ffn)
+            : static_cast<double>(spec.ffn);
+    all -= tokens * h / rows + (moe ? fc1_copies * tokens * h : tokens * h / rows) + tokens * fc2_width / t;
     all += plan.flash_attention ? projection_in : -projection_in;
   }
   // The attention core's s × s tensors: softmax output, dropout mask and output (5 bytes per score with
@@ -193,8 +198,8 @@ IterationFlops iteration_flops(const LayerCosts& costs, const model::ModelSpec& 
   // the scores; the rank's share of all s² is c times that.
   const double c = static_cast<double>(plan.cp);
   auto fused = [&](model::Direction direction) {
-    return c * cost::flash_attention_flops(batch_heads, plan.local_seq(), spec.head_dim(), direction, spec.causal(),
-                                           spec.sliding_window);
+    return c * cost::flash_attention_flops(batch_heads, plan.local_seq(), spec.attention_head_dim(), direction,
+                                           spec.causal(), spec.sliding_window);
   };
   const double ran_forward = plan.flash_attention ? fused(model::Direction::Forward) : core_forward;
   const double ran_backward = plan.flash_attention ? fused(model::Direction::Backward) : core_backward;
@@ -206,7 +211,9 @@ IterationFlops iteration_flops(const LayerCosts& costs, const model::ModelSpec& 
   out.model_full_attention = graph - L * core + L * c * core;
   out.hardware = graph + L * (ran_forward - core_forward + ran_backward - core_backward);
   if (plan.recompute == Recompute::Full)
-    out.hardware += L * (static_cast<double>(g.transformer.forward_flops()) - core_forward + ran_forward);
+    out.hardware += static_cast<double>(g.main_layers()) * static_cast<double>(g.transformer.forward_flops()) +
+                    static_cast<double>(g.dense_layers()) * static_cast<double>(g.dense_transformer.forward_flops()) +
+                    L * (ran_forward - core_forward);
   if (plan.recompute == Recompute::Selective) out.hardware += L * ran_forward;
   return out;
 }
@@ -325,6 +332,31 @@ double replicated_activation_bytes(const model::ModelSpec& spec, const model::La
          (t - 1);
 }
 
+namespace {
+
+/// replicated_activation_bytes of a dense first layer.
+double dense_replicated_activation_bytes(const model::ModelSpec& spec, const model::LayerGraph& graph,
+                                         const TrainingPlan& plan) {
+  // The layer at t = 1 is no larger than the expert layer at t = 1, which replicated_activation_bytes built.
+  const model::Layer one = model::build_dense_transformer_layer(
+      spec, model::Shape{plan.local_seq(), plan.micro_batch, 1, plan.ep, plan.expert_tp()}, graph.precision);
+  const double t = static_cast<double>(plan.tp);
+  return (t * static_cast<double>(graph.dense_transformer.activation_bytes) -
+          static_cast<double>(one.activation_bytes)) /
+         (t - 1);
+}
+
+}  // namespace
+
+void set_replicated_activation_bytes(LayerCosts& costs, const model::ModelSpec& spec, const TrainingPlan& plan) {
+  costs.replicated_activation_bytes = 0;
+  costs.dense_replicated_activation_bytes = 0;
+  if (!plan.sequence_parallel) return;
+  costs.replicated_activation_bytes = replicated_activation_bytes(spec, costs.graph, plan);
+  if (costs.graph.dense_layers() > 0)
+    costs.dense_replicated_activation_bytes = dense_replicated_activation_bytes(spec, costs.graph, plan);
+}
+
 StepDevice step_device(const hw::Gpu& gpu) {
   return StepDevice{gpu.hbm_bytes,
                     hw::peak_tensor_flop_per_s(gpu),
@@ -348,10 +380,16 @@ LayerCosts graph_costs(model::LayerGraph graph) {
   for (const model::Operator& op : c.graph.head.forward.ops)
     for (const model::VectorPass& pass : op.passes)
       if (pass.kind == model::VectorKind::CrossEntropy) c.loss_logits += static_cast<double>(pass.elements);
-  for (const model::Operator& op : c.graph.transformer.forward.ops)
-    if (model::is_fp8_gemm(op))  // a grouped GEMM has a weight per expert
-      c.fp8_parameters +=
-          static_cast<double>(op.gemm->k) * static_cast<double>(op.gemm->n) * static_cast<double>(op.gemm->batch);
+  // A grouped GEMM has a weight per expert.
+  const auto fp8_parameters = [](const model::Layer& layer) {
+    double sum = 0;
+    for (const model::Operator& op : layer.forward.ops)
+      if (model::is_fp8_gemm(op))
+        sum += static_cast<double>(op.gemm->k) * static_cast<double>(op.gemm->n) * static_cast<double>(op.gemm->batch);
+    return sum;
+  };
+  c.fp8_parameters = fp8_parameters(c.graph.transformer);
+  if (c.graph.dense_layers() > 0) c.dense_fp8_parameters = fp8_parameters(c.graph.dense_transformer);
   return c;
 }
 
@@ -366,7 +404,9 @@ LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, c
   c.embedding = gpu_layer_time(c.graph.embedding, spec, plan, gpu, system.network);
   c.transformer = gpu_layer_time(c.graph.transformer, spec, plan, gpu, system.network);
   c.head = gpu_layer_time(c.graph.head, spec, plan, gpu, system.network);
-  if (plan.sequence_parallel) c.replicated_activation_bytes = replicated_activation_bytes(spec, c.graph, plan);
+  if (c.graph.dense_layers() > 0)
+    c.dense_transformer = gpu_layer_time(c.graph.dense_transformer, spec, plan, gpu, system.network);
+  set_replicated_activation_bytes(c, spec, plan);
   return c;
 }
 
@@ -395,13 +435,26 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   for (int64_t i = 0; i < p; ++i) {
     Stage& st = stages[static_cast<size_t>(i)];
     const double per_stage = static_cast<double>(stage_layers(plan, spec, i));
-    st.forward = scaled(layer.forward, per_stage);
-    st.backward = scaled(layer.backward, per_stage);
-    st.parameters = per_stage * static_cast<double>(g.transformer.parameters);
-    st.fp8_parameters = plan.fp8 ? per_stage * costs.fp8_parameters : 0;
-    st.expert_parameters = per_stage * static_cast<double>(g.transformer.routed_expert_parameters);
-    st.largest_unit_parameters = static_cast<double>(g.transformer.parameters);
-    if (plan.recompute == Recompute::Full) st.recompute = scaled(layer.forward, per_stage);
+    const double dense_layers = static_cast<double>(stage_dense_layers(plan, spec, i));
+    const double main_layers = per_stage - dense_layers;
+    st.forward = scaled(layer.forward, main_layers);
+    st.backward = scaled(layer.backward, main_layers);
+    st.parameters = main_layers * static_cast<double>(g.transformer.parameters);
+    st.fp8_parameters = plan.fp8 ? main_layers * costs.fp8_parameters : 0;
+    st.expert_parameters = main_layers * static_cast<double>(g.transformer.routed_expert_parameters);
+    st.largest_unit_parameters = main_layers > 0 ? static_cast<double>(g.transformer.parameters) : 0;
+    if (plan.recompute == Recompute::Full) st.recompute = scaled(layer.forward, main_layers);
+    if (dense_layers > 0) {
+      const LayerTime& dense = costs.dense_transformer;
+      add(st.forward, scaled(dense.forward, dense_layers));
+      add(st.backward, scaled(dense.backward, dense_layers));
+      st.parameters += dense_layers * static_cast<double>(g.dense_transformer.parameters);
+      if (plan.fp8) st.fp8_parameters += dense_layers * costs.dense_fp8_parameters;
+      st.largest_unit_parameters =
+          std::max(st.largest_unit_parameters, static_cast<double>(g.dense_transformer.parameters));
+      if (plan.recompute == Recompute::Full) add(st.recompute, scaled(dense.forward, dense_layers));
+    }
+    // The attention (the only part selective recomputation reruns) is the same in both kinds of layer.
     if (plan.recompute == Recompute::Selective)
       st.recompute = PassTime{per_stage * layer.forward.attention_core_s, 0, per_stage * layer.forward.attention_core_s,
                               per_stage * layer.forward.cp_comm_s};
@@ -490,7 +543,9 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   time.iteration_s = end_s + time.optimizer_s;
 
   // Memory of each stage; the largest is reported.
-  const LayerActivations acts = layer_activations(costs, spec, plan);
+  const LayerActivations acts = layer_activations(costs, spec, plan, false);
+  const LayerActivations dense_acts =
+      g.dense_layers() > 0 ? layer_activations(costs, spec, plan, true) : LayerActivations{};
   const ParameterBytes bytes = parameter_bytes(plan);
   // One NCCL communicator per parallel group of more than one GPU.
   // With c > 1 the gradients are reduced over a data-and-context-parallel group of its own.
@@ -500,15 +555,21 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   for (int64_t i = 0; i < p; ++i) {
     const Stage& st = stages[static_cast<size_t>(i)];
     const double flight = in_flight(plan, i);
-    double activations = flight * static_cast<double>(stage_layers(plan, spec, i)) * acts.stored + acts.working;
+    const double dense_layers = static_cast<double>(stage_dense_layers(plan, spec, i));
+    const double main_layers = static_cast<double>(stage_layers(plan, spec, i)) - dense_layers;
+    // One layer at a time is recomputed and run backward: the larger working set of the kinds held.
+    double activations = flight * main_layers * acts.stored + flight * dense_layers * dense_acts.stored +
+                         std::max(main_layers > 0 ? acts.working : 0, dense_layers > 0 ? dense_acts.working : 0);
     if (i == 0) activations += flight * static_cast<double>(g.embedding.activation_bytes);
     if (i == p - 1) activations += static_cast<double>(g.head.activation_bytes) + unfused_loss_extra_bytes(costs, plan);
     StepMemory mem;
     mem.stage = i;
     const double unit = st.largest_unit_parameters;
     // A transformer layer's FP8 weights have FP8 copies; the embedding and the head have none.
-    const double unit_fp8 =
-        plan.fp8 && unit == static_cast<double>(g.transformer.parameters) ? costs.fp8_parameters : 0;
+    const double unit_fp8 = !plan.fp8                                                     ? 0
+                            : unit == static_cast<double>(g.transformer.parameters)       ? costs.fp8_parameters
+                            : unit == static_cast<double>(g.dense_transformer.parameters) ? costs.dense_fp8_parameters
+                                                                                          : 0;
     if (plan.zero == 3)  // a shard, and two units gathered whole (the one at work and the prefetched one)
       mem.weights_bytes = gathered_bytes(plan, sharded(st), st.fp8_parameters) / shards +
                           2 * held_weight_bytes(plan, device, unit, unit_fp8);

@@ -68,6 +68,7 @@ struct StepPrediction {
 struct LayerCosts {
   model::LayerGraph graph;  ///< at the plan's t, b and s
   LayerTime embedding, transformer, head;
+  LayerTime dense_transformer;  ///< a mixture of experts' first dense layers (graph.dense_transformer)
   /// GEMM FLOPs of the transformer layer's attention core (model::in_attention_core) in the layer graph,
   /// every s × s block, forward and backward: read by every prediction's FLOP counts.
   double attention_core_forward_flops = 0, attention_core_backward_flops = 0;
@@ -75,11 +76,13 @@ struct LayerCosts {
   /// parallelism (norm inputs, dropout masks, inputs of the first GEMM of each block); computed only for a
   /// plan with sequence parallelism.
   double replicated_activation_bytes = 0;
+  double dense_replicated_activation_bytes = 0;  ///< the same of a dense first layer
   /// Logits of the head's cross-entropy on one rank (b · s/c tokens × its vocabulary rows): what Megatron-LM's
   /// unfused loss keeps in FP32 (TrainingPlan::unfused_loss).
   double loss_logits = 0;
   /// Weights of the transformer layer's GEMMs that Transformer Engine runs in FP8 (model::runs_in_fp8), per rank.
   double fp8_parameters = 0;
+  double dense_fp8_parameters = 0;  ///< the same of a dense first layer
 };
 
 /// Activation bytes of one transformer layer (`graph`'s, at the plan's t > 1, b and s) that every
@@ -87,6 +90,8 @@ struct LayerCosts {
 /// R (InputError when the layer at t = 1 overflows).
 double replicated_activation_bytes(const model::ModelSpec& spec, const model::LayerGraph& graph,
                                    const TrainingPlan& plan);
+/// Both of a plan with sequence parallelism into `costs` (the dense first layers' too), nothing otherwise.
+void set_replicated_activation_bytes(LayerCosts& costs, const model::ModelSpec& spec, const TrainingPlan& plan);
 
 /// What an iteration needs of a device besides its layer times: a GPU's (step_device) or a synthesized
 /// accelerator's, so that both are priced by one execution model.

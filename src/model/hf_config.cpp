@@ -1,5 +1,5 @@
-// Import of Hugging Face config.json files (bert, gpt2, opt, and the Llama-shaped llama, mistral, mixtral,
-// qwen2, qwen2_moe, qwen3, qwen3_moe) into a ModelSpec with the
+// Import of Hugging Face config.json files (bert, gpt2, opt, the Llama-shaped llama, mistral, mixtral,
+// qwen2, qwen2_moe, qwen3, qwen3_moe, and DeepSeek's deepseek_v2 and deepseek_v3) into a ModelSpec with the
 // same structure as the presets of models.md.
 
 #include "model/hf_config.h"
@@ -39,6 +39,14 @@ class ConfigReader {
   /// An optional size, `fallback` when absent.
   int64_t size(const char* key, int64_t limit, int64_t fallback) const {
     return has(key) ? positive(key, limit) : fallback;
+  }
+
+  /// An optional count: an integer in 0..`limit`, `fallback` when absent or null.
+  int64_t count(const char* key, int64_t limit, int64_t fallback) const {
+    if (!has(key)) return fallback;
+    const int64_t v = integer_value(key);
+    if (v < 0 || v > limit) throw type_error(key, fmt::format("an integer in 0..{}", limit).c_str());
+    return v;
   }
 
   /// An optional probability in [0, 1].
@@ -226,10 +234,17 @@ void read_experts(const ConfigReader& r, const std::string& type, ModelSpec& m) 
   }
 }
 
-/// Llama-shaped configs: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3 and qwen3_moe (RMSNorm, SwiGLU,
-/// RoPE, no biases but Qwen2's on the query, key and value projections).
-ModelSpec from_llama(const ConfigReader& r, const std::string& type) {
-  const bool qwen = type.rfind("qwen", 0) == 0;
+/// The pre-training length of a RoPE model: a context-extended model (rope_scaling) was pre-trained at its
+/// original length, and trains there by default (Llama 3.1 reaches 131,072 positions by scaling its 8,192).
+int64_t pretrained_positions(const ConfigReader& r, int64_t positions) {
+  if (const std::optional<ConfigReader> scaling = r.object("rope_scaling"))
+    return std::min(positions, scaling->size("original_max_position_embeddings", limits::kSequence, positions));
+  return positions;
+}
+
+/// What every Llama-shaped config shares (Llama, Mistral, Mixtral, Qwen, DeepSeek): the sizes, pre-RMSNorm,
+/// a SiLU-gated FFN, RoPE, no biases, separate query, key and value projections, an untied head by default.
+ModelSpec llama_body(const ConfigReader& r) {
   ModelSpec m;
   m.num_layers = r.size("num_hidden_layers", limits::kLayers);
   m.hidden = r.size("hidden_size", limits::kHidden);
@@ -239,22 +254,60 @@ ModelSpec from_llama(const ConfigReader& r, const std::string& type) {
   m.vocab = r.size("vocab_size", limits::kVocab);
   m.word_embedding_dim = m.hidden;
   m.max_positions = r.size("max_position_embeddings", limits::kSequence);
-  // Qwen's configs carry a window that only use_sliding_window switches on.
-  const bool windowed = qwen ? r.boolean("use_sliding_window", false) : true;
-  m.sliding_window = windowed && r.has("sliding_window") ? r.size("sliding_window", limits::kSequence) : 0;
-  // A context-extended model (rope_scaling) was pre-trained at its original length, and trains there by
-  // default: Llama 3.1 reaches 131,072 positions by scaling its 8,192.
-  int64_t pretrained = m.max_positions;
-  if (const std::optional<ConfigReader> scaling = r.object("rope_scaling"))
-    pretrained = std::min(pretrained, scaling->size("original_max_position_embeddings", limits::kSequence, pretrained));
-  m.default_seq = m.sliding_window > 0 ? std::min(pretrained, m.sliding_window) : pretrained;
   m.norm = NormKind::RmsNorm;
   if (r.text("hidden_act", "silu") != "silu") r.unsupported("hidden_act", "only the SiLU-gated FFN is modelled");
   m.activation = Activation::SwiGlu;
   m.biases = false;
+  if (r.boolean("attention_bias", false)) r.unsupported("attention_bias", "attention biases are not modelled");
+  m.fused_qkv = false;
+  m.rotary = true;
+  m.attention_dropout = r.probability("attention_dropout", 0.0);
+  m.tied_head = r.boolean("tie_word_embeddings", false);
+  m.norm_epsilon = r.epsilon("rms_norm_eps", 1e-6);
+  return m;
+}
+
+/// DeepSeek-V2 and V3 (deepseek_v2, deepseek_v3): multi-head latent attention, the first dense layers, then
+/// routed experts with shared ones and (but for the greedy method) group-limited routing. V2-Lite projects
+/// its queries without a latent (q_lora_rank null).
+ModelSpec from_deepseek(const ConfigReader& r, const std::string& type) {
+  ModelSpec m = llama_body(r);
+  m.default_seq = pretrained_positions(r, m.max_positions);
+  m.q_lora_rank = r.count("q_lora_rank", limits::kHidden, 0);
+  m.kv_lora_rank = r.size("kv_lora_rank", limits::kHidden);
+  m.head_size = r.size("qk_nope_head_dim", limits::kHidden);
+  m.rope_head_size = r.size("qk_rope_head_dim", limits::kHidden);
+  m.value_head_size = r.size("v_head_dim", limits::kHidden);
+  m.experts = r.size("n_routed_experts", limits::kExperts);
+  m.experts_per_token = r.size("num_experts_per_tok", m.experts);
+  m.expert_ffn = r.size("moe_intermediate_size", limits::kFfn);
+  // n_shared_experts experts of the routed ones' width, run as one FFN of their summed width.
+  m.shared_expert_ffn = r.count("n_shared_experts", limits::kExperts, 0) * m.expert_ffn;
+  m.first_dense_layers = r.count("first_k_dense_replace", limits::kLayers, 0);
+  if (r.size("moe_layer_freq", limits::kLayers, 1) != 1)
+    r.unsupported("moe_layer_freq", "dense layers among the expert layers are not modelled");
+  const std::string scoring = r.text("scoring_func", "softmax");
+  if (scoring != "softmax" && scoring != "sigmoid") r.unsupported("scoring_func", "softmax or sigmoid");
+  m.router_sigmoid = scoring == "sigmoid";
+  if (r.text("topk_method", type == "deepseek_v3" ? "noaux_tc" : "greedy") != "greedy") {
+    m.expert_groups = r.size("n_group", limits::kExperts);
+    m.expert_groups_per_token = r.size("topk_group", m.expert_groups);
+  }
+  return m;
+}
+
+/// Llama-shaped configs: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3 and qwen3_moe (Qwen2 with biases on
+/// the query, key and value projections).
+ModelSpec from_llama(const ConfigReader& r, const std::string& type) {
+  const bool qwen = type.rfind("qwen", 0) == 0;
+  ModelSpec m = llama_body(r);
+  // Qwen's configs carry a window that only use_sliding_window switches on.
+  const bool windowed = qwen ? r.boolean("use_sliding_window", false) : true;
+  m.sliding_window = windowed && r.has("sliding_window") ? r.size("sliding_window", limits::kSequence) : 0;
+  const int64_t pretrained = pretrained_positions(r, m.max_positions);
+  m.default_seq = m.sliding_window > 0 ? std::min(pretrained, m.sliding_window) : pretrained;
   // Qwen2's query, key and value projections carry biases (its architecture, not a config key); Qwen3's do not.
   m.qkv_bias = type == "qwen2" || type == "qwen2_moe";
-  if (r.boolean("attention_bias", false)) r.unsupported("attention_bias", "attention biases are not modelled");
   if (r.boolean("mlp_bias", false)) r.unsupported("mlp_bias", "FFN biases are not modelled");
   if (r.has("head_dim")) {
     const int64_t d = r.size("head_dim", limits::kHidden);
@@ -262,11 +315,6 @@ ModelSpec from_llama(const ConfigReader& r, const std::string& type) {
   }
   m.qk_norm = type == "qwen3" || type == "qwen3_moe";
   if (type == "mixtral" || type == "qwen2_moe" || type == "qwen3_moe") read_experts(r, type, m);
-  m.fused_qkv = false;
-  m.rotary = true;
-  m.attention_dropout = r.probability("attention_dropout", 0.0);
-  m.tied_head = r.boolean("tie_word_embeddings", false);
-  m.norm_epsilon = r.epsilon("rms_norm_eps", 1e-6);
   return m;
 }
 
@@ -287,12 +335,14 @@ ModelSpec parse_hf_config(const std::string& text, const std::string& source) {
   } else if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" || type == "qwen2_moe" ||
              type == "qwen3" || type == "qwen3_moe") {
     m = from_llama(reader, type);
+  } else if (type == "deepseek_v2" || type == "deepseek_v3") {
+    m = from_deepseek(reader, type);
   } else if (type.empty()) {
     throw InputError(fmt::format("{}: missing required key 'model_type'", source));
   } else {
     throw InputError(
         fmt::format("{}: key 'model_type' = \"{}\" is not supported (bert, gpt2, opt, llama, mistral, mixtral, "
-                    "qwen2, qwen2_moe, qwen3, qwen3_moe)",
+                    "qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v2, deepseek_v3)",
                     source, type));
   }
   m.name = source;

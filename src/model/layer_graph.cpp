@@ -12,20 +12,25 @@ const Layer& LayerGraph::node(int64_t index) const {
   if (index < 0 || index >= size()) throw std::out_of_range("layer graph node index");
   if (index == 0) return embedding;
   if (index == size() - 1) return head;
-  return transformer;
+  return index < first_main_node() ? dense_transformer : transformer;
 }
 
 std::vector<DistinctLayer> LayerGraph::distinct_layers() const {
-  return {{&embedding, 1}, {&transformer, spec.num_layers}, {&head, 1}};
+  if (dense_layers() == 0) return {{&embedding, 1}, {&transformer, spec.num_layers}, {&head, 1}};
+  return {{&embedding, 1}, {&dense_transformer, dense_layers()}, {&transformer, main_layers()}, {&head, 1}};
 }
 
 size_t LayerGraph::distinct_index(int64_t index) const {
   if (index < 0 || index >= size()) throw std::out_of_range("layer graph node index");
-  return index == 0 ? 0 : index == size() - 1 ? 2 : 1;
+  const size_t dense = dense_layers() > 0 ? 1 : 0;
+  if (index == 0) return 0;
+  if (index == size() - 1) return 2 + dense;
+  return index < first_main_node() ? 1 : 1 + dense;
 }
 
-std::vector<LayerKind> distinct_layer_kinds(const ModelSpec&) {
-  return {LayerKind::Embedding, LayerKind::Transformer, LayerKind::Head};
+std::vector<LayerKind> distinct_layer_kinds(const ModelSpec& spec) {
+  if (spec.first_dense_layers == 0) return {LayerKind::Embedding, LayerKind::Transformer, LayerKind::Head};
+  return {LayerKind::Embedding, LayerKind::Transformer, LayerKind::Transformer, LayerKind::Head};
 }
 
 std::string LayerGraph::node_name(int64_t index) const {
@@ -43,18 +48,18 @@ int64_t LayerGraph::tied_gradient_bytes() const {
 }
 
 int64_t LayerGraph::parameters() const {
-  return CheckedInt(embedding.parameters) + CheckedInt(spec.num_layers) * transformer.parameters + head.parameters -
-         head.tied_copy_parameters;
+  return CheckedInt(embedding.parameters) + CheckedInt(main_layers()) * transformer.parameters +
+         CheckedInt(dense_layers()) * dense_transformer.parameters + head.parameters - head.tied_copy_parameters;
 }
 
 int64_t LayerGraph::forward_flops() const {
-  return CheckedInt(embedding.forward_flops()) + CheckedInt(spec.num_layers) * transformer.forward_flops() +
-         head.forward_flops();
+  return CheckedInt(embedding.forward_flops()) + CheckedInt(main_layers()) * transformer.forward_flops() +
+         CheckedInt(dense_layers()) * dense_transformer.forward_flops() + head.forward_flops();
 }
 
 int64_t LayerGraph::backward_flops() const {
-  return CheckedInt(embedding.backward_flops()) + CheckedInt(spec.num_layers) * transformer.backward_flops() +
-         head.backward_flops();
+  return CheckedInt(embedding.backward_flops()) + CheckedInt(main_layers()) * transformer.backward_flops() +
+         CheckedInt(dense_layers()) * dense_transformer.backward_flops() + head.backward_flops();
 }
 
 LayerGraph build_layer_graph(const ModelSpec& spec, const Shape& shape, const Precision& precision,
@@ -66,7 +71,8 @@ LayerGraph build_layer_graph(const ModelSpec& spec, const Shape& shape, const Pr
                      precision,
                      build_embedding_layer(spec, shape, precision),
                      build_transformer_layer(spec, shape, precision),
-                     build_head_layer(spec, shape, precision)};
+                     build_head_layer(spec, shape, precision),
+                     spec.first_dense_layers > 0 ? build_dense_transformer_layer(spec, shape, precision) : Layer{}};
     // The whole-chain sums are checked here once, so that every later use of them is safe.
     graph.parameters();
     CheckedInt(graph.forward_flops()) + graph.backward_flops();  // and their sum, one training pass
@@ -85,13 +91,14 @@ ModelTotals model_totals(const ModelSpec& spec, int64_t seq, const Precision& pr
   ModelTotals totals;
   totals.training_parameters = graph.parameters();
   totals.parameters = CheckedInt(totals.training_parameters) - graph.embedding.training_only_parameters -
-                      CheckedInt(spec.num_layers) * graph.transformer.training_only_parameters -
+                      CheckedInt(graph.main_layers()) * graph.transformer.training_only_parameters -
+                      CheckedInt(graph.dense_layers()) * graph.dense_transformer.training_only_parameters -
                       graph.head.training_only_parameters;
-  // A token runs k of the E routed experts of each layer (their weights divide by E).
+  // A token runs k of the E routed experts of each expert layer (their weights divide by E).
   const CheckedInt routed = graph.transformer.routed_expert_parameters;
   const CheckedInt unused =
       spec.moe() ? routed / spec.experts * (spec.experts - spec.experts_per_token) : CheckedInt(0);
-  totals.active_parameters = CheckedInt(totals.parameters) - CheckedInt(spec.num_layers) * unused;
+  totals.active_parameters = CheckedInt(totals.parameters) - CheckedInt(spec.moe_layers()) * unused;
   totals.forward_flops_per_sample = graph.forward_flops();
   try {
     totals.training_flops_per_sample = CheckedInt(graph.forward_flops()) + graph.backward_flops();

@@ -12,6 +12,9 @@ namespace phaze::model {
 /// Builders of the three distinct layers of a model for one tensor-parallel rank (rank 0).
 Layer build_embedding_layer(const ModelSpec& spec, const Shape& shape, const Precision& precision);
 Layer build_transformer_layer(const ModelSpec& spec, const Shape& shape, const Precision& precision);
+/// A mixture of experts' first dense layers (spec.first_dense_layers): the attention and a dense FFN of
+/// spec.ffn columns.
+Layer build_dense_transformer_layer(const ModelSpec& spec, const Shape& shape, const Precision& precision);
 Layer build_head_layer(const ModelSpec& spec, const Shape& shape, const Precision& precision);
 
 /// A layer built once and the number of chain nodes that are it.
@@ -20,17 +23,25 @@ struct DistinctLayer {
   int64_t nodes = 0;
 };
 
-/// The model as a chain for placement: node 0 is the embedding, nodes 1..L the identical transformer
-/// layers (built once), node L+1 the head with the loss. Everything per rank and per micro-batch.
+/// The model as a chain for placement: node 0 is the embedding, nodes 1..L the transformer layers, node
+/// L+1 the head with the loss. The transformer layers are identical (built once) but for a mixture of
+/// experts' first dense layers, nodes 1..spec.first_dense_layers, which are dense_transformer (built once
+/// too). Everything per rank and per micro-batch.
 struct LayerGraph {
   ModelSpec spec;
   Shape shape;
   Precision precision;
   Layer embedding;
-  Layer transformer;
+  Layer transformer;  ///< every transformer layer, or a mixture of experts' layers with experts
   Layer head;
+  Layer dense_transformer;  ///< the first dense layers of a mixture of experts (empty without them)
 
   int64_t size() const { return spec.num_layers + 2; }
+  /// Transformer layers that are dense_transformer (the first ones), and those that are `transformer`.
+  int64_t dense_layers() const { return spec.first_dense_layers; }
+  int64_t main_layers() const { return spec.num_layers - spec.first_dense_layers; }
+  /// The chain node of the first `transformer` layer.
+  int64_t first_main_node() const { return 1 + dense_layers(); }
   const Layer& node(int64_t index) const;
   /// The layers that are built once, in the order of their first node, each with its node count: whatever
   /// works per layer (scheduling, figures) works on these and maps chain nodes to them by distinct_index.

@@ -37,6 +37,55 @@ void require_divides(int64_t divisor, int64_t value, const std::string& source, 
         fmt::format("{}: {} = {} does not divide {} = {}", source, divisor_field, divisor, value_field, value));
 }
 
+void require_within(int64_t value, int64_t low, int64_t high, const std::string& source, const char* field) {
+  if (value < low || value > high)
+    throw InputError(fmt::format("{}: {} = {} must lie in {}..{}", source, field, value, low, high));
+}
+
+/// The dense first layers and group-limited routing of a mixture of experts.
+void validate_routing(const ModelSpec& spec, const std::string& source) {
+  require_within(spec.first_dense_layers, 0, spec.moe() ? spec.num_layers - 1 : 0, source, "first_k_dense_replace");
+  require_within(spec.expert_groups, 0, spec.experts, source, "n_group");
+  if (spec.expert_groups == 0) {
+    require_within(spec.expert_groups_per_token, 0, 0, source, "topk_group");
+    return;
+  }
+  require_divides(spec.expert_groups, spec.experts, source, "n_group", "n_routed_experts");
+  require_within(spec.expert_groups_per_token, 1, spec.expert_groups, source, "topk_group");
+  const int64_t reachable = spec.expert_groups_per_token * (spec.experts / spec.expert_groups);
+  if (spec.experts_per_token > reachable)
+    throw InputError(fmt::format("{}: num_experts_per_tok = {} exceeds the {} experts of topk_group = {} groups",
+                                 source, spec.experts_per_token, reachable, spec.expert_groups_per_token));
+}
+
+/// Multi-head latent attention: its ranks and head sizes, one key and value per head, RoPE on its own part.
+void validate_latent_attention(const ModelSpec& spec, const std::string& source) {
+  require_within(spec.q_lora_rank, 0, limits::kHidden, source, "q_lora_rank");
+  require_within(spec.kv_lora_rank, 0, limits::kHidden, source, "kv_lora_rank");
+  require_within(spec.rope_head_size, 0, limits::kHidden, source, "qk_rope_head_dim");
+  require_within(spec.value_head_size, 0, limits::kHidden, source, "v_head_dim");
+  if (!spec.mla()) {
+    if (spec.q_lora_rank != 0 || spec.rope_head_size != 0 || spec.value_head_size != 0)
+      throw InputError(fmt::format(
+          "{}: q_lora_rank = {}, qk_rope_head_dim = {}, v_head_dim = {} belong to latent attention, which needs "
+          "kv_lora_rank > 0",
+          source, spec.q_lora_rank, spec.rope_head_size, spec.value_head_size));
+    return;
+  }
+  if (spec.kv_heads != spec.heads)
+    throw InputError(
+        fmt::format("{}: latent attention has a key and a value per head: num_key_value_heads = {} "
+                    "must equal num_attention_heads = {}",
+                    source, spec.kv_heads, spec.heads));
+  if (!spec.rotary || spec.rope_head_size % 2 != 0)
+    throw InputError(fmt::format("{}: latent attention needs rotary embeddings on an even qk_rope_head_dim, got {}",
+                                 source, spec.rope_head_size));
+  if (spec.fused_qkv) throw InputError(fmt::format("{}: latent attention has no fused QKV projection", source));
+  if ((spec.qk_head_dim() + spec.v_head_dim()) % 2 != 0)
+    throw InputError(fmt::format("{}: qk_nope_head_dim + qk_rope_head_dim + v_head_dim = {} must be even", source,
+                                 spec.qk_head_dim() + spec.v_head_dim()));
+}
+
 }  // namespace
 
 void validate(const ModelSpec& spec, const std::string& source) {
@@ -67,13 +116,15 @@ void validate(const ModelSpec& spec, const std::string& source) {
     require_in(spec.experts_per_token, spec.experts, source, "num_experts_per_tok");
     require_in(spec.expert_ffn, limits::kFfn, source, "moe_intermediate_size");
   }
+  validate_routing(spec, source);
+  validate_latent_attention(spec, source);
   if (spec.shared_expert_ffn < 0 || spec.shared_expert_ffn > limits::kFfn)
     throw InputError(fmt::format("{}: shared_expert_intermediate_size = {} must lie in 0..{}", source,
                                  spec.shared_expert_ffn, limits::kFfn));
   require_divides(spec.kv_heads, spec.heads, source, "num_key_value_heads", "num_attention_heads");
   require_probability(spec.hidden_dropout, source, "hidden dropout");
   require_probability(spec.attention_dropout, source, "attention dropout");
-  if (spec.rotary && spec.head_dim() % 2 != 0)
+  if (spec.rotary && !spec.mla() && spec.head_dim() % 2 != 0)
     throw InputError(fmt::format("{}: rotary embeddings need an even head size, got {}", source, spec.head_dim()));
 }
 
@@ -105,6 +156,7 @@ void validate(const ModelSpec& spec, const Shape& shape, const std::string& sour
     require_divides(shape.expert_tp(), spec.expert_ffn, source, "etp", "moe_intermediate_size");
     if (spec.shared_expert_ffn > 0)
       require_divides(shape.tp, spec.shared_expert_ffn, source, "tp", "shared_expert_intermediate_size");
+    if (spec.first_dense_layers > 0) require_divides(shape.tp, spec.ffn, source, "tp", "intermediate_size");
   } else {
     require_divides(shape.tp, spec.ffn, source, "tp", "intermediate_size");
   }

@@ -63,9 +63,36 @@ struct ModelSpec {
   int64_t expert_ffn = 0;
   int64_t shared_expert_ffn = 0;
   bool shared_expert_gate = false;
+  /// Layers before the first expert layer that have a dense FFN of `ffn` columns instead (DeepSeek-V3: 3).
+  int64_t first_dense_layers = 0;
+  /// The router scores each expert with a sigmoid (DeepSeek-V3) instead of a softmax over the experts.
+  bool router_sigmoid = false;
+  /// Group-limited routing: the experts in expert_groups groups, each token's k experts picked inside its
+  /// expert_groups_per_token best groups (DeepSeek-V3: 8 and 4, one group per node: at most 4 nodes); 0: none.
+  int64_t expert_groups = 0;
+  int64_t expert_groups_per_token = 0;
+
+  /// Multi-head latent attention (DeepSeek-V2 and V3) where kv_lora_rank > 0: every head's key and value
+  /// come up from one latent of kv_lora_rank columns, and a key part of rope_head_size elements that carries
+  /// RoPE comes straight from the hidden state, shared by the heads; the queries come up from a latent of
+  /// q_lora_rank columns (0: projected from the hidden state). A head's query and key have head_dim() +
+  /// rope_head_size elements, its value value_head_size (0: head_dim()).
+  int64_t q_lora_rank = 0;
+  int64_t kv_lora_rank = 0;
+  int64_t rope_head_size = 0;
+  int64_t value_head_size = 0;
 
   int64_t head_dim() const { return head_size > 0 ? head_size : hidden / heads; }
+  bool mla() const { return kv_lora_rank > 0; }
+  /// Elements of one head's query and key, and of its value.
+  int64_t qk_head_dim() const { return head_dim() + (mla() ? rope_head_size : 0); }
+  int64_t v_head_dim() const { return value_head_size > 0 ? value_head_size : head_dim(); }
+  /// The head size a fused attention kernel works at: the mean of the query/key and value sizes, which
+  /// gives its products and its tensors' bytes exactly (2·s²·(d_qk + d_v) FLOPs forward).
+  int64_t attention_head_dim() const { return (qk_head_dim() + v_head_dim()) / 2; }
   bool moe() const { return experts > 0; }
+  /// The layers with routed experts: all but the first dense ones (0 for a dense model).
+  int64_t moe_layers() const { return moe() ? num_layers - first_dense_layers : 0; }
   /// Whether a token attends to the tokens before it only (the causal mask) or to all (BERT's padding mask).
   bool causal() const { return mask == MaskKind::Causal; }
   bool operator==(const ModelSpec&) const = default;
@@ -108,7 +135,7 @@ inline constexpr int64_t kSequence = int64_t{1} << 26;    ///< tokens per sequen
 inline constexpr int64_t kMicroBatch = int64_t{1} << 16;  ///< sequences per micro-batch
 inline constexpr int64_t kTokens = int64_t{1} << 32;      ///< tokens per micro-batch (seq · mbs), bounds the work
 inline constexpr int64_t kTensorParallel = kHeads;        ///< tensor-parallel width (it divides the heads)
-inline constexpr int64_t kExperts = int64_t{1} << 12;     ///< routed experts per layer
+inline constexpr int64_t kExperts = int64_t{1} << 12;     ///< routed experts per layer (and expert groups)
 }  // namespace limits
 
 /// Vocabulary rows actually allocated at tensor-parallel width t: Megatron pads to a multiple of 128·t

@@ -33,7 +33,16 @@ json hyperparameters_json(const ModelSpec& m) {
               {"experts_per_token", m.experts_per_token},
               {"expert_ffn", m.expert_ffn},
               {"shared_expert_ffn", m.shared_expert_ffn},
-              {"shared_expert_gate", m.shared_expert_gate}};
+              {"shared_expert_gate", m.shared_expert_gate},
+              {"first_dense_layers", m.first_dense_layers},
+              {"router_score", m.router_sigmoid ? "sigmoid" : "softmax"},
+              {"expert_groups", m.expert_groups},
+              {"expert_groups_per_token", m.expert_groups_per_token},
+              {"multi_latent_attention", m.mla()},
+              {"q_lora_rank", m.q_lora_rank},
+              {"kv_lora_rank", m.kv_lora_rank},
+              {"qk_head_dim", m.qk_head_dim()},
+              {"v_head_dim", m.v_head_dim()}};
 }
 
 }  // namespace phaze::model

@@ -158,6 +158,31 @@ ModelSpec qwen3_30b_a3b() {
   return m;
 }
 
+/// DeepSeek-V3 (deepseek-ai/DeepSeek-V3 config.json; arXiv 2412.19437): 61 layers of multi-head latent
+/// attention (query latent 1,536, key/value latent 512, heads of 128 + 64 RoPE elements, values of 128), the
+/// first 3 with a dense FFN of 18,432, the other 58 with 256 routed experts of 2,048 (8 per token, sigmoid
+/// scores, within 4 of 8 groups) and one shared expert; pre-trained at 4,096 tokens. Its multi-token
+/// prediction module is not part of the preset (docs/models.md 3.4).
+ModelSpec deepseek_v3() {
+  ModelSpec m = llama_shaped("deepseek-v3", "DeepSeek-V3 (Hugging Face)", 61, 7168, 128, 128, 129280, 163840, 4096);
+  m.ffn = 18432;
+  m.head_size = 128;
+  m.rope_head_size = 64;
+  m.value_head_size = 128;
+  m.q_lora_rank = 1536;
+  m.kv_lora_rank = 512;
+  m.experts = 256;
+  m.experts_per_token = 8;
+  m.expert_ffn = 2048;
+  m.shared_expert_ffn = 2048;
+  m.first_dense_layers = 3;
+  m.router_sigmoid = true;
+  m.expert_groups = 8;
+  m.expert_groups_per_token = 4;
+  m.norm_epsilon = 1e-6;
+  return m;
+}
+
 ModelSpec megatron_bert() {
   ModelSpec m = megatron_gpt("megatron-bert", "Megatron-BERT 336M", 24, 1024, 16, 512);
   m.vocab = 30522;
@@ -180,7 +205,8 @@ std::vector<ModelSpec> all_presets() {
           mixtral("mixtral-8x7b", "Mixtral 8x7B (Hugging Face)", 32, 4096, 32, 14336, 32000, 32768),
           mixtral("mixtral-8x22b", "Mixtral 8x22B (Hugging Face)", 56, 6144, 48, 16384, 32768, 65536),
           qwen2_57b_a14b(),
-          qwen3_30b_a3b()};
+          qwen3_30b_a3b(),
+          deepseek_v3()};
 }
 
 const std::vector<ModelSpec>& presets() {

@@ -36,10 +36,12 @@ ForwardSpec residual_op(std::string id, const ModelSpec& m, Value branch, Value 
 struct LayerDims {
   CheckedInt t, b, s, T;       // tensor-parallel width, micro-batch, sequence, tokens b·s
   CheckedInt h, dh;            // hidden size, head size
+  CheckedInt dqk, dv;          // elements of a head's query and key, and of its value
   CheckedInt heads_t, kv_t;    // query and key/value heads of one rank
   CheckedInt group;            // query heads sharing one key/value head
   CheckedInt f_t;              // FFN columns of one rank
-  CheckedInt q_cols, kv_cols;  // query and key/value projection columns of one rank (heads · head size)
+  CheckedInt q_cols, kv_cols;  // query and key projection columns of one rank (heads · d_qk)
+  CheckedInt v_cols, o_cols;   // value columns of one rank, and the context's (query heads · d_v)
   CheckedInt scores_n;         // attention scores of one rank: b · heads/t · s²
   CheckedInt ep, etp;          // expert-parallel and expert tensor-parallel widths
 };
@@ -52,12 +54,16 @@ LayerDims dims_of(const ModelSpec& m, const Shape& shape) {
   d.T = shape.tokens();
   d.h = m.hidden;
   d.dh = m.head_dim();
+  d.dqk = m.qk_head_dim();
+  d.dv = m.v_head_dim();
   d.heads_t = m.heads / d.t;
   d.kv_t = m.kv_heads / d.t;
   d.group = m.heads / m.kv_heads;
   d.f_t = m.ffn / d.t;
-  d.q_cols = d.heads_t * d.dh;
-  d.kv_cols = d.kv_t * d.dh;
+  d.q_cols = d.heads_t * d.dqk;
+  d.kv_cols = d.kv_t * d.dqk;
+  d.v_cols = d.kv_t * d.dv;
+  d.o_cols = d.heads_t * d.dv;
   d.scores_n = d.b * d.heads_t * d.s * d.s;
   d.ep = shape.ep;
   d.etp = shape.expert_tp();
@@ -73,13 +79,13 @@ QueryKeyValue project_qkv(LayerBuilder& lb, const ModelSpec& m, const LayerDims&
   const CheckedInt t = d.t, T = d.T, h = d.h;
   QueryKeyValue out;
   if (m.fused_qkv) {
-    const CheckedInt cols = d.q_cols + 2 * d.kv_cols;
+    const CheckedInt cols = d.q_cols + d.kv_cols + d.v_cols;
     std::vector<Weight> w{split_weight(h * cols, t)};
     if (m.biases) w.push_back(split_weight(cols, t));
     const int qkv = lb.add(linear_op("F3", m.biases ? "QKV projection + bias" : "QKV projection", Gemm{T, cols, h, 1},
                                      attn_in, w, Epilogue{m.biases, false, {}}, p));
     const int split =
-        lb.add(layout_op("F4", "split into heads", {lb.out(qkv)}, {T * d.q_cols, T * d.kv_cols, T * d.kv_cols}));
+        lb.add(layout_op("F4", "split into heads", {lb.out(qkv)}, {T * d.q_cols, T * d.kv_cols, T * d.v_cols}));
     out = {lb.out(split, 0), lb.out(split, 1), lb.out(split, 2)};
   } else {
     const bool bias = m.biases || m.qkv_bias;
@@ -91,7 +97,7 @@ QueryKeyValue project_qkv(LayerBuilder& lb, const ModelSpec& m, const LayerDims&
     };
     out.q = projection("F3q", "query", d.q_cols, m.scale_query);
     out.k = projection("F3k", "key", d.kv_cols, false);
-    out.v = projection("F3v", "value", d.kv_cols, false);
+    out.v = projection("F3v", "value", d.v_cols, false);
   }
   if (m.qk_norm) {
     // One norm of d_h elements per head (the layer's kind), its d_h weights shared by the heads.
@@ -112,10 +118,56 @@ QueryKeyValue project_qkv(LayerBuilder& lb, const ModelSpec& m, const LayerDims&
   return out;
 }
 
+/// F3–F4 of multi-head latent attention (DeepSeek-V2 and V3; docs/models.md 3.4). The down projections to
+/// the query latent (F3qa) and to the key/value latent with the shared RoPE key part (F3kva) are duplicated
+/// on every tensor-parallel rank, as Megatron-Core builds them; each latent is normalised (F4qa, F4kva) and
+/// projected up, column-parallel, to the rank's heads: the queries' d_qk = d_nope + d_rope columns each
+/// (F3qb), the keys' d_nope and the values' d_v (F3kvb). RoPE runs on the queries' rope part and the shared
+/// key part (F4q, F4k), which every head's key then repeats (F4c).
+QueryKeyValue project_latent_qkv(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value attn_in,
+                                 const Precision& p) {
+  const CheckedInt t = d.t, T = d.T, h = d.h, heads = d.heads_t, dn = d.dh, dr = m.rope_head_size, dv = d.dv;
+  auto latent_norm = [&](const char* id, const std::string& name, Value in, CheckedInt cols, CheckedInt width) {
+    return lb.out(lb.add(norm_op(id, name + " " + norm_name(m.norm), m.norm, in, T * cols, width, m.biases)));
+  };
+  auto projection = [&](const char* id, const std::string& name, Value in, CheckedInt k, CheckedInt n, Weight w) {
+    return lb.out(lb.add(linear_op(id, name, Gemm{T, n, k, 1}, in, {w}, Epilogue{}, p)));
+  };
+  QueryKeyValue out;
+  if (m.q_lora_rank > 0) {
+    const CheckedInt r = m.q_lora_rank;
+    const Value latent = projection("F3qa", "query down projection", attn_in, h, r, replicated_weight(h * r));
+    const Value normed = latent_norm("F4qa", "query latent", latent, r, r);
+    out.q = projection("F3qb", "query up projection", normed, r, d.q_cols, split_weight(r * d.q_cols, t));
+  } else {
+    out.q = projection("F3q", "query projection", attn_in, h, d.q_cols, split_weight(h * d.q_cols, t));
+  }
+  const CheckedInt r = m.kv_lora_rank;
+  const Value down =
+      projection("F3kva", "key/value down projection", attn_in, h, r + dr, replicated_weight(h * (r + dr)));
+  const int parts = lb.add(layout_op("F4kvs", "split latent and RoPE key part", {down}, {T * r, T * dr}));
+  const Value normed = latent_norm("F4kva", "key/value latent", lb.out(parts, 0), r, r);
+  const CheckedInt up_cols = heads * (dn + dv);
+  const Value up = projection("F3kvb", "key/value up projection", normed, r, up_cols, split_weight(r * up_cols, t));
+  // RoPE turns `turned` elements of a tensor of `n` (the rope part of each query head; the whole query
+  // passes on, its other part unchanged).
+  auto rope = [&](const char* id, const char* name, Value in, CheckedInt turned, CheckedInt n) {
+    return lb.out(lb.add(
+        vector_op(id, name, {Operand{in}}, {fwd(VectorKind::Rope, turned)}, n, {bwd(VectorKind::Rope, turned)})));
+  };
+  out.q = rope("F4q", "RoPE on q's rope part", out.q, T * heads * dr, T * d.q_cols);
+  const Value k_rope = rope("F4k", "RoPE on the shared key part", lb.out(parts, 1), T * dr, T * dr);
+  const int kv =
+      lb.add(layout_op("F4c", "keys from their two parts, values", {up, k_rope}, {T * d.kv_cols, T * d.v_cols}));
+  out.k = lb.out(kv, 0);
+  out.v = lb.out(kv, 1);
+  return out;
+}
+
 /// F5–F8: the materialised attention core, scores, softmax, dropout and context; returns the context.
 Value attention_core(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, const QueryKeyValue& qkv,
                      const Precision& p) {
-  const CheckedInt s = d.s, dh = d.dh, scores_n = d.scores_n, heads = d.b * d.heads_t, kv = d.b * d.kv_t;
+  const CheckedInt s = d.s, dqk = d.dqk, dv = d.dv, scores_n = d.scores_n, heads = d.b * d.heads_t, kv = d.b * d.kv_t;
   // Scores S = Q·Kᵀ, reduction over d_h. One key/value head serves `group` query heads, so the gradients
   // of K and V also reduce over the group's rows.
   const bool scale_scores = !m.scale_query;
@@ -123,16 +175,16 @@ Value attention_core(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, c
   scores.id = "F5";
   scores.name = std::string("scores Q·Kᵀ") + (scale_scores ? " × 1/√d_h" : "") + " + mask";
   scores.engine = Engine::Fused;
-  scores.gemm = Gemm{s, s, dh, heads};
+  scores.gemm = Gemm{s, s, dqk, heads};
   if (scale_scores) scores.passes.push_back(fwd(VectorKind::Scale, scores_n));
   scores.passes.push_back(fwd(VectorKind::Mask, scores_n));
   scores.operands = {Operand{qkv.q}, Operand{qkv.k}};
   scores.output_elements = {scores_n};
   scores.saved = {qkv.q, qkv.k};
   scores.backward = {
-      BackwardSpec{"a", "dQ = dS·K", Engine::Tensor, Gemm{s, dh, s, heads}, {}, std::nullopt, true, {}, {0}, false},
+      BackwardSpec{"a", "dQ = dS·K", Engine::Tensor, Gemm{s, dqk, s, heads}, {}, std::nullopt, true, {}, {0}, false},
       BackwardSpec{
-          "b", "dK = dSᵀ·Q", Engine::Tensor, Gemm{s, dh, s * d.group, kv}, {}, std::nullopt, true, {}, {1}, false}};
+          "b", "dK = dSᵀ·Q", Engine::Tensor, Gemm{s, dqk, s * d.group, kv}, {}, std::nullopt, true, {}, {1}, false}};
   const Value score = lb.out(lb.add(scores));
 
   std::vector<VectorPass> softmax_bwd{bwd(VectorKind::Softmax, scores_n, s)};
@@ -154,14 +206,14 @@ Value attention_core(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, c
   context.id = "F8";
   context.name = "context P·V";
   context.engine = Engine::Tensor;
-  context.gemm = Gemm{s, dh, s, heads};
+  context.gemm = Gemm{s, dv, s, heads};
   context.operands = {Operand{probs}, Operand{qkv.v}};
-  context.output_elements = {d.T * d.q_cols};
+  context.output_elements = {d.T * d.o_cols};
   context.saved = {probs, qkv.v};
   context.backward = {
-      BackwardSpec{"a", "dP = dO·Vᵀ", Engine::Tensor, Gemm{s, s, dh, heads}, {}, std::nullopt, true, {}, {0}, false},
+      BackwardSpec{"a", "dP = dO·Vᵀ", Engine::Tensor, Gemm{s, s, dv, heads}, {}, std::nullopt, true, {}, {0}, false},
       BackwardSpec{
-          "b", "dV = Pᵀ·dO", Engine::Tensor, Gemm{s, dh, s * d.group, kv}, {}, std::nullopt, true, {}, {1}, false}};
+          "b", "dV = Pᵀ·dO", Engine::Tensor, Gemm{s, dv, s * d.group, kv}, {}, std::nullopt, true, {}, {1}, false}};
   return lb.out(lb.add(context));
 }
 
@@ -238,9 +290,21 @@ Value moe_mlp(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value in
   const CheckedInt expert_rows = folded ? rows * ep * etp : rows * ep;
   const Value scores = lb.out(
       lb.add(linear_op("F14r", "router scores", Gemm{T, E, h, 1}, in, {replicated_weight(E * h)}, Epilogue{}, p)));
-  ForwardSpec top = vector_op("F14t", "router softmax and top-k", {Operand{scores}},
-                              {fwd(VectorKind::Softmax, T * E, E), fwd(VectorKind::TopK, T * E * k, E)}, T * k,
-                              {bwd(VectorKind::Softmax, T * E, E)});
+  // The score (a softmax over the experts, or a sigmoid per expert), the group choice where routing is
+  // group-limited (each group's score, the best groups), and the top k.
+  const VectorKind score = m.router_sigmoid ? VectorKind::Sigmoid : VectorKind::Softmax;
+  const CheckedInt row = m.router_sigmoid ? CheckedInt(0) : E;
+  std::vector<VectorPass> route{fwd(score, T * E, row)};
+  if (m.expert_groups > 0) {
+    const CheckedInt groups = m.expert_groups;
+    route.push_back(fwd(VectorKind::TopK, T * E * 2, E / groups));  // each group's best two
+    route.push_back(fwd(VectorKind::TopK, T * groups * m.expert_groups_per_token, groups));
+  }
+  route.push_back(fwd(VectorKind::TopK, T * E * k, E));
+  ForwardSpec top = vector_op("F14t",
+                              std::string("router ") + (m.router_sigmoid ? "sigmoid" : "softmax") +
+                                  (m.expert_groups > 0 ? ", group-limited top-k" : " and top-k"),
+                              {Operand{scores}}, route, T * k, {bwd(score, T * E, row)});
   top.saved = {lb.next_out()};
   top.saved_extra_bytes = routed * p.index_bytes;  // the chosen experts
   const Value weights = lb.out(lb.add(top));
@@ -282,9 +346,8 @@ Value moe_mlp(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value in
                                  {fwd(VectorKind::Add, all * h)}, all * h, {bwd(VectorKind::Add, all * h)})));
 }
 
-}  // namespace
-
-Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Precision& p) {
+/// One transformer layer; `dense_mlp` gives a mixture of experts' layer its dense FFN of `ffn` columns.
+Layer transformer_layer(const ModelSpec& m, const Shape& shape, const Precision& p, bool dense_mlp) {
   const LayerDims d = dims_of(m, shape);
   const CheckedInt t = d.t, T = d.T, h = d.h;
 
@@ -297,10 +360,11 @@ Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Prec
   // Attention block.
   Value attn_in = m.pre_norm ? norm("F1", "input", x) : x;
   if (t > 1) attn_in = lb.out(lb.add(enter_tp_op("F2", attn_in, T * h, t, p)));
-  const Value ctx = attention_core(lb, m, d, project_qkv(lb, m, d, attn_in, p), p);
-  const Value merged = lb.out(lb.add(layout_op("F9", "merge heads", {ctx}, {T * d.q_cols})));
-  Value attn_out = lb.out(lb.add(linear_op("F10", "attention output projection", Gemm{T, h, d.q_cols, 1}, merged,
-                                           {split_weight(d.q_cols * h, t)}, Epilogue{}, p)));
+  const QueryKeyValue qkv = m.mla() ? project_latent_qkv(lb, m, d, attn_in, p) : project_qkv(lb, m, d, attn_in, p);
+  const Value ctx = attention_core(lb, m, d, qkv, p);
+  const Value merged = lb.out(lb.add(layout_op("F9", "merge heads", {ctx}, {T * d.o_cols})));
+  Value attn_out = lb.out(lb.add(linear_op("F10", "attention output projection", Gemm{T, h, d.o_cols, 1}, merged,
+                                           {split_weight(d.o_cols * h, t)}, Epilogue{}, p)));
   if (t > 1) attn_out = lb.out(lb.add(leave_tp_op("F11", "g: all-reduce", attn_out, T * h, t, p)));
   Value h1 = lb.out(lb.add(residual_op("F12", m, attn_out, x, T * h, p)));
 
@@ -313,7 +377,7 @@ Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Prec
     mlp_in = h1;
   }
   Value mlp_out;
-  if (m.moe()) {
+  if (m.moe() && !dense_mlp) {
     mlp_out = moe_mlp(lb, m, d, mlp_in, p);  // with its own tensor-parallel collectives
   } else {
     if (t > 1) mlp_in = lb.out(lb.add(enter_tp_op("F14", mlp_in, T * h, t, p)));
@@ -324,6 +388,16 @@ Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Prec
   if (!m.pre_norm) y = norm("F19", "output", y);
   lb.output(y, true);
   return lb.finish();
+}
+
+}  // namespace
+
+Layer build_transformer_layer(const ModelSpec& m, const Shape& shape, const Precision& p) {
+  return transformer_layer(m, shape, p, false);
+}
+
+Layer build_dense_transformer_layer(const ModelSpec& m, const Shape& shape, const Precision& p) {
+  return transformer_layer(m, shape, p, true);
 }
 
 }  // namespace phaze::model

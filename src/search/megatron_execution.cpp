@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
+#include <utility>
 
 #include "megatron/plan_space.h"
 #include "model/operator_roles.h"
@@ -60,22 +62,28 @@ PassTime pass_time(const PassSummary& s, double attention_core_s = 0) {
   return PassTime{s.makespan_s, 0, attention_core_s};
 }
 
-/// Layer costs from the schedules of `graph`'s distinct layers (chain node 0 the embedding, 1 a transformer
-/// layer, the last the head).
+/// Layer costs from the schedules of `graph`'s distinct layers (chain node 0 the embedding, then the
+/// transformer layers, dense first ones where the model has them, the last the head).
 megatron::LayerCosts costs_from(const model::LayerGraph& graph, const LayerSchedules& s, double attention_core_s) {
   megatron::LayerCosts c = megatron::graph_costs(graph);
   const LayerSchedules::Passes& emb = s.node(graph, 0);
-  const LayerSchedules::Passes& layer = s.node(graph, 1);
+  const LayerSchedules::Passes& layer = s.node(graph, graph.first_main_node());
   const LayerSchedules::Passes& head = s.node(graph, graph.size() - 1);
   c.embedding = LayerTime{pass_time(emb.forward), pass_time(emb.backward)};
   c.transformer = LayerTime{pass_time(layer.forward, attention_core_s), pass_time(layer.backward)};
   c.head = LayerTime{pass_time(head.forward), pass_time(head.backward)};
+  if (graph.dense_layers() > 0) {
+    // The dense layers' attention is the expert layers' own.
+    const LayerSchedules::Passes& dense = s.node(graph, 1);
+    c.dense_transformer = LayerTime{pass_time(dense.forward, attention_core_s), pass_time(dense.backward)};
+  }
   return c;
 }
 
-/// The forward problem of the transformer layer among layer_problems(graph, ...).
+/// The forward problem of the (expert, where the model has dense first layers) transformer layer among
+/// layer_problems(graph, ...).
 size_t transformer_forward(const model::LayerGraph& graph) {
-  return 2 * graph.distinct_index(1);
+  return 2 * graph.distinct_index(graph.first_main_node());
 }
 
 /// Per micro-batch and rank, the figures of every pass the plan runs: the layers' forward and backward passes
@@ -123,17 +131,23 @@ std::vector<TrainingPlan> fitting_megatron_plans(const SearchQuestion& q, const 
   std::vector<megatron::LayerCosts> unit(graphs.size());
   for (size_t i = 0; i < graphs.size(); ++i) {
     unit[i].graph = graphs[i];
-    for (LayerTime* l : {&unit[i].embedding, &unit[i].transformer, &unit[i].head}) *l = {{1, 0, 0}, {1, 0, 0}};
+    for (LayerTime* l : {&unit[i].embedding, &unit[i].transformer, &unit[i].head, &unit[i].dense_transformer})
+      *l = {{1, 0, 0}, {1, 0, 0}};
   }
-  std::vector<std::optional<double>> replicated(graphs.size());
+  // The bytes sequence parallelism leaves whole, per width: the expert (or only) layer's and a dense one's.
+  std::vector<std::optional<std::pair<double, double>>> replicated(graphs.size());
   const int64_t micro_batch = graphs.front().shape.micro_batch;
   for_each_megatron_plan(m.spec, plan_space(q, m, micro_batch, recompute), [&](const TrainingPlan& plan) {
     const size_t wi = width_index(m, plan.tp);
     megatron::LayerCosts& c = unit[wi];
     c.replicated_activation_bytes = 0;
+    c.dense_replicated_activation_bytes = 0;
     if (plan.sequence_parallel) {
-      if (!replicated[wi]) replicated[wi] = megatron::replicated_activation_bytes(m.spec, c.graph, plan);
-      c.replicated_activation_bytes = *replicated[wi];
+      if (!replicated[wi]) {
+        megatron::set_replicated_activation_bytes(c, m.spec, plan);
+        replicated[wi] = std::make_pair(c.replicated_activation_bytes, c.dense_replicated_activation_bytes);
+      }
+      std::tie(c.replicated_activation_bytes, c.dense_replicated_activation_bytes) = *replicated[wi];
     }
     if (megatron::predict_step(m.spec, device, q.network, plan, c).memory.fits) out.push_back(plan);
   });
@@ -157,6 +171,7 @@ std::optional<MegatronWidth> megatron_width(const model::LayerGraph& graph, cons
   if (t > 1 && graph.shape.seq % t == 0) {
     model::LayerGraph split = graph;
     split.transformer = model::sequence_parallel_layer(graph.transformer, t);
+    split.dense_transformer = model::sequence_parallel_layer(graph.dense_transformer, t);
     const std::vector<schedule::Problem> split_problems = layer_problems(split, design, scheduling.estimator);
     if (all_finite(split_problems)) {
       w.sequence_parallel_schedules = solve_layers(split_problems, scheduling);
@@ -165,7 +180,8 @@ std::optional<MegatronWidth> megatron_width(const model::LayerGraph& graph, cons
       plan.tp = t;
       plan.micro_batch = graph.shape.micro_batch;
       plan.seq = graph.shape.seq;
-      c.replicated_activation_bytes = megatron::replicated_activation_bytes(graph.spec, graph, plan);
+      plan.sequence_parallel = true;
+      megatron::set_replicated_activation_bytes(c, graph.spec, plan);
       w.sequence_parallel_costs = std::move(c);
     }
   }

@@ -143,6 +143,17 @@ void spec_fields(S& s, V& v) {
     x("shared_expert_ffn", s.shared_expert_ffn, Range{0, static_cast<double>(model::limits::kFfn)});
     x("shared_expert_gate", s.shared_expert_gate);
   });
+  const bool latent = s.first_dense_layers != 0 || s.router_sigmoid || s.expert_groups != 0 || s.mla();
+  v.optional_section("latent_attention_and_routing", latent, [&](auto& x) {
+    x("first_dense_layers", s.first_dense_layers, Range{0, static_cast<double>(model::limits::kLayers)});
+    x("router_sigmoid", s.router_sigmoid);
+    x("expert_groups", s.expert_groups, Range{0, static_cast<double>(model::limits::kExperts)});
+    x("expert_groups_per_token", s.expert_groups_per_token, Range{0, static_cast<double>(model::limits::kExperts)});
+    x("q_lora_rank", s.q_lora_rank, Range{0, static_cast<double>(model::limits::kHidden)});
+    x("kv_lora_rank", s.kv_lora_rank, Range{0, static_cast<double>(model::limits::kHidden)});
+    x("rope_head_size", s.rope_head_size, Range{0, static_cast<double>(model::limits::kHidden)});
+    x("value_head_size", s.value_head_size, Range{0, static_cast<double>(model::limits::kHidden)});
+  });
 }
 
 template <typename M, typename V>

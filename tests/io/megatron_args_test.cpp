@@ -191,6 +191,31 @@ TEST(MegatronArgs, MixtureOfExpertsAndHeadSize) {
             0);  // hidden / heads, as without the flag
 }
 
+TEST(MegatronArgs, DeepSeekV3AsItsConfigDescribesIt) {
+  // Megatron-LM's arguments for DeepSeek-V3 (its config.json in Megatron-LM's names) describe the same model.
+  const auto run = parse_megatron_args(
+      split("--num-layers 61 --hidden-size 7168 --num-attention-heads 128 --ffn-hidden-size 18432 --seq-length 4096 "
+            "--max-position-embeddings 163840 --swiglu --normalization RMSNorm --position-embedding-type rope "
+            "--untie-embeddings-and-output-weights --disable-bias-linear --attention-dropout 0 --hidden-dropout 0 "
+            "--vocab-size 129280 --bf16 --multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 "
+            "--qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --num-experts 256 --moe-router-topk 8 "
+            "--moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) "
+            "--moe-router-score-function sigmoid --moe-router-num-groups 8 --moe-router-group-topk 4 "
+            "--moe-router-enable-expert-bias --moe-grouped-gemm"),
+      0);
+  const auto config = phaze::model::read_hf_config(std::string(PHAZE_TEST_DATA) + "/hf/deepseek-v3/config.json");
+  const auto a = phaze::model::model_totals(run.spec, 4096, {});
+  const auto b = phaze::model::model_totals(config, 4096, {});
+  EXPECT_EQ(a.parameters, b.parameters);
+  EXPECT_EQ(a.active_parameters, b.active_parameters);
+  EXPECT_EQ(a.training_flops_per_sample, b.training_flops_per_sample);
+  EXPECT_EQ(run.spec.first_dense_layers, 3);
+  EXPECT_TRUE(run.spec.router_sigmoid);
+  EXPECT_EQ(run.spec.expert_groups, 8);
+  EXPECT_EQ(run.spec.expert_groups_per_token, 4);
+  EXPECT_EQ(run.not_modelled, (std::vector<std::string>{"--moe-router-enable-expert-bias"}));
+}
+
 TEST(MegatronArgs, WhatIsNotModelledYetIsRefusedNamingTheFlag) {
   const std::string base = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 ";
   const std::pair<std::string, std::string> cases[] = {
@@ -204,6 +229,12 @@ TEST(MegatronArgs, WhatIsNotModelledYetIsRefusedNamingTheFlag) {
               "--expert-tensor-parallel-size 3",
        "--etp"},
       {base + "--bf16 --num-experts 8 --moe-layer-freq 2", "--moe-layer-freq"},
+      {base + "--bf16 --num-experts 8 --moe-layer-freq ([0]*1+[1]*2)", "--moe-layer-freq"},  // 3 layers, not 2
+      {base + "--bf16 --num-experts 8 --moe-layer-freq ([1]*1+[0]*1)", "--moe-layer-freq"},
+      {base + "--bf16 --num-experts 8 --mtp-num-layers 1", "--mtp-num-layers"},
+      {base + "--bf16 --num-experts 8 --moe-router-score-function relu", "--moe-router-score-function"},
+      {base + "--bf16 --num-experts 8 --moe-router-num-groups 4", "--moe-router-group-topk"},
+      {base + "--bf16 --num-experts 8 --moe-router-num-groups 3 --moe-router-group-topk 1", "n_group"},
       {base + "--bf16 --num-experts 8 --moe-router-topk 9", "num_experts_per_tok"},
       {base + "--bf16 --normalization Foo", "--normalization"},
       {base + "--bf16 --micro-batch-size many", "--micro-batch-size"},

@@ -43,6 +43,14 @@ void add_feature_options(CLI::App* cmd, megatron::TrainingPlan& features) {
          [&features](const std::string& v) { features.cp_comm = megatron::parse_cp_comm(v, "--cp-comm-type"); },
          "Context parallelism's key/value exchange: p2p (the default) or all_gather")
       ->type_name("TEXT");
+  cmd->add_option_function<std::string>(
+         "--moe-token-dispatcher-type",
+         [&features](const std::string& v) {
+           features.moe_dispatcher = megatron::parse_moe_dispatcher(v, "--moe-token-dispatcher-type");
+         },
+         "How a mixture of experts' tokens reach their experts: alltoall (every copy by one all-to-all; the "
+         "default) or flex (DeepEP: one copy a node across the scale-out network)")
+      ->type_name("TEXT");
   add_integer_option(cmd, "--zero-group", features.zero_group, 0, megatron::plan_limits::kGpus,
                      "GPUs of one ZeRO sharding group (HYBRID_SHARD; 0: every data- and context-parallel GPU)");
   add_memory_reserve_option(cmd, features.memory_reserve_bytes);

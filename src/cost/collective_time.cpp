@@ -62,6 +62,24 @@ double all_to_all_s(const hw::Network& network, DeviceGroup group, double bytes)
   return std::max(inside_s, outside_s) + g.tier->latency_s;
 }
 
+int64_t nodes_spanned(const hw::Network& network, DeviceGroup group) {
+  if (group.size <= 1) return 1;
+  const GroupTiers g = group_tiers(network, group);
+  if (g.inner == nullptr) return 1;
+  return (group.size + g.per_inner - 1) / g.per_inner;
+}
+
+double deduplicated_all_to_all_s(const hw::Network& network, DeviceGroup group, double bytes, double copies,
+                                 double remote_nodes) {
+  if (group.size <= 1 || bytes <= 0) return 0;
+  const GroupTiers g = group_tiers(network, group);
+  if (g.inner == nullptr) return all_to_all_s(network, group, bytes);
+  const double near = static_cast<double>(g.per_inner);
+  const double inside_s = (near - 1) / near * bytes / g.inner->effective_bandwidth();
+  const double outside_s = remote_nodes / copies * bytes / g.tier->effective_bandwidth();
+  return std::max(inside_s, outside_s) + g.tier->latency_s;
+}
+
 GroupLink send_link(const hw::Network& network, int64_t distance) {
   const hw::NetworkTier& tier = hw::tier_spanning(network, CheckedInt(std::max<int64_t>(distance, 1)) + 1);
   return GroupLink{tier.effective_bandwidth(), tier.latency_s};

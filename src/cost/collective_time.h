@@ -61,6 +61,16 @@ double reduce_scatter_s(const hw::Network& network, DeviceGroup group, double by
 /// and the rest through its own share of the outer tier (one device's bandwidth), the two at once; one
 /// latency. 0 for a group of one.
 double all_to_all_s(const hw::Network& network, DeviceGroup group, double bytes);
+/// Nodes (groups of the tier below the one the group spans) that the group's members sit in: 1 when the
+/// group lies in one node.
+int64_t nodes_spanned(const hw::Network& network, DeviceGroup group);
+/// An all-to-all whose copies bound for one node cross the outer tier once and fan out inside it (DeepEP's
+/// dispatch, and its combine in reverse): of `bytes` (every copy a device sends, k per token), bytes ·
+/// remote_nodes / k cross the outer tier, remote_nodes the nodes other than its own that a token reaches on
+/// average, while bytes · (m − 1)/m move inside the node (the copies for its m − 1 node-mates and those it
+/// forwards for the other nodes), the two at once; one latency. all_to_all_s within one node.
+double deduplicated_all_to_all_s(const hw::Network& network, DeviceGroup group, double bytes, double copies,
+                                 double remote_nodes);
 /// A point-to-point transfer of `bytes` bytes to the device `distance` positions further on, while every
 /// device sends likewise (pipeline stages): transfer_s on send_link.
 double send_s(const hw::Network& network, int64_t distance, double bytes);

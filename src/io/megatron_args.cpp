@@ -93,6 +93,8 @@ const std::set<std::string> kModelledValues = {
     "--qk-pos-emb-head-dim",
     "--v-head-dim",
     "--mtp-num-layers",
+    "--moe-token-dispatcher-type",
+    "--moe-flex-dispatcher-backend",
 };
 
 /// The flags of the command line, each with its value ("" for a switch); later ones replace earlier ones,
@@ -348,6 +350,12 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
   if (const auto recipe = f.value("--fp8-recipe")) p.fp8_recipe = megatron::parse_fp8_recipe(*recipe, "--fp8-recipe");
   p.fp8_param_gather = f.has("--fp8-param-gather");
   if (const auto comm = f.value("--cp-comm-type")) p.cp_comm = megatron::parse_cp_comm(*comm, "--cp-comm-type");
+  if (const auto dispatcher = f.value("--moe-token-dispatcher-type"))
+    p.moe_dispatcher = megatron::parse_moe_dispatcher(*dispatcher, "--moe-token-dispatcher-type");
+  if (const auto backend = f.value("--moe-flex-dispatcher-backend"); backend && *backend != "deepep")
+    throw InputError(fmt::format(
+        "Megatron-LM arguments: --moe-flex-dispatcher-backend {}: only DeepEP's dispatch is modelled (deepep)",
+        *backend));
   p.overlap_dp = f.has("--overlap-grad-reduce");
   p.overlap_param_gather = f.has("--overlap-param-gather");
   p.tp_comm_overlap = f.has("--tp-comm-overlap");

@@ -36,6 +36,7 @@ json to_json(const megatron::TrainingPlan& p) {
               {"cross_entropy_loss_fusion", !p.unfused_loss},
               {"ep", p.ep},
               {"etp", p.expert_tp()},
+              {"moe_token_dispatcher_type", megatron::to_string(p.moe_dispatcher)},
               {"attention_backend", megatron::attention_backend(p)},
               {"fp8_recipe", megatron::to_string(p.fp8_recipe)},
               {"fp8_param_gather", p.fp8_param_gather},

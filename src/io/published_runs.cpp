@@ -107,6 +107,7 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
           "grad_reduce_in_fp32",
           "fp8_param_gather",
           "cp_comm_type",
+          "moe_token_dispatcher_type",
           "overlap_grad_reduce",
           "overlap_param_gather",
           "tp_comm_overlap",
@@ -168,6 +169,9 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   if (distributed_optimizer && p.zero == 0) throw f.bad("zero", "at least 1 with \"distributed_optimizer\": true");
   p.zero_group = f.integer_in("zero_group", 0, 0, megatron::plan_limits::kGpus);
   if (f.has("cp_comm_type")) p.cp_comm = megatron::parse_cp_comm(f.text("cp_comm_type", ""), where + ": cp_comm_type");
+  if (f.has("moe_token_dispatcher_type"))
+    p.moe_dispatcher =
+        megatron::parse_moe_dispatcher(f.text("moe_token_dispatcher_type", ""), where + ": moe_token_dispatcher_type");
   p.overlap_dp = f.flag("overlap_grad_reduce", false);
   p.overlap_param_gather = f.flag("overlap_param_gather", false);
   p.tp_comm_overlap = f.flag("tp_comm_overlap", false);

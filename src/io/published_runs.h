@@ -4,14 +4,15 @@
 //   {"source": "...", "system": "dgx-h100", "runs": [{...}, ...]}
 // Each run: "label"; "model" (a preset, or a Hugging Face config.json path relative to the file);
 // "system" (a preset or system file; default the file's); "gpus", "global_batch" (sequences); "tp", "pp",
-// "cp" (default 1), "ep" (default 1), "etp" (default 0: tp), "dp" (default gpus / (tp·pp·cp), else it must match); "seq" (default the model's);
-// "mbs", "vp", "recompute" (none | selective | full), each left out when the source does not give it
-// (phaze then takes its fastest choice that fits); "sequence_parallel", "distributed_optimizer",
+// "cp" (default 1), "ep" (default 1), "etp" (default 0: tp), "dp" (default gpus / (tp·pp·cp), else it must match);
+// "seq" (default the model's); "mbs", "vp", "recompute" (none | selective | full), each left out when the source does
+// not give it (phaze then takes its fastest choice that fits); "sequence_parallel", "distributed_optimizer",
 // "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap" (default false), "flash_attention"
 // (default true); "attention_backend" (fused | flash | unfused, Megatron-LM's names; instead of
 // "flash_attention"); "cross_entropy_loss_fusion" (default true; false: Megatron-LM's unfused FP32 loss); "precision"
 // (bf16 | fp16 | fp8, default bf16), "fp8_recipe" (delayed | tensorwise), "fp8_param_gather", "grad_reduce_in_fp32"
-// (default true); "cp_comm_type" (p2p | all_gather); "zero" (0-3) and "zero_group";
+// (default true); "cp_comm_type" (p2p | all_gather); "moe_token_dispatcher_type"
+// (alltoall | flex); "zero" (0-3) and "zero_group";
 // "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers", "account_for_embedding_in_pipeline_split",
 // "account_for_loss_in_pipeline_split"; and exactly one published figure: "tflops_per_gpu" with "flop_count" (model |
 // model-full-attention | hardware | narayanan), "iteration_s", or "tokens_per_s_per_gpu". A run that trained keeps no

@@ -55,8 +55,12 @@ std::string assumptions_line(const TrainingPlan& plan, const hw::Gpu& gpu, const
       100 * gpu.allocator_overhead, static_cast<double>(plan.memory_reserve_bytes) / kGib, software_caveat(gpu),
       spec.moe() ? fmt::format("; {} of {} experts per token with routing balanced (the same number of tokens "
                                "to each), the experts split over the expert-parallel groups (ep) and each expert's "
-                               "columns over the tensor-parallel group, the all-to-alls not overlapped",
-                               spec.experts_per_token, spec.experts)
+                               "columns over the tensor-parallel group, the all-to-alls not overlapped{}",
+                               spec.experts_per_token, spec.experts,
+                               plan.moe_dispatcher == MoeDispatcher::Flex
+                                   ? ", dispatched by DeepEP (a token's copies for one node cross the scale-out "
+                                     "network once)"
+                                   : "")
                  : "");
 }
 

@@ -210,6 +210,19 @@ CpComm parse_cp_comm(const std::string& text, const std::string& option) {
   throw InputError(fmt::format("{} = '{}' must be p2p or all_gather", option, text));
 }
 
+const char* to_string(MoeDispatcher d) {
+  return d == MoeDispatcher::AllToAll ? "alltoall" : "flex";
+}
+
+MoeDispatcher parse_moe_dispatcher(const std::string& text, const std::string& option) {
+  if (text == "alltoall") return MoeDispatcher::AllToAll;
+  if (text == "flex") return MoeDispatcher::Flex;
+  if (text == "allgather")
+    throw InputError(
+        fmt::format("{} = 'allgather': the all-gather dispatcher is not modelled (alltoall or flex)", option));
+  throw InputError(fmt::format("{} = '{}' must be alltoall or flex", option, text));
+}
+
 TrainingPlan current_practice() {
   TrainingPlan p;
   p.flash_attention = true;

@@ -29,6 +29,13 @@ enum class CpComm {
   AllGather,  ///< keys and values all-gathered before attention (and their gradients reduce-scattered after)
 };
 
+/// How a mixture of experts' tokens reach their experts (Megatron-Core's --moe-token-dispatcher-type).
+enum class MoeDispatcher {
+  AllToAll,  ///< alltoall: every copy of a token sent to its expert's rank by one all-to-all
+  Flex,      ///< flex with DeepEP: the copies bound for one node cross the scale-out network once and fan out
+             ///< over NVLink there (docs/gpu.md, "Expert parallelism")
+};
+
 struct TrainingPlan {
   int64_t tp = 1;  ///< tensor-parallel width t (a group of consecutive GPUs)
   int64_t cp = 1;  ///< context-parallel width c: each sequence split over c groups of t GPUs
@@ -77,6 +84,7 @@ struct TrainingPlan {
   /// --fp8-param-gather: the FP8 GEMMs' parameters are kept in FP8 (no 16-bit copy) and gathered in FP8.
   bool fp8_param_gather = false;
   CpComm cp_comm = CpComm::P2p;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
   /// Megatron-LM's loss without --cross-entropy-loss-fusion (its default): the logits cast to FP32 and each
   /// step of the softmax its own kernel, the FP32 softmax kept for the backward pass (docs/gpu.md, "The
   /// loss"). Otherwise the layer graph's cross-entropy: fused kernels on the 16-bit logits, one pass each
@@ -160,10 +168,13 @@ int64_t stage_dense_layers(const TrainingPlan& plan, const model::ModelSpec& spe
 const char* to_string(Recompute recompute);
 const char* to_string(Fp8Recipe recipe);
 const char* to_string(CpComm comm);
+const char* to_string(MoeDispatcher dispatcher);
 /// "delayed" or "tensorwise"; InputError naming `option` otherwise.
 Fp8Recipe parse_fp8_recipe(const std::string& text, const std::string& option);
 /// "p2p" or "all_gather"; InputError naming `option` otherwise.
 CpComm parse_cp_comm(const std::string& text, const std::string& option);
+/// "alltoall" or "flex" (with DeepEP); InputError naming `option` otherwise (allgather is not modelled).
+MoeDispatcher parse_moe_dispatcher(const std::string& text, const std::string& option);
 /// The attention kernel as Megatron-LM's --attention-backend names it: "fused" (the GPU's own fused
 /// attention, cuDNN on Hopper), "flash" (FlashAttention-2) or "unfused" (the scores materialised).
 const char* attention_backend(const TrainingPlan& plan);

@@ -140,7 +140,12 @@ TEST(CliGpu, ImpossiblePlansExitTwoNamingTheOption) {
       {"--model mixtral-8x7b --seq 4096 --dp 8 --global-batch 64 --ep 3", "--ep"},
       {"--model mixtral-8x7b --seq 4096 --dp 2 --global-batch 64 --ep 4", "--ep"},
       {"--model mixtral-8x7b --seq 4096 --tp 2 --dp 4 --global-batch 64", "--sequence-parallel"},
-      {"--model mixtral-8x7b --seq 4096 --dp 8 --global-batch 64 --ep 0", "--ep"}};
+      {"--model mixtral-8x7b --seq 4096 --dp 8 --global-batch 64 --ep 0", "--ep"},
+      {"--model mixtral-8x7b --seq 4096 --tp 2 --dp 4 --sequence-parallel --global-batch 64 --etp 3", "--etp"},
+      {"--model mixtral-8x7b --seq 4096 --dp 8 --global-batch 64 --moe-token-dispatcher-type allgather",
+       "--moe-token-dispatcher-type"},
+      {"--model mixtral-8x7b --seq 4096 --dp 8 --global-batch 64 --moe-token-dispatcher-type deepep",
+       "--moe-token-dispatcher-type"}};
   for (const auto& [args, option] : experts) {
     const RunResult r = run_phaze("predict --system dgx-h100 " + args);
     EXPECT_EQ(r.status, 2) << args;

@@ -201,8 +201,10 @@ TEST(MegatronArgs, DeepSeekV3AsItsConfigDescribesIt) {
             "--qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --num-experts 256 --moe-router-topk 8 "
             "--moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) "
             "--moe-router-score-function sigmoid --moe-router-num-groups 8 --moe-router-group-topk 4 "
-            "--moe-router-enable-expert-bias --moe-grouped-gemm"),
+            "--moe-router-enable-expert-bias --moe-grouped-gemm --moe-token-dispatcher-type flex "
+            "--moe-flex-dispatcher-backend deepep"),
       0);
+  EXPECT_EQ(run.plan.moe_dispatcher, phaze::megatron::MoeDispatcher::Flex);
   const auto config = phaze::model::read_hf_config(std::string(PHAZE_TEST_DATA) + "/hf/deepseek-v3/config.json");
   const auto a = phaze::model::model_totals(run.spec, 4096, {});
   const auto b = phaze::model::model_totals(config, 4096, {});
@@ -232,6 +234,9 @@ TEST(MegatronArgs, WhatIsNotModelledYetIsRefusedNamingTheFlag) {
       {base + "--bf16 --num-experts 8 --moe-layer-freq ([0]*1+[1]*2)", "--moe-layer-freq"},  // 3 layers, not 2
       {base + "--bf16 --num-experts 8 --moe-layer-freq ([1]*1+[0]*1)", "--moe-layer-freq"},
       {base + "--bf16 --num-experts 8 --mtp-num-layers 1", "--mtp-num-layers"},
+      {base + "--bf16 --num-experts 8 --moe-token-dispatcher-type allgather", "--moe-token-dispatcher-type"},
+      {base + "--bf16 --num-experts 8 --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep",
+       "--moe-flex-dispatcher-backend"},
       {base + "--bf16 --num-experts 8 --moe-router-score-function relu", "--moe-router-score-function"},
       {base + "--bf16 --num-experts 8 --moe-router-num-groups 4", "--moe-router-group-topk"},
       {base + "--bf16 --num-experts 8 --moe-router-num-groups 3 --moe-router-group-topk 1", "n_group"},

@@ -130,11 +130,12 @@ std::string prediction_text(const megatron::StepPrediction& p) {
                                                                                     : "loss")
           : "",
       pl.micro_batch, p.micro_batches, pl.global_batch, pl.seq);
-  out += fmt::format("  features        {}, recompute {}{}{}{}{}{}{}{}{}\n", precision_text(pl),
+  out += fmt::format("  features        {}, recompute {}{}{}{}{}{}{}{}{}{}\n", precision_text(pl),
                      megatron::to_string(pl.recompute), pl.sequence_parallel ? ", sequence parallel" : "",
                      zero_text(pl), pl.overlap_dp ? ", gradient reduction overlapped" : "",
                      pl.overlap_param_gather ? ", parameter gather overlapped" : "",
                      pl.tp_comm_overlap ? ", TP communication overlapped" : "",
+                     pl.overlap_moe_comm ? ", EP all-to-alls overlapped" : "",
                      !pl.flash_attention                                    ? ""
                      : pl.attention_library == hw::AttentionLibrary::Flash2 ? ", FlashAttention-2"
                                                                             : ", flash attention",

@@ -29,6 +29,7 @@ const std::set<std::string> kModelledSwitches = {
     "--overlap-grad-reduce",
     "--overlap-param-gather",
     "--tp-comm-overlap",
+    "--overlap-moe-expert-parallel-comm",
     "--recompute-activations",
     "--bf16",
     "--fp16",
@@ -359,6 +360,7 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
   p.overlap_dp = f.has("--overlap-grad-reduce");
   p.overlap_param_gather = f.has("--overlap-param-gather");
   p.tp_comm_overlap = f.has("--tp-comm-overlap");
+  p.overlap_moe_comm = f.has("--overlap-moe-expert-parallel-comm");
   try {
     megatron::validate(p, spec);
   } catch (const InputError& e) {

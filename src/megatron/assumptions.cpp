@@ -27,7 +27,8 @@ std::string overlapped(const TrainingPlan& plan) {
   std::string out;
   for (auto [on, what] : {std::pair{plan.tp_comm_overlap, "tensor-parallel collectives"},
                           std::pair{plan.overlap_dp, "the gradient reduction"},
-                          std::pair{plan.overlap_param_gather, "the parameter all-gather"}})
+                          std::pair{plan.overlap_param_gather, "the parameter all-gather"},
+                          std::pair{plan.overlap_moe_comm, "the expert all-to-alls (steady state)"}})
     if (on) out += (out.empty() ? "" : ", ") + std::string(what);
   return out.empty() ? "no communication overlapped" : out + " overlapped";
 }
@@ -55,8 +56,11 @@ std::string assumptions_line(const TrainingPlan& plan, const hw::Gpu& gpu, const
       100 * gpu.allocator_overhead, static_cast<double>(plan.memory_reserve_bytes) / kGib, software_caveat(gpu),
       spec.moe() ? fmt::format("; {} of {} experts per token with routing balanced (the same number of tokens "
                                "to each), the experts split over the expert-parallel groups (ep) and each expert's "
-                               "columns over the tensor-parallel group, the all-to-alls not overlapped{}",
+                               "columns over the tensor-parallel group, the all-to-alls {}{}",
                                spec.experts_per_token, spec.experts,
+                               plan.overlap_moe_comm ? "overlapped in 1F1B's steady state, each under the other "
+                                                       "micro-batch's computation"
+                                                     : "not overlapped",
                                plan.moe_dispatcher == MoeDispatcher::Flex
                                    ? ", dispatched by DeepEP (a token's copies for one node cross the scale-out "
                                      "network once)"

@@ -85,6 +85,8 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
                   plan.vp = v;
                   for (megatron::Recompute r : space.recomputes) {
                     plan.recompute = r;
+                    plan.overlap_moe_comm =
+                        space.features.overlap_moe_comm && experts.ep > 1 && r != megatron::Recompute::Full;
                     for (int64_t zero : space.zero_stages) {
                       if (zero > 0 && d * c == 1) continue;
                       plan.zero = zero;

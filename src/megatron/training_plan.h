@@ -85,6 +85,10 @@ struct TrainingPlan {
   bool fp8_param_gather = false;
   CpComm cp_comm = CpComm::P2p;
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
+  /// --overlap-moe-expert-parallel-comm: in 1F1B's steady state each forward pass runs merged with an
+  /// earlier micro-batch's backward pass, layer by layer, so that one's expert all-to-alls run under the
+  /// other's computation (needs expert parallelism and no full recomputation).
+  bool overlap_moe_comm = false;
   /// Megatron-LM's loss without --cross-entropy-loss-fusion (its default): the logits cast to FP32 and each
   /// step of the softmax its own kernel, the FP32 softmax kept for the backward pass (docs/gpu.md, "The
   /// loss"). Otherwise the layer graph's cross-entropy: fused kernels on the 16-bit logits, one pass each

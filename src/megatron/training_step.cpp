@@ -313,6 +313,19 @@ double zero_micro_batch_s(const TrainingPlan& plan, const hw::Network& network, 
          hidden(reduce_s, left_s, plan.overlap_dp);
 }
 
+/// Seconds of the busiest stage's expert all-to-alls that --overlap-moe-expert-parallel-comm hides (docs/gpu.md,
+/// "Expert parallelism"): in 1F1B's steady state a micro-batch's forward pass runs merged with an earlier
+/// one's backward pass, so the forward's all-to-alls run under the backward's computation and the backward's
+/// under the forward's, each up to the other's length. At least m − p of the m micro-batches are paired so
+/// (the first stage's warm-up holds p − 1 forward passes alone, its cool-down as many backward passes, and a
+/// lone stage starts with one forward pass and ends with one backward pass).
+double hidden_expert_comm_s(const TrainingPlan& plan, const Stage& top) {
+  if (!plan.overlap_moe_comm) return 0;
+  const double pairs = static_cast<double>(std::max<int64_t>(0, plan.micro_batches() - plan.pp));
+  return pairs * (std::min(top.forward.ep_comm_s, top.backward.compute_s) +
+                  std::min(top.backward.ep_comm_s, top.forward.compute_s));
+}
+
 }  // namespace
 
 double replicated_activation_bytes(const model::ModelSpec& spec, const model::LayerGraph& graph,
@@ -497,7 +510,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   // optimizer and only the transposes are made.
   const double weight_cast_s =
       plan.fp8 && plan.zero < 3 ? stream_s(device, weight_cast_bytes(plan, device, top.fp8_parameters)) : 0;
-  const double pipeline_s = md * top.busy_s() + (sum - top.busy_s()) / v + weight_cast_s;
+  double pipeline_s = md * top.busy_s() + (sum - top.busy_s()) / v + weight_cast_s;
 
   StepPrediction out;
   out.plan = plan;
@@ -511,6 +524,9 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   time.ep_comm_s = md * (top.forward.ep_comm_s + top.backward.ep_comm_s + top.recompute.ep_comm_s);
   time.pp_comm_s = md * top.send_s;
   time.bubble_s = pipeline_s - md * top.busy_s() - weight_cast_s;
+  const double hidden_s = hidden_expert_comm_s(plan, top);
+  pipeline_s -= hidden_s;
+  time.ep_comm_s -= hidden_s;
 
   // Gradient reduction over the replicas after each stage's last backward pass (stage i ends earlier than
   // stage 0 by the backward passes of the stages before it); the tied embedding's gradient is all-reduced

@@ -178,6 +178,11 @@ TEST(MegatronArgs, MixtureOfExpertsAndHeadSize) {
                                 8)
                 .plan.ep,
             4);
+  EXPECT_TRUE(parse_megatron_args(split("--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                                        "--bf16 --num-experts 8 --expert-model-parallel-size 4 "
+                                        "--overlap-moe-expert-parallel-comm"),
+                                  8)
+                  .plan.overlap_moe_comm);
   // Qwen3's heads of 128 on a 2,048-wide model, with query and key norms.
   const auto qwen = parse_megatron_args(split("--num-layers 2 --hidden-size 2048 --num-attention-heads 32 "
                                               "--kv-channels 128 --qk-layernorm --seq-length 1024 --bf16"),
@@ -235,6 +240,7 @@ TEST(MegatronArgs, WhatIsNotModelledYetIsRefusedNamingTheFlag) {
       {base + "--bf16 --num-experts 8 --moe-layer-freq ([1]*1+[0]*1)", "--moe-layer-freq"},
       {base + "--bf16 --num-experts 8 --mtp-num-layers 1", "--mtp-num-layers"},
       {base + "--bf16 --num-experts 8 --moe-token-dispatcher-type allgather", "--moe-token-dispatcher-type"},
+      {base + "--bf16 --num-experts 8 --overlap-moe-expert-parallel-comm", "--overlap-moe-expert-parallel-comm"},
       {base + "--bf16 --num-experts 8 --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep",
        "--moe-flex-dispatcher-backend"},
       {base + "--bf16 --num-experts 8 --moe-router-score-function relu", "--moe-router-score-function"},

@@ -14,6 +14,7 @@
 #include "hw/system.h"
 #include "megatron/training_step.h"
 #include "model/presets.h"
+#include "util/input_error.h"
 
 namespace {
 
@@ -155,6 +156,50 @@ TEST(ExpertRouting, NodeLimitedRoutingHalvesDeepSeekV3sCrossings) {
   EXPECT_LT(flex.time.ep_comm_s, 0.6 * alltoall.time.ep_comm_s);
   EXPECT_EQ(flex.time.forward_s, alltoall.time.forward_s);
   EXPECT_EQ(flex.memory.peak_bytes, alltoall.memory.peak_bytes);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ExpertRouting, OverlappedAllToAllsLeaveOnlyTheUnpairedMicroBatches) {
+  // Mixtral 8x7B, experts over one node's 8 GPUs: each all-to-all is shorter than the other pass's compute,
+  // so in 1F1B's steady state all of it hides. What stays exposed are the micro-batches without a partner:
+  // of m, the p that the warm-up and cool-down leave alone (a lone stage: its first forward pass and its last
+  // backward pass, one micro-batch's worth).
+  const ModelSpec m = *phaze::model::find_preset("mixtral-8x7b");
+  const auto system = phaze::hw::dgx_h100_system();
+  for (int64_t p : {1, 2}) {
+    SCOPED_TRACE(p);
+    phaze::megatron::TrainingPlan pl = phaze::megatron::current_practice();
+    pl.ep = 8;
+    pl.pp = p;
+    pl.dp = 8;
+    pl.seq = 4096;
+    pl.global_batch = 8 * 16;
+    pl.recompute = phaze::megatron::Recompute::Selective;
+    const auto plain = phaze::megatron::predict_step(m, system, pl);
+    pl.overlap_moe_comm = true;
+    const auto overlapped = phaze::megatron::predict_step(m, system, pl);
+    const double micro_batches = 16;
+    ASSERT_GT(plain.time.ep_comm_s, 0);
+    EXPECT_NEAR(overlapped.time.ep_comm_s, plain.time.ep_comm_s * static_cast<double>(p) / micro_batches,
+                1e-9 * plain.time.ep_comm_s);
+    EXPECT_NEAR(plain.time.iteration_s - overlapped.time.iteration_s, plain.time.ep_comm_s - overlapped.time.ep_comm_s,
+                1e-9 * plain.time.iteration_s);
+    EXPECT_EQ(overlapped.time.forward_s, plain.time.forward_s);
+  }
+  // Megatron-Core overlaps them only with expert parallelism and without full recomputation.
+  phaze::megatron::TrainingPlan pl = phaze::megatron::current_practice();
+  pl.dp = 8;
+  pl.seq = 4096;
+  pl.global_batch = 64;
+  pl.overlap_moe_comm = true;
+  pl.recompute = phaze::megatron::Recompute::Selective;
+  EXPECT_THROW(phaze::megatron::predict_step(m, system, pl), phaze::InputError);
+  pl.ep = 8;
+  pl.recompute = phaze::megatron::Recompute::Full;
+  EXPECT_THROW(phaze::megatron::predict_step(m, system, pl), phaze::InputError);
 }
 
 }  // namespace

@@ -54,6 +54,8 @@ void add_feature_options(CLI::App* cmd, megatron::TrainingPlan& features) {
          "How a mixture of experts' tokens reach their experts: alltoall (every copy by one all-to-all; the "
          "default) or flex (DeepEP: one copy a node across the scale-out network)")
       ->type_name("TEXT");
+  add_integer_option(cmd, "--mtp-num-layers", features.mtp_layers, 0, megatron::plan_limits::kMtpLayers,
+                     "Multi-token prediction modules on the last stage (DeepSeek-V3 trains with 1)");
   add_integer_option(cmd, "--zero-group", features.zero_group, 0, megatron::plan_limits::kGpus,
                      "GPUs of one ZeRO sharding group (HYBRID_SHARD; 0: every data- and context-parallel GPU)");
   add_memory_reserve_option(cmd, features.memory_reserve_bytes);

@@ -130,7 +130,7 @@ std::string prediction_text(const megatron::StepPrediction& p) {
                                                                                     : "loss")
           : "",
       pl.micro_batch, p.micro_batches, pl.global_batch, pl.seq);
-  out += fmt::format("  features        {}, recompute {}{}{}{}{}{}{}{}{}{}\n", precision_text(pl),
+  out += fmt::format("  features        {}, recompute {}{}{}{}{}{}{}{}{}{}{}\n", precision_text(pl),
                      megatron::to_string(pl.recompute), pl.sequence_parallel ? ", sequence parallel" : "",
                      zero_text(pl), pl.overlap_dp ? ", gradient reduction overlapped" : "",
                      pl.overlap_param_gather ? ", parameter gather overlapped" : "",
@@ -140,7 +140,10 @@ std::string prediction_text(const megatron::StepPrediction& p) {
                      : pl.attention_library == hw::AttentionLibrary::Flash2 ? ", FlashAttention-2"
                                                                             : ", flash attention",
                      pl.unfused_loss ? ", unfused FP32 loss" : "",
-                     pl.moe_dispatcher == megatron::MoeDispatcher::Flex ? ", DeepEP dispatch" : "");
+                     pl.moe_dispatcher == megatron::MoeDispatcher::Flex ? ", DeepEP dispatch" : "",
+                     pl.mtp_layers > 0 ? fmt::format(", {} multi-token prediction module{}", pl.mtp_layers,
+                                                     pl.mtp_layers > 1 ? "s" : "")
+                                       : "");
   out += fmt::format("  iteration       {}\n", seconds(t.iteration_s));
   const std::pair<const char*, double> parts[] = {
       {"forward", t.forward_s}, {"backward", t.backward_s},  {"recompute", t.recompute_s}, {"TP comm", t.tp_comm_s},

@@ -163,11 +163,6 @@ void refuse_unmodelled(const Flags& f) {
     throw InputError("Megatron-LM arguments: neither --bf16 nor --fp16: FP32 training is not modelled");
   if (f.has("--bf16") && f.has("--fp16"))
     throw InputError("Megatron-LM arguments: --bf16 and --fp16 together (Megatron-LM refuses them too)");
-  if (const auto mtp = f.value("--mtp-num-layers"); mtp && *mtp != "0")
-    throw InputError(fmt::format(
-        "Megatron-LM arguments: --mtp-num-layers {}: multi-token prediction is not modelled yet (without the flag "
-        "the run is priced without its prediction modules)",
-        *mtp));
 }
 
 /// The dense first layers of --moe-layer-freq: 1 (every layer has experts) or Megatron-LM's list expression
@@ -361,6 +356,9 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
   p.overlap_param_gather = f.has("--overlap-param-gather");
   p.tp_comm_overlap = f.has("--tp-comm-overlap");
   p.overlap_moe_comm = f.has("--overlap-moe-expert-parallel-comm");
+  if (f.has("--mtp-num-layers"))
+    p.mtp_layers =
+        parse_integer("--mtp-num-layers", *f.value("--mtp-num-layers"), 0, megatron::plan_limits::kMtpLayers);
   try {
     megatron::validate(p, spec);
   } catch (const InputError& e) {

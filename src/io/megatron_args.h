@@ -22,7 +22,8 @@
 // is not given (dropout 0.1, LayerNorm, learned positions, tied embeddings, biases, FFN 4h, or for SwiGLU
 // 4h·2/3 rounded down to a multiple of 64). Every other flag is kept, with its value, in `not_modelled`,
 // never dropped in silence. What would change the answer but is not modelled yet (FP32 training, dense
-// layers among the expert layers, multi-token prediction) is an InputError naming the flag.
+// layers among the expert layers) is an InputError naming the flag. --mtp-num-layers gives the plan's
+// multi-token prediction modules.
 
 #include <cstdint>
 #include <string>

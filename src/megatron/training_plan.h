@@ -89,6 +89,10 @@ struct TrainingPlan {
   /// earlier micro-batch's backward pass, layer by layer, so that one's expert all-to-alls run under the
   /// other's computation (needs expert parallelism and no full recomputation).
   bool overlap_moe_comm = false;
+  /// Multi-token prediction modules (--mtp-num-layers; DeepSeek-V3 trains with 1): each on the last stage, a
+  /// projection of the next tokens' embeddings and the hidden states (model::build_mtp_projection_layer), a
+  /// transformer layer as the model's (its expert one where it has experts) and the LM head and loss again.
+  int64_t mtp_layers = 0;
   /// Megatron-LM's loss without --cross-entropy-loss-fusion (its default): the logits cast to FP32 and each
   /// step of the softmax its own kernel, the FP32 softmax kept for the backward pass (docs/gpu.md, "The
   /// loss"). Otherwise the layer graph's cross-entropy: fused kernels on the 16-bit logits, one pass each
@@ -142,6 +146,7 @@ inline constexpr int64_t kGpus = int64_t{1} << 20;         ///< GPUs of one run
 inline constexpr int64_t kGlobalBatch = int64_t{1} << 24;  ///< sequences per iteration
 inline constexpr int64_t kChunks = 64;                     ///< model chunks per GPU
 inline constexpr int64_t kContextParallel = 1024;          ///< context-parallel width
+inline constexpr int64_t kMtpLayers = 16;                  ///< multi-token prediction modules
 }  // namespace plan_limits
 
 /// Checks that Megatron-LM can run the plan on the model (InputError naming the option: --tp, --cp, --pp,

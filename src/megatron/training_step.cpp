@@ -203,15 +203,20 @@ IterationFlops iteration_flops(const LayerCosts& costs, const model::ModelSpec& 
   };
   const double ran_forward = plan.flash_attention ? fused(model::Direction::Forward) : core_forward;
   const double ran_backward = plan.flash_attention ? fused(model::Direction::Backward) : core_backward;
-  const double L = static_cast<double>(spec.num_layers);
-  const double graph = static_cast<double>(g.forward_flops() + g.backward_flops());
+  // The multi-token prediction modules' transformer layers count with the model's.
+  const double mtp = static_cast<double>(plan.mtp_layers);
+  const double L = static_cast<double>(spec.num_layers) + mtp;
+  double module = 0;  // one multi-token prediction module's
+  for (const model::Layer* layer : {&g.transformer, &g.head, &costs.mtp_projection})
+    module += static_cast<double>(layer->forward_flops()) + static_cast<double>(layer->backward_flops());
+  const double graph = static_cast<double>(g.forward_flops() + g.backward_flops()) + mtp * module;
   const double core = core_forward + core_backward;
   IterationFlops out;
   out.model = graph - L * core + L * share * c * core;
   out.model_full_attention = graph - L * core + L * c * core;
   out.hardware = graph + L * (ran_forward - core_forward + ran_backward - core_backward);
   if (plan.recompute == Recompute::Full)
-    out.hardware += static_cast<double>(g.main_layers()) * static_cast<double>(g.transformer.forward_flops()) +
+    out.hardware += (static_cast<double>(g.main_layers()) + mtp) * static_cast<double>(g.transformer.forward_flops()) +
                     static_cast<double>(g.dense_layers()) * static_cast<double>(g.dense_transformer.forward_flops()) +
                     L * (ran_forward - core_forward);
   if (plan.recompute == Recompute::Selective) out.hardware += L * ran_forward;
@@ -419,6 +424,10 @@ LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, c
   c.head = gpu_layer_time(c.graph.head, spec, plan, gpu, system.network);
   if (c.graph.dense_layers() > 0)
     c.dense_transformer = gpu_layer_time(c.graph.dense_transformer, spec, plan, gpu, system.network);
+  if (plan.mtp_layers > 0) {
+    c.mtp_projection = model::build_mtp_projection_layer(spec, c.graph.shape, c.graph.precision);
+    c.mtp = gpu_layer_time(c.mtp_projection, spec, plan, gpu, system.network);
+  }
   set_replicated_activation_bytes(c, spec, plan);
   return c;
 }
@@ -476,6 +485,24 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
       add(st.backward, emb.backward);
       st.parameters += static_cast<double>(g.embedding.parameters);
       st.largest_unit_parameters = std::max(st.largest_unit_parameters, static_cast<double>(g.embedding.parameters));
+    }
+    if (i == p - 1 && plan.mtp_layers > 0) {
+      // Each multi-token prediction module: its projection, a transformer layer as the model's last, the LM
+      // head and loss again (the head's weights are the main one's).
+      const double d = static_cast<double>(plan.mtp_layers);
+      for (const PassTime* pass : {&costs.mtp.forward, &layer.forward, &head.forward})
+        add(st.forward, scaled(*pass, d));
+      for (const PassTime* pass : {&costs.mtp.backward, &layer.backward, &head.backward})
+        add(st.backward, scaled(*pass, d));
+      if (plan.recompute == Recompute::Full) add(st.recompute, scaled(layer.forward, d));
+      if (plan.recompute == Recompute::Selective)
+        add(st.recompute, PassTime{d * layer.forward.attention_core_s, 0, d * layer.forward.attention_core_s,
+                                   d * layer.forward.cp_comm_s});
+      st.parameters +=
+          d * (static_cast<double>(g.transformer.parameters) + static_cast<double>(costs.mtp_projection.parameters));
+      st.expert_parameters += d * static_cast<double>(g.transformer.routed_expert_parameters);
+      if (plan.fp8) st.fp8_parameters += d * costs.fp8_parameters;
+      st.largest_unit_parameters = std::max(st.largest_unit_parameters, static_cast<double>(g.transformer.parameters));
     }
     if (i == p - 1) {
       add(st.forward, head.forward);
@@ -578,6 +605,10 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
                          std::max(main_layers > 0 ? acts.working : 0, dense_layers > 0 ? dense_acts.working : 0);
     if (i == 0) activations += flight * static_cast<double>(g.embedding.activation_bytes);
     if (i == p - 1) activations += static_cast<double>(g.head.activation_bytes) + unfused_loss_extra_bytes(costs, plan);
+    if (i == p - 1 && plan.mtp_layers > 0)
+      activations += static_cast<double>(plan.mtp_layers) *
+                     (flight * acts.stored + static_cast<double>(costs.mtp_projection.activation_bytes) +
+                      static_cast<double>(g.head.activation_bytes) + unfused_loss_extra_bytes(costs, plan));
     StepMemory mem;
     mem.stage = i;
     const double unit = st.largest_unit_parameters;

@@ -69,6 +69,9 @@ struct LayerCosts {
   model::LayerGraph graph;  ///< at the plan's t, b and s
   LayerTime embedding, transformer, head;
   LayerTime dense_transformer;  ///< a mixture of experts' first dense layers (graph.dense_transformer)
+  /// The projection of each multi-token prediction module (TrainingPlan::mtp_layers > 0), and its time.
+  model::Layer mtp_projection;
+  LayerTime mtp;
   /// GEMM FLOPs of the transformer layer's attention core (model::in_attention_core) in the layer graph,
   /// every s × s block, forward and backward: read by every prediction's FLOP counts.
   double attention_core_forward_flops = 0, attention_core_backward_flops = 0;

@@ -15,6 +15,10 @@ Layer build_transformer_layer(const ModelSpec& spec, const Shape& shape, const P
 /// A mixture of experts' first dense layers (spec.first_dense_layers): the attention and a dense FFN of
 /// spec.ffn columns.
 Layer build_dense_transformer_layer(const ModelSpec& spec, const Shape& shape, const Precision& precision);
+/// The projection that opens one multi-token prediction module: the next tokens' embeddings (the main
+/// table's rows) and the hidden states, each RMSNormed, concatenated and projected 2h → h (column-parallel,
+/// gathered). The module then runs a transformer layer and the LM head and loss, the main ones'.
+Layer build_mtp_projection_layer(const ModelSpec& spec, const Shape& shape, const Precision& precision);
 Layer build_head_layer(const ModelSpec& spec, const Shape& shape, const Precision& precision);
 
 /// A layer built once and the number of chain nodes that are it.

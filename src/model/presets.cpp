@@ -162,7 +162,7 @@ ModelSpec qwen3_30b_a3b() {
 /// attention (query latent 1,536, key/value latent 512, heads of 128 + 64 RoPE elements, values of 128), the
 /// first 3 with a dense FFN of 18,432, the other 58 with 256 routed experts of 2,048 (8 per token, sigmoid
 /// scores, within 4 of 8 groups) and one shared expert; pre-trained at 4,096 tokens. Its multi-token
-/// prediction module is not part of the preset (docs/models.md 3.4).
+/// prediction module is a choice of the training plan (--mtp-num-layers 1), not part of the model.
 ModelSpec deepseek_v3() {
   ModelSpec m = llama_shaped("deepseek-v3", "DeepSeek-V3 (Hugging Face)", 61, 7168, 128, 128, 129280, 163840, 4096);
   m.ffn = 18432;

@@ -207,8 +207,9 @@ TEST(MegatronArgs, DeepSeekV3AsItsConfigDescribesIt) {
             "--moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) "
             "--moe-router-score-function sigmoid --moe-router-num-groups 8 --moe-router-group-topk 4 "
             "--moe-router-enable-expert-bias --moe-grouped-gemm --moe-token-dispatcher-type flex "
-            "--moe-flex-dispatcher-backend deepep"),
+            "--moe-flex-dispatcher-backend deepep --mtp-num-layers 1"),
       0);
+  EXPECT_EQ(run.plan.mtp_layers, 1);
   EXPECT_EQ(run.plan.moe_dispatcher, phaze::megatron::MoeDispatcher::Flex);
   const auto config = phaze::model::read_hf_config(std::string(PHAZE_TEST_DATA) + "/hf/deepseek-v3/config.json");
   const auto a = phaze::model::model_totals(run.spec, 4096, {});
@@ -238,7 +239,7 @@ TEST(MegatronArgs, WhatIsNotModelledYetIsRefusedNamingTheFlag) {
       {base + "--bf16 --num-experts 8 --moe-layer-freq 2", "--moe-layer-freq"},
       {base + "--bf16 --num-experts 8 --moe-layer-freq ([0]*1+[1]*2)", "--moe-layer-freq"},  // 3 layers, not 2
       {base + "--bf16 --num-experts 8 --moe-layer-freq ([1]*1+[0]*1)", "--moe-layer-freq"},
-      {base + "--bf16 --num-experts 8 --mtp-num-layers 1", "--mtp-num-layers"},
+      {base + "--bf16 --num-experts 8 --mtp-num-layers 99", "--mtp-num-layers"},
       {base + "--bf16 --num-experts 8 --moe-token-dispatcher-type allgather", "--moe-token-dispatcher-type"},
       {base + "--bf16 --num-experts 8 --overlap-moe-expert-parallel-comm", "--overlap-moe-expert-parallel-comm"},
       {base + "--bf16 --num-experts 8 --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep",

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
+#include <utility>
 
 #include "megatron/plan_space.h"
 
@@ -50,12 +52,17 @@ GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& s
   if (space.context_widths.empty())
     for (int64_t c = 1; c <= 64 && q.gpus % c == 0; c *= 2) space.context_widths.push_back(c);
   // The layer costs depend on t, c, ep, etp, b, sequence parallelism and FP8 alone (the other settings are the
-  // space's).
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool>, megatron::LayerCosts> costs;
+  // space's). The space is walked with t and c in the outer loops, so only the costs of the present t and c
+  // are kept: a mixture of experts has thousands of layouts of the others for each.
+  std::optional<std::pair<int64_t, int64_t>> widths;
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool, bool>, megatron::LayerCosts> costs;
   bool fits_without_context_parallelism = false;
   for_each_megatron_plan(spec, space, [&](const TrainingPlan& plan) {
-    const auto key =
-        std::tuple(plan.tp, plan.cp, plan.ep, plan.etp, plan.micro_batch, plan.sequence_parallel, plan.fp8);
+    if (widths != std::pair{plan.tp, plan.cp}) {
+      costs.clear();
+      widths = std::pair{plan.tp, plan.cp};
+    }
+    const auto key = std::tuple(plan.ep, plan.etp, plan.micro_batch, plan.sequence_parallel, plan.fp8);
     auto at = costs.find(key);
     if (at == costs.end()) at = costs.emplace(key, megatron::layer_costs(spec, system, plan)).first;
     megatron::StepPrediction prediction = megatron::predict_step(spec, system, plan, at->second);

@@ -207,8 +207,9 @@ IterationFlops iteration_flops(const LayerCosts& costs, const model::ModelSpec& 
   const double mtp = static_cast<double>(plan.mtp_layers);
   const double L = static_cast<double>(spec.num_layers) + mtp;
   double module = 0;  // one multi-token prediction module's
-  for (const model::Layer* layer : {&g.transformer, &g.head, &costs.mtp_projection})
-    module += static_cast<double>(layer->forward_flops()) + static_cast<double>(layer->backward_flops());
+  if (plan.mtp_layers > 0)
+    for (const model::Layer* layer : {&g.transformer, &g.head, &costs.mtp_projection})
+      module += static_cast<double>(layer->forward_flops()) + static_cast<double>(layer->backward_flops());
   const double graph = static_cast<double>(g.forward_flops() + g.backward_flops()) + mtp * module;
   const double core = core_forward + core_backward;
   IterationFlops out;

@@ -62,9 +62,9 @@ struct StepPrediction {
   double mfu_ceiling = 1;         ///< the device's bound on mfu at the plan's precision (hw::mfu_ceiling)
 };
 
-/// What a prediction needs of the layers. It depends on the plan's t, c, b, s, sequence parallelism, flash
-/// attention and FP8 only, so a search over the other choices builds it once. The layers are one rank's:
-/// s / c tokens of each sequence.
+/// What a prediction needs of the layers. It depends on the plan's t, c, ep, etp, b, s, sequence parallelism,
+/// flash attention and its library, FP8, the token dispatcher and the multi-token prediction modules only, so
+/// a search over the other choices builds it once. The layers are one rank's: s / c tokens of each sequence.
 struct LayerCosts {
   model::LayerGraph graph;  ///< at the plan's t, b and s
   LayerTime embedding, transformer, head;

@@ -3,11 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 
 #include "model/presets.h"
 #include "util/input_error.h"
@@ -173,15 +172,24 @@ int64_t first_dense_layers(const Flags& f, int64_t layers) {
   std::string text;
   for (char c : freq)
     if (c != ' ' && c != '(' && c != ')') text += c;
-  int64_t dense = 0, sparse = 0;
-  char tail = 0;
-  if (std::sscanf(text.c_str(), "[0]*%" SCNd64 "+[1]*%" SCNd64 "%c", &dense, &sparse, &tail) == 2 && dense >= 0 &&
-      sparse >= 1 && dense + sparse == layers)
-    return dense;
-  throw InputError(
-      fmt::format("Megatron-LM arguments: --moe-layer-freq {}: 1 or ([0]*K+[1]*N) with K + N = --num-layers {} (dense "
-                  "layers among the expert layers are not modelled)",
-                  freq, layers));
+  const std::string dense_head = "[0]*", sparse_head = "+[1]*";
+  const size_t plus = text.find(sparse_head);
+  const auto refuse = [&] {
+    return InputError(fmt::format(
+        "Megatron-LM arguments: --moe-layer-freq {}: 1 or ([0]*K+[1]*N) with K + N = --num-layers {} (dense "
+        "layers among the expert layers are not modelled)",
+        freq, layers));
+  };
+  if (text.rfind(dense_head, 0) != 0 || plus == std::string::npos) throw refuse();
+  const std::string dense_text = text.substr(dense_head.size(), plus - dense_head.size());
+  const std::string sparse_text = text.substr(plus + sparse_head.size());
+  const auto digits = [](const std::string& t) {
+    return !t.empty() && t.size() <= 6 && t.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (!digits(dense_text) || !digits(sparse_text)) throw refuse();
+  const int64_t dense = std::stoll(dense_text), sparse = std::stoll(sparse_text);
+  if (sparse < 1 || dense + sparse != layers) throw refuse();
+  return dense;
 }
 
 /// Multi-head latent attention (--multi-latent-attention) with Megatron-LM's defaults: no query latent, a

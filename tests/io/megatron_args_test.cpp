@@ -239,6 +239,7 @@ TEST(MegatronArgs, WhatIsNotModelledYetIsRefusedNamingTheFlag) {
       {base + "--bf16 --num-experts 8 --moe-layer-freq 2", "--moe-layer-freq"},
       {base + "--bf16 --num-experts 8 --moe-layer-freq ([0]*1+[1]*2)", "--moe-layer-freq"},  // 3 layers, not 2
       {base + "--bf16 --num-experts 8 --moe-layer-freq ([1]*1+[0]*1)", "--moe-layer-freq"},
+      {base + "--bf16 --num-experts 8 --moe-layer-freq ([0]*99999999999999999999+[1]*2)", "--moe-layer-freq"},
       {base + "--bf16 --num-experts 8 --mtp-num-layers 99", "--mtp-num-layers"},
       {base + "--bf16 --num-experts 8 --moe-token-dispatcher-type allgather", "--moe-token-dispatcher-type"},
       {base + "--bf16 --num-experts 8 --overlap-moe-expert-parallel-comm", "--overlap-moe-expert-parallel-comm"},

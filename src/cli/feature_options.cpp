@@ -12,6 +12,8 @@ void add_feature_options(CLI::App* cmd, megatron::TrainingPlan& features) {
                 "Gather the distributed optimizer's parameters during the next forward pass");
   cmd->add_flag("--tp-comm-overlap", features.tp_comm_overlap,
                 "Pipeline tensor-parallel collectives with their GEMMs (with sequence parallelism)");
+  cmd->add_flag("--moe-shared-expert-overlap", features.shared_expert_overlap,
+                "Run a mixture of experts' shared expert while its token all-to-alls are in flight");
   cmd->add_flag("--overlap-moe-expert-parallel-comm", features.overlap_moe_comm,
                 "Run each steady-state forward pass merged with an earlier backward pass, so that the expert "
                 "all-to-alls of one run under the other's computation (with --ep > 1, not with full recomputation)");

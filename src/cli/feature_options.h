@@ -12,7 +12,7 @@
 namespace phaze::cli {
 
 /// Adds --overlap-grad-reduce (alias --overlap-dp), --overlap-param-gather, --tp-comm-overlap,
-/// --overlap-moe-expert-parallel-comm,
+/// --overlap-moe-expert-parallel-comm, --moe-shared-expert-overlap,
 /// --flash-attention / --no-flash-attention, --attention-backend, --cross-entropy-loss-fusion /
 /// --no-cross-entropy-loss-fusion,
 /// --bf16 / --fp16, --grad-reduce-in-bf16, --fp8, --fp8-recipe, --fp8-param-gather,

@@ -29,6 +29,7 @@ const std::set<std::string> kModelledSwitches = {
     "--overlap-param-gather",
     "--tp-comm-overlap",
     "--overlap-moe-expert-parallel-comm",
+    "--moe-shared-expert-overlap",
     "--recompute-activations",
     "--bf16",
     "--fp16",
@@ -364,6 +365,7 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
   p.overlap_param_gather = f.has("--overlap-param-gather");
   p.tp_comm_overlap = f.has("--tp-comm-overlap");
   p.overlap_moe_comm = f.has("--overlap-moe-expert-parallel-comm");
+  p.shared_expert_overlap = f.has("--moe-shared-expert-overlap");
   if (f.has("--mtp-num-layers"))
     p.mtp_layers =
         parse_integer("--mtp-num-layers", *f.value("--mtp-num-layers"), 0, megatron::plan_limits::kMtpLayers);

@@ -28,6 +28,7 @@ json to_json(const megatron::TrainingPlan& p) {
               {"overlap_param_gather", p.overlap_param_gather},
               {"tp_comm_overlap", p.tp_comm_overlap},
               {"overlap_moe_expert_parallel_comm", p.overlap_moe_comm},
+              {"moe_shared_expert_overlap", p.shared_expert_overlap},
               {"mtp_num_layers", p.mtp_layers},
               {"flash_attention", p.flash_attention},
               {"bf16", p.bf16},

@@ -112,6 +112,7 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
           "overlap_param_gather",
           "tp_comm_overlap",
           "overlap_moe_expert_parallel_comm",
+          "moe_shared_expert_overlap",
           "mtp_num_layers",
           "flash_attention",
           "cross_entropy_loss_fusion",
@@ -178,6 +179,7 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   p.overlap_param_gather = f.flag("overlap_param_gather", false);
   p.tp_comm_overlap = f.flag("tp_comm_overlap", false);
   p.overlap_moe_comm = f.flag("overlap_moe_expert_parallel_comm", false);
+  p.shared_expert_overlap = f.flag("moe_shared_expert_overlap", false);
   p.mtp_layers = f.integer_in("mtp_num_layers", 0, 0, megatron::plan_limits::kMtpLayers);
   p.flash_attention = f.flag("flash_attention", p.flash_attention);
   if (f.has("attention_backend")) {

@@ -8,8 +8,8 @@
 // "seq" (default the model's); "mbs", "vp", "recompute" (none | selective | full), each left out when the source does
 // not give it (phaze then takes its fastest choice that fits); "sequence_parallel", "distributed_optimizer",
 // "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
-// "overlap_moe_expert_parallel_comm" (default false), "mtp_num_layers" (default 0), "flash_attention"
-// (default true); "attention_backend" (fused | flash | unfused, Megatron-LM's names; instead of
+// "overlap_moe_expert_parallel_comm", "moe_shared_expert_overlap" (default false), "mtp_num_layers" (default 0),
+// "flash_attention" (default true); "attention_backend" (fused | flash | unfused, Megatron-LM's names; instead of
 // "flash_attention"); "cross_entropy_loss_fusion" (default true; false: Megatron-LM's unfused FP32 loss); "precision"
 // (bf16 | fp16 | fp8, default bf16), "fp8_recipe" (delayed | tensorwise), "fp8_param_gather", "grad_reduce_in_fp32"
 // (default true); "cp_comm_type" (p2p | all_gather); "moe_token_dispatcher_type"

@@ -28,7 +28,8 @@ std::string overlapped(const TrainingPlan& plan) {
   for (auto [on, what] : {std::pair{plan.tp_comm_overlap, "tensor-parallel collectives"},
                           std::pair{plan.overlap_dp, "the gradient reduction"},
                           std::pair{plan.overlap_param_gather, "the parameter all-gather"},
-                          std::pair{plan.overlap_moe_comm, "the expert all-to-alls (steady state)"}})
+                          std::pair{plan.overlap_moe_comm, "the expert all-to-alls (steady state)"},
+                          std::pair{plan.shared_expert_overlap, "the shared expert with the all-to-alls"}})
     if (on) out += (out.empty() ? "" : ", ") + std::string(what);
   return out.empty() ? "no communication overlapped" : out + " overlapped";
 }

@@ -178,6 +178,7 @@ struct Pricing {
   /// `experts`: the layer has routed experts (a mixture of experts' dense first layers have none).
   PassTime pass(const model::OperatorGraph& graph, bool transformer, bool experts) const {
     PassTime t;
+    double shared_expert_s = 0;
     const bool flash = transformer && plan.flash_attention;
     const std::vector<double> times = kernel_times(graph, transformer, flash);
     for (size_t i = 0; i < graph.ops.size(); ++i) {
@@ -205,7 +206,10 @@ struct Pricing {
       }
       t.compute_s += times[i];
       if (transformer && model::in_attention_core(op.id)) t.attention_core_s += times[i];
+      if (experts && model::in_shared_expert(op.id)) shared_expert_s += times[i];
     }
+    // --moe-shared-expert-overlap: the shared expert's kernels run while the all-to-alls are in flight.
+    if (plan.shared_expert_overlap && experts) t.ep_comm_s -= std::min(t.ep_comm_s, shared_expert_s);
     if (flash) {
       const int64_t batch_heads = plan.micro_batch * (spec.heads / plan.tp);
       if (plan.cp > 1) {

@@ -138,6 +138,8 @@ void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
                     p.vp, p.micro_batches(), p.pp));
   if (p.sequence_parallel && p.tp == 1) throw InputError("--sequence-parallel needs tensor parallelism (--tp > 1)");
   require_in(p.mtp_layers, 0, plan_limits::kMtpLayers, "--mtp-num-layers");
+  if (p.shared_expert_overlap && spec.shared_expert_ffn == 0)
+    throw InputError(fmt::format("--moe-shared-expert-overlap: {} has no shared expert", spec.name));
   if (p.overlap_moe_comm && (p.ep == 1 || p.recompute == Recompute::Full))
     throw InputError(
         "--overlap-moe-expert-parallel-comm needs expert parallelism (--ep > 1) and no full recomputation "

@@ -89,6 +89,9 @@ struct TrainingPlan {
   /// earlier micro-batch's backward pass, layer by layer, so that one's expert all-to-alls run under the
   /// other's computation (needs expert parallelism and no full recomputation).
   bool overlap_moe_comm = false;
+  /// --moe-shared-expert-overlap: the shared expert runs while the token dispatcher's all-to-alls are in
+  /// flight (needs a shared expert).
+  bool shared_expert_overlap = false;
   /// Multi-token prediction modules (--mtp-num-layers; DeepSeek-V3 trains with 1): each on the last stage, a
   /// projection of the next tokens' embeddings and the hidden states (model::build_mtp_projection_layer), a
   /// transformer layer as the model's (its expert one where it has experts) and the LM head and loss again.

@@ -63,7 +63,8 @@ struct StepPrediction {
 };
 
 /// What a prediction needs of the layers. It depends on the plan's t, c, ep, etp, b, s, sequence parallelism,
-/// flash attention and its library, FP8, the token dispatcher and the multi-token prediction modules only, so
+/// flash attention and its library, FP8, the token dispatcher, the shared expert's overlap and the multi-token
+/// prediction modules only, so
 /// a search over the other choices builds it once. The layers are one rank's: s / c tokens of each sequence.
 struct LayerCosts {
   model::LayerGraph graph;  ///< at the plan's t, b and s

@@ -35,6 +35,14 @@ bool in_attention_core(const std::string& id) {
   return n >= 5 && n <= 8;
 }
 
+bool in_shared_expert(const std::string& id) {
+  size_t i = 0;
+  while (i < id.size() && !std::isdigit(static_cast<unsigned char>(id[i]))) ++i;
+  if (i == id.size()) return false;
+  while (i < id.size() && std::isdigit(static_cast<unsigned char>(id[i]))) ++i;
+  return i < id.size() && id[i] == 'x';
+}
+
 bool runs_in_fp8(const std::string& id) {
   const int n = operator_number(id);
   return n == 3 || n == 10 || n == 15 || n == 16;

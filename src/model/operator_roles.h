@@ -19,6 +19,10 @@ int operator_number(const std::string& id);
 /// backward operators of the same numbers.
 bool in_attention_core(const std::string& id);
 
+/// A mixture of experts' shared expert: F14x, F15x…, F16x…, F17x and their backward operators (the number
+/// followed by x).
+bool in_shared_expert(const std::string& id);
+
 /// Operators every tensor-parallel rank repeats on the whole sequence unless sequence parallelism splits
 /// them: the norms (F1, F13, F19) and the bias-dropout-residual adds (F12, F18), and their backward ones.
 bool outside_tensor_parallel_region(const std::string& id);

@@ -207,8 +207,9 @@ TEST(MegatronArgs, DeepSeekV3AsItsConfigDescribesIt) {
             "--moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) "
             "--moe-router-score-function sigmoid --moe-router-num-groups 8 --moe-router-group-topk 4 "
             "--moe-router-enable-expert-bias --moe-grouped-gemm --moe-token-dispatcher-type flex "
-            "--moe-flex-dispatcher-backend deepep --mtp-num-layers 1"),
+            "--moe-flex-dispatcher-backend deepep --mtp-num-layers 1 --moe-shared-expert-overlap"),
       0);
+  EXPECT_TRUE(run.plan.shared_expert_overlap);
   EXPECT_EQ(run.plan.mtp_layers, 1);
   EXPECT_EQ(run.plan.moe_dispatcher, phaze::megatron::MoeDispatcher::Flex);
   const auto config = phaze::model::read_hf_config(std::string(PHAZE_TEST_DATA) + "/hf/deepseek-v3/config.json");

@@ -203,3 +203,29 @@ TEST(ExpertRouting, OverlappedAllToAllsLeaveOnlyTheUnpairedMicroBatches) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ExpertRouting, TheSharedExpertHidesAllToAllsShorterThanItself) {
+  // Qwen2-57B-A14B's shared expert (20,480 columns on every token) runs longer than its all-to-alls over 4
+  // GPUs of one node, so running it while they are in flight hides them whole; one stage, with no pipeline
+  // to fill, gains just what they took. Mixtral has no shared expert to overlap.
+  const ModelSpec qwen = *phaze::model::find_preset("qwen2-57b-a14b");
+  const auto system = phaze::hw::dgx_h100_system();
+  phaze::megatron::TrainingPlan pl = phaze::megatron::current_practice();
+  pl.ep = 4;
+  pl.dp = 16;
+  pl.seq = 4096;
+  pl.global_batch = 64;
+  const auto plain = phaze::megatron::predict_step(qwen, system, pl);
+  pl.shared_expert_overlap = true;
+  const auto overlapped = phaze::megatron::predict_step(qwen, system, pl);
+  ASSERT_GT(plain.time.ep_comm_s, 0);
+  EXPECT_EQ(overlapped.time.ep_comm_s, 0);
+  EXPECT_NEAR(plain.time.iteration_s - overlapped.time.iteration_s, plain.time.ep_comm_s,
+              1e-9 * plain.time.iteration_s);
+  EXPECT_THROW(phaze::megatron::predict_step(*phaze::model::find_preset("mixtral-8x7b"), system, pl),
+               phaze::InputError);
+}
+
+}  // namespace

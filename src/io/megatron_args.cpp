@@ -197,7 +197,7 @@ int64_t first_dense_layers(const Flags& f, int64_t layers) {
 /// key/value latent of 32, heads of 128 + 64 RoPE elements, values of 128.
 void read_latent_attention(const Flags& f, model::ModelSpec& m) {
   if (!f.has("--multi-latent-attention")) return;
-  m.q_lora_rank = f.has("--q-lora-rank") ? f.integer("--q-lora-rank", 0, model::limits::kHidden) : 0;
+  m.q_lora_rank = f.integer("--q-lora-rank", 0, model::limits::kHidden);
   m.kv_lora_rank = f.integer("--kv-lora-rank", 32, model::limits::kHidden);
   m.head_size = f.integer("--qk-head-dim", 128, model::limits::kHidden);
   m.rope_head_size = f.integer("--qk-pos-emb-head-dim", 64, model::limits::kHidden);

@@ -319,6 +319,24 @@ double zero_micro_batch_s(const TrainingPlan& plan, const hw::Network& network, 
          hidden(reduce_s, left_s, plan.overlap_dp);
 }
 
+/// Adds `count` transformer layers of one kind to a stage: their passes (and what recomputation reruns of
+/// them: the whole forward pass, or the attention core), their parameters, routed experts' parameters and
+/// FP8 GEMM weights (`fp8_parameters` a layer), and the layer as a unit ZeRO-2/3 holds whole.
+void add_layers(Stage& st, const TrainingPlan& plan, double count, const model::Layer& layer, const LayerTime& time,
+                double fp8_parameters) {
+  if (count <= 0) return;
+  add(st.forward, scaled(time.forward, count));
+  add(st.backward, scaled(time.backward, count));
+  if (plan.recompute == Recompute::Full) add(st.recompute, scaled(time.forward, count));
+  if (plan.recompute == Recompute::Selective)
+    add(st.recompute, PassTime{count * time.forward.attention_core_s, 0, count * time.forward.attention_core_s,
+                               count * time.forward.cp_comm_s});
+  st.parameters += count * static_cast<double>(layer.parameters);
+  st.expert_parameters += count * static_cast<double>(layer.routed_expert_parameters);
+  if (plan.fp8) st.fp8_parameters += count * fp8_parameters;
+  st.largest_unit_parameters = std::max(st.largest_unit_parameters, static_cast<double>(layer.parameters));
+}
+
 /// Seconds of the busiest stage's expert all-to-alls that --overlap-moe-expert-parallel-comm hides (docs/gpu.md,
 /// "Expert parallelism"): in 1F1B's steady state a micro-batch's forward pass runs merged with an earlier
 /// one's backward pass, so the forward's all-to-alls run under the backward's computation and the backward's
@@ -332,14 +350,14 @@ double hidden_expert_comm_s(const TrainingPlan& plan, const Stage& top) {
                   std::min(top.backward.ep_comm_s, top.forward.compute_s));
 }
 
-}  // namespace
-
-double replicated_activation_bytes(const model::ModelSpec& spec, const model::LayerGraph& graph,
-                                   const TrainingPlan& plan) {
+/// The activation bytes of `at_t` (a layer at the plan's t) that every rank keeps whole: act(t) = R + S/t and
+/// act(1) = R + S, the layer at t = 1 made by `build`.
+double replicated_bytes(const model::ModelSpec& spec, const model::Layer& at_t, const model::Precision& precision,
+                        const TrainingPlan& plan,
+                        model::Layer (*build)(const model::ModelSpec&, const model::Shape&, const model::Precision&)) {
   model::Layer one;
   try {
-    one = model::build_transformer_layer(
-        spec, model::Shape{plan.local_seq(), plan.micro_batch, 1, plan.ep, plan.expert_tp()}, graph.precision);
+    one = build(spec, model::Shape{plan.local_seq(), plan.micro_batch, 1, plan.ep, plan.expert_tp()}, precision);
   } catch (const SizeOverflow&) {
     throw InputError(
         fmt::format("{}: seq = {}, mbs = {}: the layer at t = 1, from which sequence parallelism's "
@@ -347,25 +365,15 @@ double replicated_activation_bytes(const model::ModelSpec& spec, const model::La
                     spec.name, plan.local_seq(), plan.micro_batch));
   }
   const double t = static_cast<double>(plan.tp);
-  return (t * static_cast<double>(graph.transformer.activation_bytes) - static_cast<double>(one.activation_bytes)) /
-         (t - 1);
-}
-
-namespace {
-
-/// replicated_activation_bytes of a dense first layer.
-double dense_replicated_activation_bytes(const model::ModelSpec& spec, const model::LayerGraph& graph,
-                                         const TrainingPlan& plan) {
-  // The layer at t = 1 is no larger than the expert layer at t = 1, which replicated_activation_bytes built.
-  const model::Layer one = model::build_dense_transformer_layer(
-      spec, model::Shape{plan.local_seq(), plan.micro_batch, 1, plan.ep, plan.expert_tp()}, graph.precision);
-  const double t = static_cast<double>(plan.tp);
-  return (t * static_cast<double>(graph.dense_transformer.activation_bytes) -
-          static_cast<double>(one.activation_bytes)) /
-         (t - 1);
+  return (t * static_cast<double>(at_t.activation_bytes) - static_cast<double>(one.activation_bytes)) / (t - 1);
 }
 
 }  // namespace
+
+double replicated_activation_bytes(const model::ModelSpec& spec, const model::LayerGraph& graph,
+                                   const TrainingPlan& plan) {
+  return replicated_bytes(spec, graph.transformer, graph.precision, plan, model::build_transformer_layer);
+}
 
 void set_replicated_activation_bytes(LayerCosts& costs, const model::ModelSpec& spec, const TrainingPlan& plan) {
   costs.replicated_activation_bytes = 0;
@@ -373,7 +381,8 @@ void set_replicated_activation_bytes(LayerCosts& costs, const model::ModelSpec& 
   if (!plan.sequence_parallel) return;
   costs.replicated_activation_bytes = replicated_activation_bytes(spec, costs.graph, plan);
   if (costs.graph.dense_layers() > 0)
-    costs.dense_replicated_activation_bytes = dense_replicated_activation_bytes(spec, costs.graph, plan);
+    costs.dense_replicated_activation_bytes = replicated_bytes(
+        spec, costs.graph.dense_transformer, costs.graph.precision, plan, model::build_dense_transformer_layer);
 }
 
 StepDevice step_device(const hw::Gpu& gpu) {
@@ -460,27 +469,8 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     const double per_stage = static_cast<double>(stage_layers(plan, spec, i));
     const double dense_layers = static_cast<double>(stage_dense_layers(plan, spec, i));
     const double main_layers = per_stage - dense_layers;
-    st.forward = scaled(layer.forward, main_layers);
-    st.backward = scaled(layer.backward, main_layers);
-    st.parameters = main_layers * static_cast<double>(g.transformer.parameters);
-    st.fp8_parameters = plan.fp8 ? main_layers * costs.fp8_parameters : 0;
-    st.expert_parameters = main_layers * static_cast<double>(g.transformer.routed_expert_parameters);
-    st.largest_unit_parameters = main_layers > 0 ? static_cast<double>(g.transformer.parameters) : 0;
-    if (plan.recompute == Recompute::Full) st.recompute = scaled(layer.forward, main_layers);
-    if (dense_layers > 0) {
-      const LayerTime& dense = costs.dense_transformer;
-      add(st.forward, scaled(dense.forward, dense_layers));
-      add(st.backward, scaled(dense.backward, dense_layers));
-      st.parameters += dense_layers * static_cast<double>(g.dense_transformer.parameters);
-      if (plan.fp8) st.fp8_parameters += dense_layers * costs.dense_fp8_parameters;
-      st.largest_unit_parameters =
-          std::max(st.largest_unit_parameters, static_cast<double>(g.dense_transformer.parameters));
-      if (plan.recompute == Recompute::Full) add(st.recompute, scaled(dense.forward, dense_layers));
-    }
-    // The attention (the only part selective recomputation reruns) is the same in both kinds of layer.
-    if (plan.recompute == Recompute::Selective)
-      st.recompute = PassTime{per_stage * layer.forward.attention_core_s, 0, per_stage * layer.forward.attention_core_s,
-                              per_stage * layer.forward.cp_comm_s};
+    add_layers(st, plan, main_layers, g.transformer, layer, costs.fp8_parameters);
+    add_layers(st, plan, dense_layers, g.dense_transformer, costs.dense_transformer, costs.dense_fp8_parameters);
     if (i == 0) {
       add(st.forward, emb.forward);
       add(st.backward, emb.backward);
@@ -491,19 +481,10 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
       // Each multi-token prediction module: its projection, a transformer layer as the model's last, the LM
       // head and loss again (the head's weights are the main one's).
       const double d = static_cast<double>(plan.mtp_layers);
-      for (const PassTime* pass : {&costs.mtp.forward, &layer.forward, &head.forward})
-        add(st.forward, scaled(*pass, d));
-      for (const PassTime* pass : {&costs.mtp.backward, &layer.backward, &head.backward})
-        add(st.backward, scaled(*pass, d));
-      if (plan.recompute == Recompute::Full) add(st.recompute, scaled(layer.forward, d));
-      if (plan.recompute == Recompute::Selective)
-        add(st.recompute, PassTime{d * layer.forward.attention_core_s, 0, d * layer.forward.attention_core_s,
-                                   d * layer.forward.cp_comm_s});
-      st.parameters +=
-          d * (static_cast<double>(g.transformer.parameters) + static_cast<double>(costs.mtp_projection.parameters));
-      st.expert_parameters += d * static_cast<double>(g.transformer.routed_expert_parameters);
-      if (plan.fp8) st.fp8_parameters += d * costs.fp8_parameters;
-      st.largest_unit_parameters = std::max(st.largest_unit_parameters, static_cast<double>(g.transformer.parameters));
+      add_layers(st, plan, d, g.transformer, layer, costs.fp8_parameters);
+      for (const PassTime* pass : {&costs.mtp.forward, &head.forward}) add(st.forward, scaled(*pass, d));
+      for (const PassTime* pass : {&costs.mtp.backward, &head.backward}) add(st.backward, scaled(*pass, d));
+      st.parameters += d * static_cast<double>(costs.mtp_projection.parameters);
     }
     if (i == p - 1) {
       add(st.forward, head.forward);

@@ -70,6 +70,13 @@ LayerDims dims_of(const ModelSpec& m, const Shape& shape) {
   return d;
 }
 
+/// RoPE turning `turned` of the `n` elements of `in` (all of them, or the rope part of each head, the rest
+/// passing on unchanged): two multiplies, a rotate-half and an add per turned element.
+Value rope(LayerBuilder& lb, const char* id, const char* name, Value in, CheckedInt turned, CheckedInt n) {
+  return lb.out(
+      lb.add(vector_op(id, name, {Operand{in}}, {fwd(VectorKind::Rope, turned)}, n, {bwd(VectorKind::Rope, turned)})));
+}
+
 struct QueryKeyValue {
   Value q, k, v;
 };
@@ -108,17 +115,13 @@ QueryKeyValue project_qkv(LayerBuilder& lb, const ModelSpec& m, const LayerDims&
     out.k = head_norm("F4kn", "key head", out.k, T * d.kv_cols);
   }
   if (m.rotary) {
-    auto rope = [&](const char* id, const char* name, Value in, CheckedInt n) {
-      return lb.out(
-          lb.add(vector_op(id, name, {Operand{in}}, {fwd(VectorKind::Rope, n)}, n, {bwd(VectorKind::Rope, n)})));
-    };
-    out.q = rope("F4q", "RoPE on q", out.q, T * d.q_cols);
-    out.k = rope("F4k", "RoPE on k", out.k, T * d.kv_cols);
+    out.q = rope(lb, "F4q", "RoPE on q", out.q, T * d.q_cols, T * d.q_cols);
+    out.k = rope(lb, "F4k", "RoPE on k", out.k, T * d.kv_cols, T * d.kv_cols);
   }
   return out;
 }
 
-/// F3–F4 of multi-head latent attention (DeepSeek-V2 and V3; docs/models.md 3.4). The down projections to
+/// F3–F4 of multi-head latent attention (DeepSeek-V2 and V3; docs/models.md 3.3). The down projections to
 /// the query latent (F3qa) and to the key/value latent with the shared RoPE key part (F3kva) are duplicated
 /// on every tensor-parallel rank, as Megatron-Core builds them; each latent is normalised (F4qa, F4kva) and
 /// projected up, column-parallel, to the rank's heads: the queries' d_qk = d_nope + d_rope columns each
@@ -149,14 +152,8 @@ QueryKeyValue project_latent_qkv(LayerBuilder& lb, const ModelSpec& m, const Lay
   const Value normed = latent_norm("F4kva", "key/value latent", lb.out(parts, 0), r, r);
   const CheckedInt up_cols = heads * (dn + dv);
   const Value up = projection("F3kvb", "key/value up projection", normed, r, up_cols, split_weight(r * up_cols, t));
-  // RoPE turns `turned` elements of a tensor of `n` (the rope part of each query head; the whole query
-  // passes on, its other part unchanged).
-  auto rope = [&](const char* id, const char* name, Value in, CheckedInt turned, CheckedInt n) {
-    return lb.out(lb.add(
-        vector_op(id, name, {Operand{in}}, {fwd(VectorKind::Rope, turned)}, n, {bwd(VectorKind::Rope, turned)})));
-  };
-  out.q = rope("F4q", "RoPE on q's rope part", out.q, T * heads * dr, T * d.q_cols);
-  const Value k_rope = rope("F4k", "RoPE on the shared key part", lb.out(parts, 1), T * dr, T * dr);
+  out.q = rope(lb, "F4q", "RoPE on q's rope part", out.q, T * heads * dr, T * d.q_cols);
+  const Value k_rope = rope(lb, "F4k", "RoPE on the shared key part", lb.out(parts, 1), T * dr, T * dr);
   const int kv =
       lb.add(layout_op("F4c", "keys from their two parts, values", {up, k_rope}, {T * d.kv_cols, T * d.v_cols}));
   out.k = lb.out(kv, 0);

@@ -501,7 +501,9 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
       st.forward.compute_s += cast_s;
       st.backward.compute_s += cast_s;
     }
-    st.data_parallel_s = zero_micro_batch_s(plan, network, st, per_stage);
+    // ZeRO-2/3 go layer by layer: the last stage's multi-token prediction layers are among them.
+    const double mtp_layers = i == p - 1 ? static_cast<double>(plan.mtp_layers) : 0;
+    st.data_parallel_s = zero_micro_batch_s(plan, network, st, per_stage + mtp_layers);
   }
 
   // 1F1B: the busiest stage runs its m micro-batches back to back; the others fill and drain the pipeline

@@ -56,6 +56,15 @@ void add_feature_options(CLI::App* cmd, megatron::TrainingPlan& features) {
          "How a mixture of experts' tokens reach their experts: alltoall (every copy by one all-to-all; the "
          "default) or flex (DeepEP: one copy a node across the scale-out network)")
       ->type_name("TEXT");
+  add_number_option(cmd, "--moe-expert-capacity-factor,--moe-capacity-factor", features.moe_capacity_factor, 0, 4096,
+                    true,
+                    "Each expert takes at most ⌈T·k/E · c⌉ of a rank's T·k token copies, the rest dropped (at most "
+                    "the experts over the experts per token; dropless when not given)");
+  cmd->add_flag("--moe-pad-expert-input-to-capacity", features.moe_pad_to_capacity,
+                "Every expert computes its whole capacity (with --moe-expert-capacity-factor)");
+  add_number_option(cmd, "--moe-load-imbalance", features.moe_load_imbalance, 1, 4096, false,
+                    "The busiest expert-parallel rank's token copies over the mean (1: balanced routing, as "
+                    "NVIDIA's benchmarks force it)");
   add_integer_option(cmd, "--mtp-num-layers", features.mtp_layers, 0, megatron::plan_limits::kMtpLayers,
                      "Multi-token prediction modules on the last stage (DeepSeek-V3 trains with 1)");
   add_integer_option(cmd, "--zero-group", features.zero_group, 0, megatron::plan_limits::kGpus,

@@ -66,13 +66,18 @@ std::vector<double> parse_number_list(const std::string& option, const std::stri
 
 namespace {
 
+/// The option's first name ("--a" of "--a,--b"), which its errors quote.
+std::string first_name(const std::string& names) {
+  return names.substr(0, names.find(','));
+}
+
 template <typename Integer>
 CLI::Option* add_integer(CLI::App* cmd, const std::string& name, Integer& target, int64_t lo, int64_t hi,
                          const std::string& help) {
   CLI::Option* option = cmd->add_option_function<std::string>(
       name,
-      [&target, name, lo, hi](const std::string& text) {
-        target = static_cast<Integer>(parse_integer(name, text, lo, hi));
+      [&target, shown = first_name(name), lo, hi](const std::string& text) {
+        target = static_cast<Integer>(parse_integer(shown, text, lo, hi));
       },
       fmt::format("{} [{}..{}]", help, lo, hi));
   option->default_str(std::to_string(target))->type_name("INT");
@@ -95,7 +100,9 @@ CLI::Option* add_number_option(CLI::App* cmd, const std::string& name, double& t
                                bool lo_open, const std::string& help) {
   CLI::Option* option = cmd->add_option_function<std::string>(
       name,
-      [&target, name, lo, hi, lo_open](const std::string& text) { target = parse_number(name, text, lo, hi, lo_open); },
+      [&target, shown = first_name(name), lo, hi, lo_open](const std::string& text) {
+        target = parse_number(shown, text, lo, hi, lo_open);
+      },
       fmt::format("{} {}{}, {}]", help, lo_open ? "(" : "[", bound_text(lo), bound_text(hi)));
   option->default_str(fmt::format("{:g}", target))->type_name("NUMBER");
   return option;

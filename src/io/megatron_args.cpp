@@ -44,6 +44,7 @@ const std::set<std::string> kModelledSwitches = {
     "--qk-layernorm",
     "--moe-grouped-gemm",
     "--multi-latent-attention",
+    "--moe-pad-expert-input-to-capacity",
 };
 
 /// Flags with a value that phaze reads.
@@ -96,6 +97,8 @@ const std::set<std::string> kModelledValues = {
     "--mtp-num-layers",
     "--moe-token-dispatcher-type",
     "--moe-flex-dispatcher-backend",
+    "--moe-expert-capacity-factor",
+    "--moe-token-drop-policy",
 };
 
 /// The flags of the command line, each with its value ("" for a switch); later ones replace earlier ones,
@@ -366,6 +369,12 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
   p.tp_comm_overlap = f.has("--tp-comm-overlap");
   p.overlap_moe_comm = f.has("--overlap-moe-expert-parallel-comm");
   p.shared_expert_overlap = f.has("--moe-shared-expert-overlap");
+  if (const auto factor = f.value("--moe-expert-capacity-factor"))
+    p.moe_capacity_factor = parse_number("--moe-expert-capacity-factor", *factor, 0, 4096, true);
+  p.moe_pad_to_capacity = f.has("--moe-pad-expert-input-to-capacity");
+  // Which copies are dropped (by router probability or by position) does not change the time.
+  if (const auto policy = f.value("--moe-token-drop-policy"); policy && *policy != "probs" && *policy != "position")
+    throw InputError(fmt::format("--moe-token-drop-policy {}: probs or position", *policy));
   if (f.has("--mtp-num-layers"))
     p.mtp_layers =
         parse_integer("--mtp-num-layers", *f.value("--mtp-num-layers"), 0, megatron::plan_limits::kMtpLayers);

@@ -113,6 +113,9 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
           "tp_comm_overlap",
           "overlap_moe_expert_parallel_comm",
           "moe_shared_expert_overlap",
+          "moe_expert_capacity_factor",
+          "moe_pad_expert_input_to_capacity",
+          "moe_load_imbalance",
           "mtp_num_layers",
           "flash_attention",
           "cross_entropy_loss_fusion",
@@ -180,6 +183,9 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   p.tp_comm_overlap = f.flag("tp_comm_overlap", false);
   p.overlap_moe_comm = f.flag("overlap_moe_expert_parallel_comm", false);
   p.shared_expert_overlap = f.flag("moe_shared_expert_overlap", false);
+  p.moe_capacity_factor = f.number_in("moe_expert_capacity_factor", 0, 0, 4096, true);
+  p.moe_pad_to_capacity = f.flag("moe_pad_expert_input_to_capacity", false);
+  p.moe_load_imbalance = f.number_in("moe_load_imbalance", 1, 1, 4096, false);
   p.mtp_layers = f.integer_in("mtp_num_layers", 0, 0, megatron::plan_limits::kMtpLayers);
   p.flash_attention = f.flag("flash_attention", p.flash_attention);
   if (f.has("attention_backend")) {

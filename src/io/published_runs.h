@@ -13,7 +13,8 @@
 // "flash_attention"); "cross_entropy_loss_fusion" (default true; false: Megatron-LM's unfused FP32 loss); "precision"
 // (bf16 | fp16 | fp8, default bf16), "fp8_recipe" (delayed | tensorwise), "fp8_param_gather", "grad_reduce_in_fp32"
 // (default true); "cp_comm_type" (p2p | all_gather); "moe_token_dispatcher_type"
-// (alltoall | flex); "zero" (0-3) and "zero_group";
+// (alltoall | flex); "moe_expert_capacity_factor" (default 0: dropless), "moe_pad_expert_input_to_capacity",
+// "moe_load_imbalance" (default 1); "zero" (0-3) and "zero_group";
 // "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers", "account_for_embedding_in_pipeline_split",
 // "account_for_loss_in_pipeline_split"; and exactly one published figure: "tflops_per_gpu" with "flop_count" (model |
 // model-full-attention | hardware | narayanan), "iteration_s", or "tokens_per_s_per_gpu". A run that trained keeps no

@@ -34,6 +34,20 @@ std::string overlapped(const TrainingPlan& plan) {
   return out.empty() ? "no communication overlapped" : out + " overlapped";
 }
 
+/// How a mixture of experts' token copies fall on its experts.
+std::string routing_text(const TrainingPlan& plan) {
+  const std::string balance =
+      plan.moe_load_imbalance == 1
+          ? std::string("routing balanced (the same number of token copies to each expert)")
+          : fmt::format("the busiest expert-parallel rank taking {:g} times the mean of the token copies",
+                        plan.moe_load_imbalance);
+  if (plan.moe_capacity_factor == 0) return "dropless " + balance;
+  if (plan.moe_pad_to_capacity)
+    return fmt::format("copies beyond a capacity factor of {:g} dropped and every expert padded to its capacity",
+                       plan.moe_capacity_factor);
+  return fmt::format("{}, copies beyond a capacity factor of {:g} dropped", balance, plan.moe_capacity_factor);
+}
+
 }  // namespace
 
 std::string assumptions_line(const TrainingPlan& plan, const hw::Gpu& gpu, const model::ModelSpec& spec) {
@@ -55,10 +69,10 @@ std::string assumptions_line(const TrainingPlan& plan, const hw::Gpu& gpu, const
       plan.unfused_loss ? "Megatron-LM's unfused FP32 cross-entropy" : "a fused cross-entropy", overlapped(plan),
       static_cast<double>(gpu.runtime_memory_bytes) / kGib, static_cast<double>(gpu.communicator_memory_bytes) / kGib,
       100 * gpu.allocator_overhead, static_cast<double>(plan.memory_reserve_bytes) / kGib, software_caveat(gpu),
-      spec.moe() ? fmt::format("; {} of {} experts per token with routing balanced (the same number of tokens "
-                               "to each), the experts split over the expert-parallel groups (ep) and each expert's "
+      spec.moe() ? fmt::format("; {} of {} experts per token, {}, the experts split over the expert-parallel groups "
+                               "(ep) and each expert's "
                                "columns over the tensor-parallel group, the all-to-alls {}{}",
-                               spec.experts_per_token, spec.experts,
+                               spec.experts_per_token, spec.experts, routing_text(plan),
                                plan.overlap_moe_comm ? "overlapped in 1F1B's steady state, each under the other "
                                                        "micro-batch's computation"
                                                      : "not overlapped",

@@ -110,6 +110,48 @@ int64_t stage_dense_layers(const TrainingPlan& p, const model::ModelSpec& spec, 
   return held;
 }
 
+double TrainingPlan::expert_load() const {
+  const double imbalance = ep > 1 ? moe_load_imbalance : 1.0;
+  if (moe_capacity_factor <= 0) return imbalance;
+  return moe_pad_to_capacity ? moe_capacity_factor : std::min(imbalance, moe_capacity_factor);
+}
+
+model::Shape TrainingPlan::layer_shape() const {
+  model::Shape shape{local_seq(), micro_batch, tp, ep, etp};
+  shape.expert_load = expert_load();
+  shape.expert_padded = moe_pad_to_capacity;
+  return shape;
+}
+
+namespace {
+
+/// The routing options: a mixture of experts' only, each within (0 or 1, E/k].
+void validate_routing(const TrainingPlan& p, const model::ModelSpec& spec) {
+  const bool dropless = p.moe_capacity_factor == 0;
+  if (!spec.moe() && (!dropless || p.moe_pad_to_capacity || p.moe_load_imbalance != 1))
+    throw InputError(fmt::format("{}: {} has no experts",
+                                 !dropless               ? "--moe-expert-capacity-factor"
+                                 : p.moe_pad_to_capacity ? "--moe-pad-expert-input-to-capacity"
+                                                         : "--moe-load-imbalance",
+                                 spec.name));
+  if (!spec.moe()) return;
+  const double most = static_cast<double>(spec.experts) / static_cast<double>(spec.experts_per_token);
+  if (!(dropless || (p.moe_capacity_factor > 0 && p.moe_capacity_factor <= most)))
+    throw InputError(
+        fmt::format("--moe-expert-capacity-factor = {} must lie in (0, {}] (the {} experts of {} over "
+                    "its {} per token)",
+                    p.moe_capacity_factor, most, spec.experts, spec.name, spec.experts_per_token));
+  if (p.moe_pad_to_capacity && dropless)
+    throw InputError("--moe-pad-expert-input-to-capacity needs a capacity (--moe-expert-capacity-factor)");
+  if (!(p.moe_load_imbalance >= 1 && p.moe_load_imbalance <= most))
+    throw InputError(
+        fmt::format("--moe-load-imbalance = {} must lie in [1, {}] (the {} experts of {} over its {} "
+                    "per token)",
+                    p.moe_load_imbalance, most, spec.experts, spec.name, spec.experts_per_token));
+}
+
+}  // namespace
+
 void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
   require_in(p.tp, 1, model::limits::kTensorParallel, "--tp");
   require_in(p.cp, 1, plan_limits::kContextParallel, "--cp");
@@ -186,6 +228,7 @@ void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
     if (p.zero_group != 0 && (p.ep > 1 || p.expert_tp() != p.tp))
       throw InputError("--zero-group with expert parallelism or --etp is not modelled yet");
   }
+  validate_routing(p, spec);
 }
 
 const char* to_string(Recompute r) {

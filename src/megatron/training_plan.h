@@ -92,6 +92,14 @@ struct TrainingPlan {
   /// --moe-shared-expert-overlap: the shared expert runs while the token dispatcher's all-to-alls are in
   /// flight (needs a shared expert).
   bool shared_expert_overlap = false;
+  /// --moe-expert-capacity-factor c: each expert takes at most ⌈T·k/E · c⌉ of the T·k token copies a rank
+  /// routes, the rest dropped; 0: dropless (Megatron-Core's default). In (0, E/k].
+  double moe_capacity_factor = 0;
+  /// --moe-pad-expert-input-to-capacity: every expert computes its whole capacity (needs a capacity factor).
+  bool moe_pad_to_capacity = false;
+  /// --moe-load-imbalance: the token copies of the busiest expert-parallel rank over the mean, a property of
+  /// the router; 1: balanced, as --moe-router-force-load-balancing makes it. In [1, E/k]; no effect at ep 1.
+  double moe_load_imbalance = 1;
   /// Multi-token prediction modules (--mtp-num-layers; DeepSeek-V3 trains with 1): each on the last stage, a
   /// projection of the next tokens' embeddings and the hidden states (model::build_mtp_projection_layer), a
   /// transformer layer as the model's (its expert one where it has experts) and the LM head and loss again.
@@ -129,6 +137,12 @@ struct TrainingPlan {
   /// Layer slots the pipeline split shares out among `layers` transformer layers: those and the embedding and
   /// the loss where they count.
   int64_t split_slots(int64_t layers) const { return layers + embedding_in_pipeline_split + loss_in_pipeline_split; }
+  /// The busiest expert's token copies over the balanced share (model::Shape::expert_load): with a capacity
+  /// factor c, c where every expert is padded to it, else the imbalance capped at c; dropless, the
+  /// imbalance where the experts are spread (ep > 1), else 1.
+  double expert_load() const;
+  /// One GPU's layer: s/c tokens of b sequences at the plan's t, ep, etp and expert load.
+  model::Shape layer_shape() const;
   /// Micro-batches per pipeline per iteration: B / (b · d).
   int64_t micro_batches() const { return global_batch / (micro_batch * dp); }
   bool operator==(const TrainingPlan&) const = default;

@@ -357,7 +357,10 @@ double replicated_bytes(const model::ModelSpec& spec, const model::Layer& at_t, 
                         model::Layer (*build)(const model::ModelSpec&, const model::Shape&, const model::Precision&)) {
   model::Layer one;
   try {
-    one = build(spec, model::Shape{plan.local_seq(), plan.micro_batch, 1, plan.ep, plan.expert_tp()}, precision);
+    model::Shape at_one = plan.layer_shape();
+    at_one.tp = 1;
+    at_one.etp = plan.expert_tp();
+    one = build(spec, at_one, precision);
   } catch (const SizeOverflow&) {
     throw InputError(
         fmt::format("{}: seq = {}, mbs = {}: the layer at t = 1, from which sequence parallelism's "
@@ -426,9 +429,7 @@ LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, c
   const hw::Gpu gpu = hw::as_sustained(hw::with_attention_library(hw::gpu_of(system), plan.attention_library));
   if (plan.fp8 && hw::peak_fp8_flop_per_s(gpu) <= 0)
     throw InputError(fmt::format("--fp8: {} has no FP8 tensor cores", gpu.name));
-  LayerCosts c = graph_costs(
-      model::build_layer_graph(spec, model::Shape{plan.local_seq(), plan.micro_batch, plan.tp, plan.ep, plan.etp},
-                               model::Precision{}, spec.name));
+  LayerCosts c = graph_costs(model::build_layer_graph(spec, plan.layer_shape(), model::Precision{}, spec.name));
   c.embedding = gpu_layer_time(c.graph.embedding, spec, plan, gpu, system.network);
   c.transformer = gpu_layer_time(c.graph.transformer, spec, plan, gpu, system.network);
   c.head = gpu_layer_time(c.graph.head, spec, plan, gpu, system.network);

@@ -152,6 +152,10 @@ void validate(const ModelSpec& spec, const Shape& shape, const std::string& sour
     throw InputError(
         fmt::format("{}: etp = {}: expert tensor parallelism needs a mixture of experts", source, shape.etp));
   if (spec.moe()) {
+    const double most = static_cast<double>(spec.experts) / static_cast<double>(spec.experts_per_token);
+    if (!(shape.expert_load > 0 && shape.expert_load <= most))
+      throw InputError(fmt::format("{}: expert load {} must lie in (0, {}] (num_experts / num_experts_per_tok)", source,
+                                   shape.expert_load, most));
     // Each expert's columns split over the expert tensor-parallel ranks (the attention's t by default).
     require_divides(shape.expert_tp(), spec.expert_ffn, source, "etp", "moe_intermediate_size");
     if (spec.shared_expert_ffn > 0)

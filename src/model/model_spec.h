@@ -109,6 +109,14 @@ struct Shape {
   /// Expert tensor-parallel width (Megatron-Core's parallel folding): each expert's columns split over etp
   /// ranks; 0: the attention's t. With etp ≠ t each rank routes its own s·b/t tokens (sequence parallelism).
   int64_t etp = 0;
+  /// Token copies the busiest routed expert of a rank takes, over the balanced share T·k/E of the copies the
+  /// rank routes: a capacity factor (tokens beyond it dropped) or a routing imbalance (docs/models.md 3.3);
+  /// 1 for balanced routing. In (0, E/k].
+  double expert_load = 1.0;
+  /// Every expert's input padded to its capacity (Megatron-Core's --moe-pad-expert-input-to-capacity): the
+  /// rank's own permuted tokens are expert_load times the balanced share as well, not just the busiest
+  /// expert's.
+  bool expert_padded = false;
   int64_t expert_tp() const { return etp > 0 ? etp : tp; }
   /// s · b; SizeOverflow beyond int64_t.
   int64_t tokens() const { return CheckedInt(seq) * micro_batch; }

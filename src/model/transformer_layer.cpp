@@ -1,5 +1,8 @@
 // One transformer layer of one tensor-parallel rank (models.md section 3 and its variants in 3.3).
 
+#include <algorithm>
+#include <cmath>
+
 #include "model/layer_graph.h"
 #include "model/layer_ops.h"
 
@@ -44,6 +47,8 @@ struct LayerDims {
   CheckedInt v_cols, o_cols;   // value columns of one rank, and the context's (query heads · d_v)
   CheckedInt scores_n;         // attention scores of one rank: b · heads/t · s²
   CheckedInt ep, etp;          // expert-parallel and expert tensor-parallel widths
+  double expert_load = 1;      // the busiest expert's copies over the balanced share (Shape::expert_load)
+  bool expert_padded = false;  // every expert padded to its capacity
 };
 
 LayerDims dims_of(const ModelSpec& m, const Shape& shape) {
@@ -67,6 +72,8 @@ LayerDims dims_of(const ModelSpec& m, const Shape& shape) {
   d.scores_n = d.b * d.heads_t * d.s * d.s;
   d.ep = shape.ep;
   d.etp = shape.expert_tp();
+  d.expert_load = shape.expert_load;
+  d.expert_padded = shape.expert_padded;
   return d;
 }
 
@@ -265,7 +272,11 @@ Value ffn(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, const FfnPla
 /// F14t) with the load-balancing loss (F14l), the tokens permuted into expert order (F14p), the routed
 /// experts as grouped GEMMs (F15, F16) with every expert's columns split over the t ranks, the outputs
 /// unpermuted and summed with their router weights (F16c), and the shared expert (F15x, F16x, its gate
-/// F16xg) added (F16m). Routing is taken as balanced: each expert gets ⌈T·k/E⌉ of the T·k token copies. With
+/// F16xg) added (F16m). Routing is balanced at load 1: each expert gets ⌈T·k/E⌉ of the T·k token copies. At
+/// load λ (a capacity factor, or the busiest rank's imbalance) each expert takes ⌈T·k/E · λ⌉ of a rank's
+/// copies, Megatron-Core's capacity: the experts and the all-to-alls of the busiest rank carry that many,
+/// while the rank's own permutation moves its balanced share (all λ of it when every expert is padded to
+/// its capacity, and no more than it keeps when tokens are dropped). With
 /// expert parallelism each rank holds E/ep experts: each of the t ranks of a group dispatches 1/t of the
 /// group's permuted tokens by all-to-all to the groups holding their experts (F14d) and gets as many back
 /// (F16d), so its E/ep experts see ep times the rows. With t > 1 the tensor-parallel group gathers the
@@ -279,7 +290,15 @@ Value moe_mlp(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value in
   const CheckedInt h = d.h, t = d.t, E = m.experts, k = m.experts_per_token, ep = d.ep, etp = d.etp;
   const bool folded = etp != t;
   const CheckedInt T = folded ? (d.T + t - 1) / t : d.T;  // the tokens this rank routes
-  const CheckedInt routed = T * k, rows = (routed + E - 1) / E, permuted = rows * E * h;
+  const CheckedInt routed = T * k, balanced = (routed + E - 1) / E;
+  // Each expert's copies from this rank on the busiest rank, and those this rank permutes itself.
+  // (λ ≤ E/k keeps it within the rank's T tokens.)
+  const CheckedInt rows =
+      d.expert_load == 1 ? balanced
+                         : CheckedInt(static_cast<int64_t>(std::ceil(static_cast<double>(routed.value()) /
+                                                                     static_cast<double>(E.value()) * d.expert_load)));
+  const CheckedInt local = d.expert_padded ? rows : std::min(rows, balanced);
+  const CheckedInt permuted = rows * E * h;
   // What the rank sends by all-to-all (each of a group of t its 1/t share, or all its own when folded) and
   // what its expert tensor-parallel group gathers.
   const CheckedInt dispatched = folded ? permuted : (permuted + t - 1) / t;
@@ -309,8 +328,8 @@ Value moe_mlp(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value in
                               {bwd(VectorKind::Mul, T * E)});
   lb.output(lb.out(lb.add(aux)), false);
   ForwardSpec permute =
-      vector_op("F14p", "permute tokens to their experts", {Operand{in}}, {fwd(VectorKind::Gather, permuted)}, permuted,
-                {bwd(VectorKind::ScatterAdd, routed * h)});
+      vector_op("F14p", "permute tokens to their experts", {Operand{in}}, {fwd(VectorKind::Gather, local * E * h)},
+                permuted, {bwd(VectorKind::ScatterAdd, local * E * h)});
   Value grouped = lb.out(lb.add(permute));
   if (ep > 1) grouped = lb.out(lb.add(all_to_all_op("F14d", "dispatch all-to-all", grouped, dispatched, ep, p)));
   if (etp > 1) grouped = lb.out(lb.add(enter_tp_op("F14", grouped, gathered, etp, p)));

@@ -153,8 +153,15 @@ TEST(MegatronArgs, MixtureOfExpertsAndHeadSize) {
             "RMSNorm --position-embedding-type rope --untie-embeddings-and-output-weights --disable-bias-linear "
             "--attention-dropout 0 --hidden-dropout 0 --vocab-size 32000 --bf16 --num-experts 8 --moe-router-topk 2 "
             "--moe-grouped-gemm --expert-model-parallel-size 1 --tensor-model-parallel-size 2 --sequence-parallel "
-            "--moe-aux-loss-coeff 0.01"),
+            "--moe-aux-loss-coeff 0.01 --moe-expert-capacity-factor 1.25 --moe-pad-expert-input-to-capacity "
+            "--moe-token-drop-policy position"),
       2);
+  EXPECT_EQ(run.plan.moe_capacity_factor, 1.25);
+  EXPECT_TRUE(run.plan.moe_pad_to_capacity);
+  EXPECT_THROW(parse_megatron_args(split("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length "
+                                         "4096 --num-experts 8 --moe-router-topk 2 --moe-token-drop-policy random"),
+                                   1),
+               phaze::InputError);
   const auto preset = *phaze::model::find_preset("mixtral-8x7b");
   EXPECT_EQ(run.spec.experts, 8);
   EXPECT_EQ(run.spec.experts_per_token, 2);

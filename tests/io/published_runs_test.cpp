@@ -55,6 +55,18 @@ TEST(PublishedRuns, ContextParallelFp8AndZeroSettingsAreRead) {
   EXPECT_EQ(flash.attention_library, phaze::hw::AttentionLibrary::Flash2);
 }
 
+TEST(PublishedRuns, TokenDroppingAndRoutingImbalanceAreRead) {
+  phaze_test::TempDir dir;
+  dir.write("drop.json", R"({"system": "dgx-h100", "runs": [{"model": "mixtral-8x7b", "gpus": 8, "global_batch": 64,
+      "ep": 8, "moe_expert_capacity_factor": 1.0, "moe_pad_expert_input_to_capacity": true,
+      "moe_load_imbalance": 1.2, "iteration_s": 3}]})");
+  const auto plan = read_published_runs(dir.file("drop.json"))[0].plan;
+  EXPECT_EQ(plan.moe_capacity_factor, 1.0);
+  EXPECT_TRUE(plan.moe_pad_to_capacity);
+  EXPECT_EQ(plan.moe_load_imbalance, 1.2);
+  EXPECT_EQ(plan.expert_load(), 1.0);
+}
+
 TEST(PublishedRuns, BadFieldsNameTheRunAndTheField) {
   phaze_test::TempDir dir;
   const std::pair<std::string, std::string> cases[] = {
@@ -77,6 +89,8 @@ TEST(PublishedRuns, BadFieldsNameTheRunAndTheField) {
       {one_run(R"("cross_entropy_loss_fusion": "no", "iteration_s": 3)"), "cross_entropy_loss_fusion"},
       {one_run(R"("ep": 0, "iteration_s": 3)"), "ep"},
       {one_run(R"("ep": 2, "iteration_s": 3)"), "--ep"},
+      {one_run(R"("moe_expert_capacity_factor": 1, "iteration_s": 3)"), "--moe-expert-capacity-factor"},
+      {one_run(R"("moe_load_imbalance": 0.5, "iteration_s": 3)"), "moe_load_imbalance"},
       {one_run(R"("account_for_loss_in_pipeline_split": true, "pp": 16, "iteration_s": 3)"),
        "--account-for-loss-in-pipeline-split"},
       {R"({"runs": []})", "runs"},

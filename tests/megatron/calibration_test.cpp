@@ -57,15 +57,17 @@ TEST(Calibration, BlackwellSharesAreTheFitOnBridgesPages) {
 // NVIDIA's published dense peaks (Blackwell technical brief: HGX B200 at 1,000 W, GB200 at 1,200 W).
 // Megatron-Bridge's mixture-of-experts rows on H100 (Qwen3-30B-A3B, Qwen3-235B-A22B): nothing is fitted on
 // them yet, and the error is held where it came out. Across nodes (Qwen3-30B at ep 16, Qwen3-235B at ep 32
-// folded with etp 1) phaze is 7-15 % slow; Qwen3-30B at ep 8 inside a node 45-157 % fast, the page itself
-// printing 5,113 and 9,058 tokens/s for one configuration in two releases. The rows force balanced routing,
-// as phaze assumes; the efficiency of narrow experts' GEMMs, the dispatcher's kernels and host syncs, and
-// overlapped all-to-alls are not modelled yet.
+// folded with etp 1) phaze is 7-15 % slow on the dropless rows; Qwen3-30B at ep 8 inside a node 45-157 %
+// fast, the page itself printing 5,113 and 9,058 tokens/s for one configuration in two releases, while the
+// same layout with every expert padded to a capacity factor of 1.0 (25.09's token-dropping row, 10,494
+// tokens/s) comes out 7 % slow, and Qwen3-235B's 19 % fast. The dropless rows force balanced routing, as
+// phaze's default assumes; the efficiency of narrow experts' GEMMs and the dropless dispatcher's kernels
+// and host syncs are not modelled yet.
 TEST(Calibration, BridgesMixtureOfExpertsRowsOnH100AsTheyCameOut) {
   const auto v = phaze::megatron::check_published_runs(
       phaze::io::read_published_runs(std::string(PHAZE_TEST_DATA) + "/calibration/bridge_moe_h100.json"));
-  EXPECT_EQ(v.priced, 11u);
-  EXPECT_LE(v.mean_abs_error, 0.3343);
+  EXPECT_EQ(v.priced, 13u);
+  EXPECT_LE(v.mean_abs_error, 0.3030);
   EXPECT_LE(v.max_abs_error, 1.566);
 }
 

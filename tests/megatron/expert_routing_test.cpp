@@ -229,3 +229,93 @@ TEST(ExpertRouting, TheSharedExpertHidesAllToAllsShorterThanItself) {
 }
 
 }  // namespace
+
+namespace {
+
+/// One node of 8 H100s, 64 sequences of 4,096 tokens, each GPU one data-parallel replica holding E/ep experts.
+phaze::megatron::TrainingPlan one_node(int64_t ep) {
+  phaze::megatron::TrainingPlan pl = phaze::megatron::current_practice();
+  pl.ep = ep;
+  pl.dp = 8;
+  pl.seq = 4096;
+  pl.global_batch = 64;
+  return pl;
+}
+
+TEST(ExpertRouting, CapacityAndImbalanceSetTheBusiestExpertsLoad) {
+  // Megatron-Core's semantics: padded, every expert computes its capacity c whatever the router does;
+  // unpadded, copies beyond c are dropped, so the busiest rank's load is its imbalance capped at c; an
+  // imbalance is between expert-parallel ranks, so a single rank holding every expert sees none.
+  phaze::megatron::TrainingPlan pl;
+  pl.ep = 8;
+  EXPECT_EQ(pl.expert_load(), 1);
+  pl.moe_load_imbalance = 1.4;
+  EXPECT_EQ(pl.expert_load(), 1.4);
+  pl.moe_capacity_factor = 1.25;
+  EXPECT_EQ(pl.expert_load(), 1.25);
+  pl.moe_capacity_factor = 2;
+  EXPECT_EQ(pl.expert_load(), 1.4);
+  pl.moe_pad_to_capacity = true;
+  EXPECT_EQ(pl.expert_load(), 2);
+  pl.ep = 1;
+  EXPECT_EQ(pl.expert_load(), 2);
+  pl.moe_pad_to_capacity = false;
+  EXPECT_EQ(pl.expert_load(), 1);
+  pl.moe_capacity_factor = 0.5;
+  EXPECT_EQ(pl.expert_load(), 0.5);
+}
+
+TEST(ExpertRouting, PaddingToABalancedCapacityChangesNothingAndDroppingSavesTime) {
+  // Mixtral 8x7B at 4,096 tokens: T·k/E = 1,024 copies per expert exactly, so a capacity of 1.0 padded is
+  // the balanced dropless layer itself, to the last byte and second. Dropping half the copies (c = 0.5)
+  // halves the experts' work; an imbalance of 1.5 that a capacity of 2 does not reach drops nothing.
+  const ModelSpec m = *phaze::model::find_preset("mixtral-8x7b");
+  const auto system = phaze::hw::dgx_h100_system();
+  phaze::megatron::TrainingPlan pl = one_node(8);
+  pl.recompute = phaze::megatron::Recompute::Selective;
+  const auto dropless = phaze::megatron::predict_step(m, system, pl);
+  pl.moe_capacity_factor = 1;
+  pl.moe_pad_to_capacity = true;
+  const auto padded = phaze::megatron::predict_step(m, system, pl);
+  EXPECT_EQ(padded.time.iteration_s, dropless.time.iteration_s);
+  EXPECT_EQ(padded.memory.peak_bytes, dropless.memory.peak_bytes);
+  pl.moe_capacity_factor = 0.5;
+  pl.moe_pad_to_capacity = false;
+  const auto dropped = phaze::megatron::predict_step(m, system, pl);
+  EXPECT_LT(dropped.time.iteration_s, dropless.time.iteration_s);
+  EXPECT_LT(dropped.time.ep_comm_s, 0.55 * dropless.time.ep_comm_s);
+  pl.moe_capacity_factor = 0;
+  pl.moe_load_imbalance = 1.5;
+  const auto imbalanced = phaze::megatron::predict_step(m, system, pl);
+  pl.moe_capacity_factor = 2;
+  const auto capped_above = phaze::megatron::predict_step(m, system, pl);
+  EXPECT_GT(imbalanced.time.iteration_s, dropless.time.iteration_s);
+  EXPECT_GT(imbalanced.memory.peak_bytes, dropless.memory.peak_bytes);
+  EXPECT_EQ(capped_above.time.iteration_s, imbalanced.time.iteration_s);
+}
+
+TEST(ExpertRouting, RoutingOptionsAreRefusedWhereMegatronCoreHasNoMeaningForThem) {
+  const auto system = phaze::hw::dgx_h100_system();
+  const auto expect_refusal = [&](const ModelSpec& m, const phaze::megatron::TrainingPlan& pl, const char* option) {
+    try {
+      phaze::megatron::predict_step(m, system, pl);
+      ADD_FAILURE() << option;
+    } catch (const phaze::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(option), std::string::npos) << e.what();
+    }
+  };
+  const ModelSpec mixtral = *phaze::model::find_preset("mixtral-8x7b");
+  phaze::megatron::TrainingPlan pl = one_node(8);
+  pl.moe_pad_to_capacity = true;
+  expect_refusal(mixtral, pl, "--moe-pad-expert-input-to-capacity");
+  pl.moe_capacity_factor = 4.5;  // Mixtral routes 2 of 8: at most 4
+  expect_refusal(mixtral, pl, "--moe-expert-capacity-factor");
+  pl = one_node(8);
+  pl.moe_load_imbalance = 0.9;
+  expect_refusal(mixtral, pl, "--moe-load-imbalance");
+  pl = one_node(1);
+  pl.moe_capacity_factor = 1;
+  expect_refusal(*phaze::model::find_preset("llama2-7b"), pl, "--moe-expert-capacity-factor");
+}
+
+}  // namespace

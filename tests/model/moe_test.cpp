@@ -189,6 +189,49 @@ TEST(MixtureOfExperts, ParallelFoldingRoutesTheRanksOwnTokens) {
   EXPECT_EQ(expert_flops(ops), expert_flops(whole.transformer.forward));
 }
 
+TEST(MixtureOfExperts, CapacityIsMegatronCoresCeilingOfTheBalancedShareTimesTheFactor) {
+  // Megatron-Core's get_capacity: ⌈(T·k / E) · c⌉ in double precision. Mixtral 8x7B (k 2 of E 8) routing
+  // T = 200 tokens: a balanced share of 50 copies per expert; at c = 1.1 the product is 55.00000000000001 in
+  // binary floating point, so the capacity is 56 as Megatron-Core computes it, not 55; at c = 0.5, 25. With
+  // ep = 4 a rank's 2 experts take that many copies from each of the 4 ranks.
+  const ModelSpec m = phaze_test::preset("mixtral-8x7b");
+  const int64_t T = 200, ep = 4, h = 4096;
+  struct Case {
+    double load;
+    bool padded;
+    int64_t rows, permuted_rows;
+  };
+  for (const Case c : {Case{1.0, false, 50, 50}, Case{1.1, true, 56, 56}, Case{1.1, false, 56, 50},
+                       Case{0.5, false, 25, 25}, Case{0.5, true, 25, 25}}) {
+    SCOPED_TRACE(c.load);
+    phaze::model::Shape shape{T, 1, 1, ep};
+    shape.expert_load = c.load;
+    shape.expert_padded = c.padded;
+    const auto graph = phaze::model::build_layer_graph(m, shape, Precision{}, "test");
+    const auto& ops = graph.transformer.forward;
+    const auto op = [&](const char* id) { return ops.ops[static_cast<size_t>(ops.find(id))]; };
+    EXPECT_EQ(op("F15g").gemm->m, c.rows * ep);
+    EXPECT_EQ(op("F16").gemm->m, c.rows * ep);
+    // The busiest rank receives its experts' full capacity; it permutes only the copies it keeps (all of
+    // them, padding included, when every expert is padded).
+    EXPECT_EQ(op("F14d").collective->bytes, c.rows * 8 * h * 2);
+    EXPECT_EQ(op("F14p").passes.front().elements, c.permuted_rows * 8 * h);
+    // The router and the unpermutation see the rank's own 400 copies whatever the capacity.
+    EXPECT_EQ(op("F14r").gemm->m, T);
+    EXPECT_EQ(op("F16c").passes.front().elements, T * 2 * h);
+  }
+  // The load lies in (0, E/k]: no expert takes more than all T tokens.
+  for (double load : {0.0, -1.0, 4.0001}) {
+    phaze::model::Shape shape{T, 1, 1, ep};
+    shape.expert_load = load;
+    EXPECT_THROW(phaze::model::build_layer_graph(m, shape, Precision{}, "load"), InputError) << load;
+  }
+  phaze::model::Shape whole{T, 1, 1, ep};
+  whole.expert_load = 4;  // every expert takes every token
+  const auto all = phaze::model::build_layer_graph(m, whole, Precision{}, "all").transformer.forward;
+  EXPECT_EQ(all.ops[static_cast<size_t>(all.find("F15g"))].gemm->m, T * ep);
+}
+
 TEST(MixtureOfExperts, TheSharedExpertRunsOnEveryTokenWhateverTheExpertsLayout) {
   // Qwen2-57B-A14B at 4,096 tokens, t = 2: folded (etp 1 × ep 4) the rank routes its 2,048 tokens, but its
   // shared expert, a dense MLP split over the 2 ranks, still takes all 4,096 rows of 20,480 / 2 columns.

@@ -34,6 +34,8 @@ struct PredictOptions {
   bool cp_comm_given = false;
   bool plan_options_given = false;  ///< any option that --'s arguments would contradict
   bool global_batch_given = false;
+  std::string layout;  ///< --pipeline-model-parallel-layout
+  bool vp_given = false;
 };
 
 std::string seconds(double s) {
@@ -86,6 +88,8 @@ void predict(PredictOptions o) {
     o.plan.seq = o.seq > 0 ? o.seq : spec.default_seq;
     o.plan.recompute = megatron::parse_recompute(o.recompute, "--recompute");
     if (o.distributed_optimizer && o.plan.zero == 0) o.plan.zero = 1;
+    if (!o.layout.empty())
+      megatron::set_pipeline_layout(o.plan, o.layout, "--pipeline-model-parallel-layout", o.vp_given);
     if (o.fp8_recipe_given && !o.plan.fp8) throw InputError("--fp8-recipe needs --fp8");
     if (o.cp_comm_given && o.plan.cp == 1) throw InputError("--cp-comm-type needs context parallelism (--cp > 1)");
     if (o.gpus > 0 && o.gpus != o.plan.gpus())
@@ -122,7 +126,8 @@ std::string prediction_text(const megatron::StepPrediction& p) {
       pl.tp, pl.cp > 1 ? fmt::format(" · c {}", pl.cp) : "", pl.pp, pl.dp,
       pl.ep > 1 || pl.expert_tp() != pl.tp ? fmt::format(" · ep {} × etp {}", pl.ep, pl.expert_tp()) : "",
       pl.vp > 1 ? fmt::format(" (v {})", pl.vp) : "",
-      pl.uneven() ? fmt::format(", stage layers {} first, {} last", pl.first_stage_layers, pl.last_stage_layers)
+      !pl.layout.empty() ? fmt::format(", layout {}", megatron::to_string(pl.layout))
+      : pl.uneven()      ? fmt::format(", stage layers {} first, {} last", pl.first_stage_layers, pl.last_stage_layers)
       : pl.accounts_in_split()
           ? fmt::format(", the {} counted as a layer of the pipeline split",
                         pl.embedding_in_pipeline_split && pl.loss_in_pipeline_split ? "embedding and the loss each"
@@ -195,6 +200,10 @@ void add_predict_command(CLI::App& app) {
                      "Transformer layers of the first pipeline stage (0: an even share)");
   add_integer_option(cmd, "--decoder-last-pipeline-num-layers", o->plan.last_stage_layers, 0, model::limits::kLayers,
                      "Transformer layers of the last pipeline stage (0: an even share)");
+  cmd->add_option("--pipeline-model-parallel-layout", o->layout,
+                  "Each model chunk's contents, Megatron-LM's syntax: E embedding, t layer, m multi-token prediction, "
+                  "L loss, | between chunks, X*n repeats, e.g. \"Et*3|(tt|)*29,m|L\" (sets --vp unless given)")
+      ->type_name("TEXT");
   add_integer_option(cmd, "--gpus", o->gpus, 0, megatron::plan_limits::kGpus,
                      "GPUs of the run (0: tp × cp × pp × dp); must equal tp × cp × pp × dp");
   add_integer_option(cmd, "--mbs", o->plan.micro_batch, 1, model::limits::kMicroBatch, "Sequences per micro-batch");
@@ -245,9 +254,11 @@ void add_predict_command(CLI::App& app) {
                                "--decoder-first-pipeline-num-layers",
                                "--decoder-last-pipeline-num-layers",
                                "--account-for-embedding-in-pipeline-split",
-                               "--account-for-loss-in-pipeline-split"})
+                               "--account-for-loss-in-pipeline-split",
+                               "--pipeline-model-parallel-layout"})
       o->plan_options_given = o->plan_options_given || cmd->count(option) > 0;
     o->global_batch_given = cmd->count("--global-batch") > 0;
+    o->vp_given = cmd->count("--vp") > 0;
     o->fp8_recipe_given = cmd->count("--fp8-recipe") > 0;
     o->cp_comm_given = cmd->count("--cp-comm-type") > 0;
     predict(*o);

@@ -99,6 +99,7 @@ const std::set<std::string> kModelledValues = {
     "--moe-flex-dispatcher-backend",
     "--moe-expert-capacity-factor",
     "--moe-token-drop-policy",
+    "--pipeline-model-parallel-layout",
 };
 
 /// The flags of the command line, each with its value ("" for a switch); later ones replace earlier ones,
@@ -318,6 +319,10 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
                             ? parse_integer("--decoder-last-pipeline-num-layers",
                                             *f.value("--decoder-last-pipeline-num-layers"), 0, model::limits::kLayers)
                             : 0;
+  if (const auto layout = f.value("--pipeline-model-parallel-layout"))
+    megatron::set_pipeline_layout(
+        p, *layout, "--pipeline-model-parallel-layout",
+        f.has("--virtual-pipeline-model-parallel-size") || f.has("--num-layers-per-virtual-pipeline-stage"));
   // Megatron-LM turns sequence parallelism off without tensor parallelism.
   p.sequence_parallel = f.has("--sequence-parallel") && p.tp > 1;
   p.ep = f.integer("--expert-model-parallel-size", 1, model::limits::kExperts);

@@ -12,6 +12,7 @@ json to_json(const megatron::TrainingPlan& p) {
               {"vp", p.vp},
               {"decoder_first_pipeline_num_layers", p.first_stage_layers},
               {"decoder_last_pipeline_num_layers", p.last_stage_layers},
+              {"pipeline_model_parallel_layout", megatron::to_string(p.layout)},
               {"account_for_embedding_in_pipeline_split", p.embedding_in_pipeline_split},
               {"account_for_loss_in_pipeline_split", p.loss_in_pipeline_split},
               {"gpus", p.gpus()},

@@ -125,6 +125,7 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
           "decoder_last_pipeline_num_layers",
           "account_for_embedding_in_pipeline_split",
           "account_for_loss_in_pipeline_split",
+          "pipeline_model_parallel_layout",
           "tflops_per_gpu",
           "flop_count",
           "iteration_s",
@@ -197,6 +198,11 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   p.last_stage_layers = f.integer_in("decoder_last_pipeline_num_layers", 0, 0, model::limits::kLayers);
   p.embedding_in_pipeline_split = f.flag("account_for_embedding_in_pipeline_split", false);
   p.loss_in_pipeline_split = f.flag("account_for_loss_in_pipeline_split", false);
+  if (f.has("pipeline_model_parallel_layout")) {
+    megatron::set_pipeline_layout(p, f.text("pipeline_model_parallel_layout", ""),
+                                  where + ": pipeline_model_parallel_layout", f.has("vp"));
+    run.free_interleaving = false;
+  }
   const std::string precision = f.text("precision", "bf16");
   if (precision != "bf16" && precision != "fp16" && precision != "fp8") throw f.bad("precision", "bf16, fp16 or fp8");
   p.bf16 = precision != "fp16";

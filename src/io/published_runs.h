@@ -16,7 +16,8 @@
 // (alltoall | flex); "moe_expert_capacity_factor" (default 0: dropless), "moe_pad_expert_input_to_capacity",
 // "moe_load_imbalance" (default 1); "zero" (0-3) and "zero_group";
 // "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers", "account_for_embedding_in_pipeline_split",
-// "account_for_loss_in_pipeline_split"; and exactly one published figure: "tflops_per_gpu" with "flop_count" (model |
+// "account_for_loss_in_pipeline_split", "pipeline_model_parallel_layout" (Megatron-LM's syntax; sets vp unless
+// given); and exactly one published figure: "tflops_per_gpu" with "flop_count" (model |
 // model-full-attention | hardware | narayanan), "iteration_s", or "tokens_per_s_per_gpu". A run that trained keeps no
 // memory reserve. Unknown keys are refused; at most kMaxPublishedRuns runs. Errors name the file, the run and the
 // field.

@@ -26,12 +26,51 @@ SharedLayers shared_layers(const TrainingPlan& p, const model::ModelSpec& spec) 
                       spec.num_layers - p.first_stage_layers - p.last_stage_layers};
 }
 
-/// The stages' layer counts: even, or the first and last stage's own with the rest shared evenly.
+/// A layout as Megatron-LM accepts it: p · v chunks holding the model's layers, the embedding first, the loss
+/// last, the multi-token prediction modules the plan has on the last stage; no other split option with it.
+void validate_layout(const TrainingPlan& p, const model::ModelSpec& spec) {
+  const char* kLayout = "--pipeline-model-parallel-layout";
+  const std::string text = to_string(p.layout);
+  if (p.uneven() || p.accounts_in_split())
+    throw InputError(
+        fmt::format("{} excludes --decoder-first/last-pipeline-num-layers and "
+                    "--account-for-embedding/loss-in-pipeline-split (as in Megatron-LM)",
+                    kLayout));
+  const auto chunks = static_cast<int64_t>(p.layout.size());
+  if (chunks != p.pp * p.vp)
+    throw InputError(
+        fmt::format("{} '{}': {} chunks, but --pp {} × --vp {} = {}", kLayout, text, chunks, p.pp, p.vp, p.pp * p.vp));
+  int64_t layers = 0, mtp = 0;
+  for (int64_t j = 0; j < chunks; ++j) {
+    const LayoutChunk& c = p.layout[static_cast<size_t>(j)];
+    layers += c.layers;
+    mtp += c.mtp_layers;
+    if (c.embedding != (j == 0))
+      throw InputError(
+          fmt::format("{} '{}': the embedding 'E' belongs in the first chunk, and only there", kLayout, text));
+    if (c.loss != (j == chunks - 1))
+      throw InputError(fmt::format("{} '{}': the loss 'L' belongs in the last chunk, and only there", kLayout, text));
+    if (c.mtp_layers > 0 && j % p.pp != p.pp - 1)
+      throw InputError(
+          fmt::format("{} '{}': multi-token prediction modules 'm' on a stage other than the last "
+                      "are not modelled",
+                      kLayout, text));
+  }
+  if (layers != spec.num_layers)
+    throw InputError(fmt::format("{} '{}': {} transformer layers 't', but {} has {}", kLayout, text, layers, spec.name,
+                                 spec.num_layers));
+  if (mtp != p.mtp_layers)
+    throw InputError(fmt::format("{} '{}': {} multi-token prediction modules 'm', but --mtp-num-layers is {}", kLayout,
+                                 text, mtp, p.mtp_layers));
+}
+
+/// The stages' layer counts: even, or the first and last stage's own with the rest shared evenly, or a layout's.
 void validate_stage_layers(const TrainingPlan& p, const model::ModelSpec& spec) {
   const char* kFirst = "--decoder-first-pipeline-num-layers";
   const char* kLast = "--decoder-last-pipeline-num-layers";
   require_in(p.first_stage_layers, 0, model::limits::kLayers, kFirst);
   require_in(p.last_stage_layers, 0, model::limits::kLayers, kLast);
+  if (!p.layout.empty()) return validate_layout(p, spec);
   if (p.accounts_in_split()) {
     const char* option = p.embedding_in_pipeline_split ? "--account-for-embedding-in-pipeline-split"
                                                        : "--account-for-loss-in-pipeline-split";
@@ -87,6 +126,11 @@ std::string context_parallel_refusal(const TrainingPlan& p, const model::ModelSp
 }
 
 int64_t stage_layers(const TrainingPlan& p, const model::ModelSpec& spec, int64_t stage) {
+  if (!p.layout.empty()) {
+    int64_t held = 0;
+    for (int64_t chunk = stage; chunk < p.pp * p.vp; chunk += p.pp) held += p.layout[static_cast<size_t>(chunk)].layers;
+    return held;
+  }
   if (p.accounts_in_split()) {
     const int64_t slots = p.split_slots(spec.num_layers);
     return slots / p.pp - (stage == 0 && p.embedding_in_pipeline_split ? 1 : 0) -
@@ -98,13 +142,17 @@ int64_t stage_layers(const TrainingPlan& p, const model::ModelSpec& spec, int64_
   return shared.layers / shared.stages;
 }
 
+int64_t chunk_layers(const TrainingPlan& p, const model::ModelSpec& spec, int64_t chunk) {
+  if (!p.layout.empty()) return p.layout[static_cast<size_t>(chunk)].layers;
+  const int64_t index = chunk / p.pp, layers = stage_layers(p, spec, chunk % p.pp);
+  return layers / p.vp + (index >= p.vp - layers % p.vp ? 1 : 0);
+}
+
 int64_t stage_dense_layers(const TrainingPlan& p, const model::ModelSpec& spec, int64_t stage) {
   int64_t left = spec.first_dense_layers, held = 0;
   for (int64_t chunk = 0; left > 0 && chunk < p.pp * p.vp; ++chunk) {
-    const int64_t on = chunk % p.pp, index = chunk / p.pp, layers = stage_layers(p, spec, on);
-    const int64_t size = layers / p.vp + (index >= p.vp - layers % p.vp ? 1 : 0);
-    const int64_t taken = std::min(left, size);
-    if (on == stage) held += taken;
+    const int64_t taken = std::min(left, chunk_layers(p, spec, chunk));
+    if (chunk % p.pp == stage) held += taken;
     left -= taken;
   }
   return held;
@@ -229,6 +277,12 @@ void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
       throw InputError("--zero-group with expert parallelism or --etp is not modelled yet");
   }
   validate_routing(p, spec);
+}
+
+void set_pipeline_layout(TrainingPlan& plan, const std::string& text, const std::string& option, bool vp_given) {
+  plan.layout = parse_pipeline_layout(text, option);
+  const auto chunks = static_cast<int64_t>(plan.layout.size());
+  if (!vp_given && plan.pp > 0 && chunks % plan.pp == 0) plan.vp = chunks / plan.pp;
 }
 
 const char* to_string(Recompute r) {

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hw/gpu.h"
+#include "megatron/pipeline_layout.h"
 #include "model/model_spec.h"
 
 namespace phaze::megatron {
@@ -121,6 +123,10 @@ struct TrainingPlan {
   /// are shared evenly by the p · v chunks and the first (last) stage holds one transformer layer fewer.
   bool embedding_in_pipeline_split = false;
   bool loss_in_pipeline_split = false;
+  /// Megatron-LM's --pipeline-model-parallel-layout: the contents of each of the p · v chunks; empty: the
+  /// split the options above give. The embedding in the first chunk, the loss in the last, the multi-token
+  /// prediction modules on the last stage.
+  std::vector<LayoutChunk> layout;
 
   int64_t gpus() const { return tp * cp * pp * dp; }
   int64_t expert_tp() const { return etp > 0 ? etp : tp; }
@@ -168,9 +174,9 @@ inline constexpr int64_t kMtpLayers = 16;                  ///< multi-token pred
 
 /// Checks that Megatron-LM can run the plan on the model (InputError naming the option: --tp, --cp, --pp,
 /// --dp, --vp, --mbs, --global-batch, --seq, --zero, --zero-group, --fp8, --decoder-first-pipeline-num-layers,
-/// --decoder-last-pipeline-num-layers): every degree ≥ 1 and within plan_limits; t divides the heads (and
-/// the key/value heads); every stage's layers (stage_layers) a whole number, at least one, divisible by v;
-/// a first or last stage of its own needs p > 1; b · d divides B; with v > 1, p > 1 and the micro-batch
+/// --decoder-last-pipeline-num-layers, --pipeline-model-parallel-layout): every degree ≥ 1 and within plan_limits; t
+/// divides the heads (and the key/value heads); every stage's layers (stage_layers) a whole number, at least one,
+/// divisible by v; a first or last stage of its own needs p > 1; b · d divides B; with v > 1, p > 1 and the micro-batch
 /// count a multiple of p; sequence parallelism needs t > 1 and t dividing s; c > 1 needs fused attention,
 /// no sliding window and 2c (· t with sequence parallelism) dividing s (context_parallel_refusal); ZeRO in
 /// [0, 3], its group dividing d · c; FP8 needs BF16.
@@ -181,11 +187,15 @@ void validate(const TrainingPlan& plan, const model::ModelSpec& spec);
 /// sequence, the learned positions of the whole sequence, and 2c (· t with sequence parallelism) dividing s.
 std::string context_parallel_refusal(const TrainingPlan& plan, const model::ModelSpec& spec);
 
-/// Transformer layers of pipeline stage `stage` (0 ≤ stage < p): the first and last stage's own counts when
-/// given, the rest shared evenly by the other stages; with the embedding or the loss counted in the split,
-/// (L + 1 (+ 1)) / p slots a stage, less the embedding's on the first and the loss's on the last. Assumes a
+/// Transformer layers of pipeline stage `stage` (0 ≤ stage < p): the layout's chunks on it; the first and last
+/// stage's own counts when given, the rest shared evenly by the other stages; with the embedding or the loss counted in
+/// the split, (L + 1 (+ 1)) / p slots a stage, less the embedding's on the first and the loss's on the last. Assumes a
 /// validated plan.
 int64_t stage_layers(const TrainingPlan& plan, const model::ModelSpec& spec, int64_t stage);
+/// Transformer layers of model chunk `chunk` (0 ≤ chunk < p · v; on stage chunk mod p): the layout's, or an even
+/// share of its stage's layers, any remainder in the stage's later chunks (the first holds one fewer where the
+/// embedding is counted). Assumes a validated plan.
+int64_t chunk_layers(const TrainingPlan& plan, const model::ModelSpec& spec, int64_t chunk);
 /// Of stage_layers, those among a mixture of experts' first dense layers (spec.first_dense_layers). The
 /// layers run in model order through the v · p chunks, chunk j on stage j mod p; a stage's v chunks share its
 /// layers evenly, any remainder in its later chunks (the first holds one fewer where the embedding is counted).
@@ -207,6 +217,9 @@ const char* attention_backend(const TrainingPlan& plan);
 /// Sets flash_attention and attention_library from Megatron-LM's --attention-backend: fused or auto (what
 /// Transformer Engine picks on Hopper: cuDNN), flash, unfused or local; InputError naming `option` otherwise.
 void set_attention_backend(TrainingPlan& plan, const std::string& text, const std::string& option);
+/// Sets plan.layout from Megatron-LM's --pipeline-model-parallel-layout `text` (parse_pipeline_layout), and
+/// plan.vp to its chunks over plan.pp unless `vp_given` (Megatron-LM derives it so), where they divide.
+void set_pipeline_layout(TrainingPlan& plan, const std::string& text, const std::string& option, bool vp_given);
 /// "full", "selective" or "none"; InputError naming `option` otherwise.
 Recompute parse_recompute(const std::string& text, const std::string& option);
 

@@ -214,8 +214,13 @@ TEST(MegatronArgs, DeepSeekV3AsItsConfigDescribesIt) {
             "--moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) "
             "--moe-router-score-function sigmoid --moe-router-num-groups 8 --moe-router-group-topk 4 "
             "--moe-router-enable-expert-bias --moe-grouped-gemm --moe-token-dispatcher-type flex "
-            "--moe-flex-dispatcher-backend deepep --mtp-num-layers 1 --moe-shared-expert-overlap"),
+            "--moe-flex-dispatcher-backend deepep --mtp-num-layers 1 --moe-shared-expert-overlap "
+            "--pipeline-model-parallel-size 8 --global-batch-size 64 "
+            "--pipeline-model-parallel-layout Et*2|(tt|)*29,t|mL"),
       0);
+  // The layout's 32 chunks on 8 stages: 4 a stage, as Megatron-LM derives the virtual pipeline size.
+  EXPECT_EQ(run.plan.layout.size(), 32u);
+  EXPECT_EQ(run.plan.vp, 4);
   EXPECT_TRUE(run.plan.shared_expert_overlap);
   EXPECT_EQ(run.plan.mtp_layers, 1);
   EXPECT_EQ(run.plan.moe_dispatcher, phaze::megatron::MoeDispatcher::Flex);

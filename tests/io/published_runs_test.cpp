@@ -65,6 +65,12 @@ TEST(PublishedRuns, TokenDroppingAndRoutingImbalanceAreRead) {
   EXPECT_TRUE(plan.moe_pad_to_capacity);
   EXPECT_EQ(plan.moe_load_imbalance, 1.2);
   EXPECT_EQ(plan.expert_load(), 1.0);
+  // A pipeline layout sets the chunks per stage where the run does not.
+  dir.write("layout.json", one_run(R"("pp": 4, "pipeline_model_parallel_layout": "Et*4|(t*4|)*6t*4L",
+                                      "iteration_s": 3)"));
+  const auto laid = read_published_runs(dir.file("layout.json"))[0];
+  EXPECT_EQ(laid.plan.vp, 2);
+  EXPECT_FALSE(laid.free_interleaving);
 }
 
 TEST(PublishedRuns, BadFieldsNameTheRunAndTheField) {
@@ -91,6 +97,9 @@ TEST(PublishedRuns, BadFieldsNameTheRunAndTheField) {
       {one_run(R"("ep": 2, "iteration_s": 3)"), "--ep"},
       {one_run(R"("moe_expert_capacity_factor": 1, "iteration_s": 3)"), "--moe-expert-capacity-factor"},
       {one_run(R"("moe_load_imbalance": 0.5, "iteration_s": 3)"), "moe_load_imbalance"},
+      {one_run(R"("pp": 4, "pipeline_model_parallel_layout": "Et*4|t*4L", "iteration_s": 3)"),
+       "--pipeline-model-parallel-layout"},
+      {one_run(R"("pipeline_model_parallel_layout": "Ex", "iteration_s": 3)"), "pipeline_model_parallel_layout"},
       {one_run(R"("account_for_loss_in_pipeline_split": true, "pp": 16, "iteration_s": 3)"),
        "--account-for-loss-in-pipeline-split"},
       {R"({"runs": []})", "runs"},

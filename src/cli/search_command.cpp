@@ -32,7 +32,7 @@ using search::kGiB;
 
 struct SearchOptions {
   std::vector<std::string> models;
-  std::string seq, mbs = "1,2,4,8", hbm = "32,64,80", tp;
+  std::string seq, mbs = "1,2,4,8", hbm = "32,64,80", tp, ep;
   std::string tc, vc, width, depth, glb_mib;
   int64_t devices = 1024;
   int64_t global_batch = 4096;
@@ -73,18 +73,26 @@ std::vector<int64_t> gibibytes(const std::string& text, const char* option) {
   return out;
 }
 
-/// Sets the models' sequence lengths and widths from --seq and --tp; when not given, `models` (of the
-/// command line) get their defaults and those of a question file keep theirs.
+/// Sets the models' sequence lengths and widths from --seq, --tp and --ep (the mixtures of experts' only; the
+/// other models keep e = 1); when not given, `models` (of the command line) get their defaults and those of a
+/// question file keep theirs.
 void set_seq_and_widths(std::vector<search::ModelCase>& models, const SearchOptions& o, bool defaults) {
   const std::vector<int64_t> seqs = parse_integer_list("--seq", o.seq, 1, model::limits::kSequence);
   if (!seqs.empty() && seqs.size() != 1 && seqs.size() != models.size())
     throw InputError(
         fmt::format("--seq '{}': give one length for all models or one per model ({})", o.seq, models.size()));
   const std::vector<int64_t> widths = parse_integer_list("--tp", o.tp, 1, model::limits::kTensorParallel);
+  std::vector<int64_t> expert_widths = parse_integer_list("--ep", o.ep, 1, model::limits::kExperts);
+  std::sort(expert_widths.begin(), expert_widths.end());
+  const bool any_experts =
+      std::any_of(models.begin(), models.end(), [](const search::ModelCase& m) { return m.spec.moe(); });
+  if (!any_experts && (expert_widths.size() > 1 || (expert_widths.size() == 1 && expert_widths[0] != 1)))
+    throw InputError(fmt::format("--ep '{}': no model of the question has experts", o.ep));
   for (size_t i = 0; i < models.size(); ++i) {
     search::ModelCase& m = models[i];
     if (!seqs.empty()) m.seq = seqs[seqs.size() == 1 ? 0 : i];
     if (!widths.empty()) m.widths = widths;
+    if (!expert_widths.empty() && m.spec.moe()) m.expert_widths = expert_widths;
     if (defaults && seqs.empty()) m.seq = m.spec.default_seq;
     if (defaults && widths.empty()) m.widths = search::default_widths(m.spec);
     std::sort(m.widths.begin(), m.widths.end());
@@ -312,6 +320,9 @@ void add_workload_options(CLI::App* cmd, SearchOptions& o) {
   cmd->add_option("--tp", o.tp,
                   "Tensor-parallel widths allowed, comma-separated (default: every power of two up to 8 dividing "
                   "the heads)");
+  cmd->add_option("--ep", o.ep,
+                  "Expert-parallel widths tried for a mixture of experts, comma-separated, with --execution megatron "
+                  "(default 1: every device holds every expert)");
 }
 
 /// The chips searched: the area budget and its lower fraction, and the core, array and buffer values.

@@ -147,10 +147,9 @@ OperatorEstimate Estimator::estimate(const model::Operator& op, const hw::Archit
       return OperatorEstimate{{one.cycles / arch.clock_hz, one.energy_j}, {all.cycles / arch.clock_hz, all.energy_j}};
     }
     case model::Engine::Comm: {
-      // A tensor-parallel group: consecutive devices, priced by the one rule of every execution model. An
-      // expert-parallel all-to-all is taken on consecutive devices too (the chip's layers are built without
-      // expert parallelism).
-      const DeviceGroup group{op.collective->ranks, 1};
+      // A tensor-parallel group (consecutive devices) or the ranks of an expert-parallel all-to-all (t or etp
+      // apart), priced by the one rule of every execution model.
+      const DeviceGroup group{op.collective->ranks, op.collective->stride};
       const double bytes = static_cast<double>(op.collective->bytes);
       const double seconds = op.collective->kind == model::Collective::Kind::AllToAll
                                  ? all_to_all_s(network_, group, bytes)

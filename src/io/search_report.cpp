@@ -98,6 +98,8 @@ ordered_json model_json(const ModelCase& mc, const ModelOutcome& m) {
                                {"distributed_optimizer", g->zero >= 1},
                                {"zero", g->zero},
                                {"peak_memory_bytes", g->peak_memory_bytes}};
+  if (const auto* g = std::get_if<MegatronSettings>(&m.settings); g && g->expert_parallel != 1)
+    out["plan"]["megatron"]["expert_parallel"] = g->expert_parallel;
   out["samples_per_s"] = m.samples_per_s;
   out["tokens_per_s"] = m.tokens_per_s;
   out["time_per_batch_s"] = m.time_per_batch_s;
@@ -273,10 +275,10 @@ void model_text(std::string& out, const ModelCase& mc, const ModelOutcome& m) {
   }
   if (const auto* g = std::get_if<MegatronSettings>(&m.settings))
     out += fmt::format(
-        "    Megatron-LM: v = {}, sequence parallelism {}, recomputation {}, ZeRO {}; "
+        "    Megatron-LM: v = {}{}, sequence parallelism {}, recomputation {}, ZeRO {}; "
         "peak memory {:.4g} GiB\n",
-        g->chunks, g->sequence_parallel ? "on" : "off", megatron::to_string(g->recompute), g->zero,
-        g->peak_memory_bytes / kGiB);
+        g->chunks, g->expert_parallel != 1 ? fmt::format(", experts over e = {} groups of t", g->expert_parallel) : "",
+        g->sequence_parallel ? "on" : "off", megatron::to_string(g->recompute), g->zero, g->peak_memory_bytes / kGiB);
   out += fmt::format("    throughput {:.6g} samples/s, {:.6g} tokens/s\n", m.samples_per_s, m.tokens_per_s);
   out += fmt::format(
       "    time per batch {:.6g} s = steady state {:.6g} + fill/drain {:.6g} + data-parallel sync {:.6g} + "

@@ -167,9 +167,10 @@ struct Pricing {
     return 0;
   }
 
-  /// One expert-parallel all-to-all of `bytes` a rank over `ranks` ranks etp apart, by the plan's dispatcher.
-  double expert_all_to_all_s(int64_t ranks, double bytes) const {
-    const cost::DeviceGroup group{ranks, plan.expert_tp()};
+  /// One expert-parallel all-to-all (its ranks etp apart), by the plan's dispatcher.
+  double expert_all_to_all_s(const model::Collective& exchange) const {
+    const cost::DeviceGroup group{exchange.ranks, exchange.stride};
+    const auto bytes = static_cast<double>(exchange.bytes);
     if (plan.moe_dispatcher == MoeDispatcher::AllToAll) return cost::all_to_all_s(network, group, bytes);
     const double remote = expected_remote_nodes(spec, cost::nodes_spanned(network, group));
     return cost::deduplicated_all_to_all_s(network, group, bytes, static_cast<double>(spec.experts_per_token), remote);
@@ -187,7 +188,7 @@ struct Pricing {
         const double bytes = static_cast<double>(op.collective->bytes);
         if (op.collective->kind == model::Collective::Kind::AllToAll) {
           // Expert parallelism: the groups of an all-to-all are etp apart; nothing hides it.
-          t.ep_comm_s += std::max(gpu.kernel_launch_s, expert_all_to_all_s(op.collective->ranks, bytes));
+          t.ep_comm_s += std::max(gpu.kernel_launch_s, expert_all_to_all_s(*op.collective));
           continue;
         }
         const double c = cost::all_reduce_s(network, cost::DeviceGroup{op.collective->ranks, 1}, bytes);

@@ -132,9 +132,10 @@ ForwardSpec leave_tp_op(std::string id, std::string name, Value x, int64_t eleme
   return spec;
 }
 
-ForwardSpec all_to_all_op(std::string id, std::string name, Value x, int64_t elements, int64_t ranks,
+ForwardSpec all_to_all_op(std::string id, std::string name, Value x, int64_t elements, int64_t ranks, int64_t stride,
                           const Precision& precision) {
-  const Collective exchange{CheckedInt(elements) * precision.activation_bytes, ranks, Collective::Kind::AllToAll};
+  const Collective exchange{CheckedInt(elements) * precision.activation_bytes, ranks, Collective::Kind::AllToAll,
+                            stride};
   ForwardSpec spec;
   spec.id = std::move(id);
   spec.name = name;

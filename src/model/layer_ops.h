@@ -56,13 +56,12 @@ ForwardSpec linear_op(std::string id, std::string name, Gemm gemm, Value x, std:
 /// Megatron's operator f: identity forward, all-reduce of the input gradient backward.
 ForwardSpec enter_tp_op(std::string id, Value x, int64_t elements, int64_t tp, const Precision& precision);
 /// Megatron's operator g: all-reduce forward, identity backward.
-/// An expert-parallel all-to-all of `elements` elements of `x` on each of `ranks` ranks; its backward sends
-/// the gradients back the same way.
-ForwardSpec all_to_all_op(std::string id, std::string name, Value x, int64_t elements, int64_t ranks,
-                          const Precision& precision);
-
 ForwardSpec leave_tp_op(std::string id, std::string name, Value x, int64_t elements, int64_t tp,
                         const Precision& precision);
+/// An expert-parallel all-to-all of `elements` elements of `x` on each of `ranks` ranks, `stride` devices
+/// apart; its backward sends the gradients back the same way.
+ForwardSpec all_to_all_op(std::string id, std::string name, Value x, int64_t elements, int64_t ranks, int64_t stride,
+                          const Precision& precision);
 /// A layout-only operator (no cost either way).
 ForwardSpec layout_op(std::string id, std::string name, std::vector<Value> inputs,
                       std::vector<int64_t> output_elements);

@@ -67,6 +67,9 @@ struct Collective {
   /// A tensor-parallel all-reduce (of `bytes` on every rank), or an expert-parallel all-to-all (every rank
   /// sends its `bytes`, split evenly over the ranks, to the ranks t apart).
   enum class Kind { AllReduce, AllToAll } kind = Kind::AllReduce;
+  /// Devices between consecutive ranks: 1 for a tensor-parallel group, t (etp when folded) for the ranks of an
+  /// expert-parallel all-to-all.
+  int64_t stride = 1;
   bool operator==(const Collective&) const = default;
 };
 

@@ -331,12 +331,13 @@ Value moe_mlp(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value in
       vector_op("F14p", "permute tokens to their experts", {Operand{in}}, {fwd(VectorKind::Gather, local * E * h)},
                 permuted, {bwd(VectorKind::ScatterAdd, local * E * h)});
   Value grouped = lb.out(lb.add(permute));
-  if (ep > 1) grouped = lb.out(lb.add(all_to_all_op("F14d", "dispatch all-to-all", grouped, dispatched, ep, p)));
+  // The expert-parallel ranks are etp apart (the t ranks of a group each exchanging with its peers).
+  if (ep > 1) grouped = lb.out(lb.add(all_to_all_op("F14d", "dispatch all-to-all", grouped, dispatched, ep, etp, p)));
   if (etp > 1) grouped = lb.out(lb.add(enter_tp_op("F14", grouped, gathered, etp, p)));
   Value experts =
       ffn(lb, m, d, FfnPlace{"F15", "F16", "expert ", expert_rows, m.expert_ffn / etp, E / ep, true}, grouped, p);
   if (etp > 1) experts = lb.out(lb.add(leave_tp_op("F17", "reduce the experts' outputs", experts, gathered, etp, p)));
-  if (ep > 1) experts = lb.out(lb.add(all_to_all_op("F16d", "combine all-to-all", experts, dispatched, ep, p)));
+  if (ep > 1) experts = lb.out(lb.add(all_to_all_op("F16d", "combine all-to-all", experts, dispatched, ep, etp, p)));
   ForwardSpec combine = vector_op("F16c", "unpermute and weight by the router", {Operand{experts}, Operand{weights}},
                                   {fwd(VectorKind::Mul, routed * h), fwd(VectorKind::Add, routed * h)}, T * h,
                                   {bwd(VectorKind::Mul, routed * h), bwd(VectorKind::Gather, routed * h)});

@@ -37,7 +37,9 @@ Workload prepare_workload(const SearchQuestion& q) {
     for (int64_t b : q.micro_batches) {
       auto& per_mbs = per_model.emplace_back();
       for (int64_t t : m.widths)
-        per_mbs.push_back(model::build_layer_graph(m.spec, model::Shape{m.seq, b, t}, model::Precision{}, m.source));
+        for (int64_t e : m.expert_widths)
+          per_mbs.push_back(
+              model::build_layer_graph(m.spec, model::Shape{m.seq, b, t, e}, model::Precision{}, m.source));
     }
   }
 

@@ -32,10 +32,10 @@ namespace phaze::search {
 inline constexpr int64_t kDesignsPerEstimator = 64;
 
 /// The layer graphs of the workload, built once: per model, per micro-batch size (the question's order) and
-/// per width (the model's order).
+/// per (t, e) layout (ModelCase::layout_index; the width's own index where the model has no expert widths).
 struct Workload {
   const SearchQuestion* question = nullptr;
-  std::vector<std::vector<std::vector<model::LayerGraph>>> graphs;  ///< [model][micro-batch][width]
+  std::vector<std::vector<std::vector<model::LayerGraph>>> graphs;  ///< [model][micro-batch][layout]
   /// Whether a training plan of some width fits in memory: [model][micro-batch][HBM size, in the order of
   /// fits_hbm_bytes][recomputation off, on]. The memory of a plan does not depend on the design, so a model
   /// that fits nowhere at a point has no plan on any design, and its schedules are not needed there. An HBM

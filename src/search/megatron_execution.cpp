@@ -32,13 +32,9 @@ PlanSpace plan_space(const SearchQuestion& q, const ModelCase& m, int64_t micro_
   space.recomputes = megatron_recomputes(recompute);
   space.features.overlap_dp = q.overlap_dp;
   space.zero_stages = kMegatronZeroStages;
-  space.expert_widths = {1};  // the chip's layers are built without expert parallelism
-  space.expert_tensor_widths = {0};
+  space.expert_widths = m.expert_widths;
+  space.expert_tensor_widths = {0};  // each expert's columns over the attention's t
   return space;
-}
-
-size_t width_index(const ModelCase& m, int64_t t) {
-  return static_cast<size_t>(std::find(m.widths.begin(), m.widths.end(), t) - m.widths.begin());
 }
 
 /// The scheduling problem of `problem`'s tasks that `keep` selects, with the edges among them.
@@ -138,7 +134,7 @@ std::vector<TrainingPlan> fitting_megatron_plans(const SearchQuestion& q, const 
   std::vector<std::optional<std::pair<double, double>>> replicated(graphs.size());
   const int64_t micro_batch = graphs.front().shape.micro_batch;
   for_each_megatron_plan(m.spec, plan_space(q, m, micro_batch, recompute), [&](const TrainingPlan& plan) {
-    const size_t wi = width_index(m, plan.tp);
+    const size_t wi = m.layout_index(plan.tp, plan.ep);
     megatron::LayerCosts& c = unit[wi];
     c.replicated_activation_bytes = 0;
     c.dense_replicated_activation_bytes = 0;
@@ -178,6 +174,7 @@ std::optional<MegatronWidth> megatron_width(const model::LayerGraph& graph, cons
       megatron::LayerCosts c = costs_from(graph, *w.sequence_parallel_schedules, w.attention_core.makespan_s);
       TrainingPlan plan;
       plan.tp = t;
+      plan.ep = graph.shape.ep;
       plan.micro_batch = graph.shape.micro_batch;
       plan.seq = graph.shape.seq;
       plan.sequence_parallel = true;
@@ -195,7 +192,7 @@ ModelOutcome megatron_outcome(const SearchQuestion& q, const ModelCase& m,
   std::optional<megatron::StepPrediction> best;
   const MegatronWidth* best_width = nullptr;
   for (const TrainingPlan& plan : fitting) {
-    const std::optional<MegatronWidth>& w = widths[width_index(m, plan.tp)];
+    const std::optional<MegatronWidth>& w = widths[m.layout_index(plan.tp, plan.ep)];
     if (!w || (plan.sequence_parallel && !w->sequence_parallel_costs)) continue;
     megatron::StepPrediction p = megatron::predict_step(
         m.spec, device, q.network, plan, plan.sequence_parallel ? *w->sequence_parallel_costs : w->costs);
@@ -243,7 +240,8 @@ ModelOutcome megatron_outcome(const SearchQuestion& q, const ModelCase& m,
   out.tensor_utilisation = totals.span > 0 ? totals.busy_tc / totals.span : 0;
   out.vector_utilisation = totals.span > 0 ? totals.busy_vc / totals.span : 0;
   out.flops_utilisation = best->mfu;
-  out.settings = MegatronSettings{plan.vp, plan.sequence_parallel, plan.recompute, plan.zero, best->memory.peak_bytes};
+  out.settings =
+      MegatronSettings{plan.vp, plan.sequence_parallel, plan.recompute, plan.zero, best->memory.peak_bytes, plan.ep};
   return out;
 }
 

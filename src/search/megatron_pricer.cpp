@@ -56,12 +56,12 @@ std::vector<PointOutcome> MegatronPricer::price_points(const Workload& workload,
     std::vector<std::vector<std::optional<MegatronWidth>>> widths(q.models.size());
     for (size_t mi = 0; mi < q.models.size(); ++mi) {
       const ModelCase& m = q.models[mi];
-      std::vector<char> used(m.widths.size(), 0);
+      std::vector<char> used(m.layouts(), 0);
       for (const Todo& t : todo)
         for (const megatron::TrainingPlan& plan : workload.megatron_fitting[mi][bi][t.hbm_index][t.recompute ? 1 : 0])
-          used[static_cast<size_t>(std::find(m.widths.begin(), m.widths.end(), plan.tp) - m.widths.begin())] = 1;
-      widths[mi].resize(m.widths.size());
-      for (size_t wi = 0; wi < m.widths.size(); ++wi) {
+          used[m.layout_index(plan.tp, plan.ep)] = 1;
+      widths[mi].resize(m.layouts());
+      for (size_t wi = 0; wi < m.layouts(); ++wi) {
         if (!used[wi]) continue;
         widths[mi][wi] = megatron_width(workload.graphs[mi][bi][wi], design.arch, scheduling);
         if (widths[mi][wi]) {

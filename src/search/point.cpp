@@ -37,9 +37,12 @@ json model_json(const ModelOutcome& m) {
            {"layers", layers}};
   // Only under Megatron-LM execution or the stagewise planner, so that the records of PHAZE's planner stay
   // as they were.
-  if (const auto* g = std::get_if<MegatronSettings>(&m.settings))
+  if (const auto* g = std::get_if<MegatronSettings>(&m.settings)) {
     out["megatron"] = json::array(
         {g->chunks, g->sequence_parallel, megatron::to_string(g->recompute), g->zero, g->peak_memory_bytes});
+    // Only with expert parallelism, so that the records without it stay as they were.
+    if (g->expert_parallel != 1) out["megatron"].push_back(g->expert_parallel);
+  }
   if (const auto* w = std::get_if<StagewiseSettings>(&m.settings)) {
     json stagewise = json::array();
     for (const StageSettings& s : w->stages) stagewise.push_back(json::array({s.width, s.data_parallel, s.recomputed}));
@@ -73,10 +76,11 @@ ModelOutcome model_from(const json& j) {
     m.layers.push_back({l.at(0).get<double>(), l.at(1).get<double>(), l.at(2).get<double>(), l.at(3).get<double>()});
   if (j.contains("megatron")) {
     const json& g = j.at("megatron");
-    m.settings = MegatronSettings{
-        g.at(0).get<int64_t>(), g.at(1).get<bool>(), megatron::parse_recompute(g.at(2).get<std::string>(), "megatron"),
-        // Records of before ZeRO 2/3 hold whether the optimizer was distributed.
-        g.at(3).is_boolean() ? int64_t{g.at(3).get<bool>()} : g.at(3).get<int64_t>(), g.at(4).get<double>()};
+    m.settings = MegatronSettings{g.at(0).get<int64_t>(), g.at(1).get<bool>(),
+                                  megatron::parse_recompute(g.at(2).get<std::string>(), "megatron"),
+                                  // Records of before ZeRO 2/3 hold whether the optimizer was distributed.
+                                  g.at(3).is_boolean() ? int64_t{g.at(3).get<bool>()} : g.at(3).get<int64_t>(),
+                                  g.at(4).get<double>(), g.size() > 5 ? g.at(5).get<int64_t>() : int64_t{1}};
   }
   if (j.contains("stagewise")) {
     StagewiseSettings w;

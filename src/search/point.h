@@ -32,6 +32,7 @@ struct MegatronSettings {
   megatron::Recompute recompute = megatron::Recompute::None;
   int64_t zero = 0;              ///< ZeRO stage (1: the distributed optimizer)
   double peak_memory_bytes = 0;  ///< of the device that needs most
+  int64_t expert_parallel = 1;   ///< e: a mixture of experts' routed experts over e groups of t devices
   bool operator==(const MegatronSettings&) const = default;
 };
 

@@ -55,6 +55,12 @@ std::vector<bool> recompute_values(RecomputeChoice choice) {
   return {false, true};
 }
 
+size_t ModelCase::layout_index(int64_t t, int64_t e) const {
+  const auto wi = static_cast<size_t>(std::find(widths.begin(), widths.end(), t) - widths.begin());
+  const auto ei = static_cast<size_t>(std::find(expert_widths.begin(), expert_widths.end(), e) - expert_widths.begin());
+  return wi * expert_widths.size() + ei;
+}
+
 std::vector<int64_t> default_widths(const model::ModelSpec& spec) {
   std::vector<int64_t> out;
   for (int64_t t = 1; t <= 8; t *= 2)
@@ -80,6 +86,21 @@ void validate(const SearchQuestion& q) {
       // Names the model, the field and the value when t does not divide the heads or the FFN size, or the
       // sequence is longer than the learned positions.
       model::validate(m.spec, model::Shape{m.seq, 1, t}, m.source);
+    }
+    if (m.expert_widths.empty()) throw InputError(fmt::format("--ep: no expert-parallel width for {}", m.source));
+    require_distinct(m.expert_widths, "--ep");
+    for (int64_t e : m.expert_widths) {
+      if (e <= 0 || e > model::limits::kExperts)
+        throw InputError(fmt::format("--ep {}: must be an integer from 1 to {}", e, model::limits::kExperts));
+      if (e == 1) continue;
+      if (!m.spec.moe()) throw InputError(fmt::format("--ep {}: {} has no experts", e, m.source));
+      if (q.execution != Execution::Megatron)
+        throw InputError(fmt::format("--ep {}: expert parallelism in the co-search needs --execution megatron", e));
+      if (m.spec.experts % e != 0)
+        throw InputError(fmt::format("--ep {}: does not divide the {} experts of {}", e, m.spec.experts, m.source));
+      if (e > q.devices)
+        throw InputError(fmt::format("--ep {}: more groups than the {} devices of the cluster", e, q.devices));
+      model::validate(m.spec, model::Shape{m.seq, 1, m.widths.front(), e}, m.source);
     }
   }
   if (q.micro_batches.empty()) throw InputError("--mbs: give at least one micro-batch size");

@@ -21,6 +21,14 @@ struct ModelCase {
   model::ModelSpec spec;
   int64_t seq = 0;              ///< tokens per sequence
   std::vector<int64_t> widths;  ///< tensor-parallel widths t tried, ascending
+  /// Expert-parallel widths e tried with every t, ascending: a mixture of experts' routed experts split over e
+  /// groups of t devices, t apart, their tokens exchanged by all-to-all on the network (Megatron-LM execution
+  /// only; {1} otherwise).
+  std::vector<int64_t> expert_widths{1};
+  /// The (t, e) layouts of the layer graphs built per micro-batch, t-major: the i-th width's e-th expert width
+  /// at i · |expert_widths| + e. With expert_widths {1} it is the width's own index.
+  size_t layouts() const { return widths.size() * expert_widths.size(); }
+  size_t layout_index(int64_t t, int64_t e) const;
 };
 
 /// Optional lists restricting the enumerated designs to these values (empty: no restriction). Sizes in

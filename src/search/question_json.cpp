@@ -161,6 +161,9 @@ void model_fields(M& m, V& v) {
   v("source", m.source);
   v("seq", m.seq, Range{1, static_cast<double>(model::limits::kSequence)});
   v("tensor_parallel", m.widths);
+  // Written only with expert parallelism, so that the questions and results files without it stay as they were.
+  v.optional_section("experts", m.expert_widths != std::vector<int64_t>{1},
+                     [&](auto& x) { x("expert_parallel", m.expert_widths); });
   v.section("hyperparameters", [&](auto& h) { spec_fields(m.spec, h); });
 }
 
@@ -382,6 +385,7 @@ class Reader {
       model_fields(v[i], r);
       r.finish();
       std::sort(v[i].widths.begin(), v[i].widths.end());  // tried in ascending order, as the options give them
+      std::sort(v[i].expert_widths.begin(), v[i].expert_widths.end());
       model::validate(v[i].spec, fmt::format("{}: {}.hyperparameters", source_, item));
     }
   }

@@ -120,6 +120,21 @@ TEST(Estimator, CollectivesRunOnTheTierTheirGroupSpans) {
   }
 }
 
+// An expert-parallel all-to-all's ranks are t apart: 4 ranks 2 apart stay in a node of 8 (3/4 of the bytes
+// leave each rank on the node's 10^11 B/s); 4 apart they span two nodes, 2 ranks in each, and half the bytes
+// leave the node on one device's 2·10^10 B/s of the outer tier.
+TEST(Estimator, AllToAllRanksLieTheirStrideApart) {
+  const hw::Network net{{hw::NetworkTier{"node", 8, 2e11, 1e-6, 0.5}, hw::NetworkTier{"cluster", 0, 2e10, 4e-6, 1}}};
+  cost::Estimator estimator({}, net);
+  const double bytes = 50331648;
+  model::Operator exchange;
+  exchange.engine = model::Engine::Comm;
+  exchange.collective = model::Collective{static_cast<int64_t>(bytes), 4, model::Collective::Kind::AllToAll, 2};
+  EXPECT_DOUBLE_EQ(estimator.estimate(exchange, tpuv4()).single.latency_s, 0.75 * bytes / 1e11 + 1e-6);
+  exchange.collective->stride = 4;
+  EXPECT_DOUBLE_EQ(estimator.estimate(exchange, tpuv4()).single.latency_s, 0.5 * bytes / 2e10 + 4e-6);
+}
+
 std::vector<std::pair<model::Gemm, hw::TensorCoreConfig>> sample_jobs() {
   std::vector<std::pair<model::Gemm, hw::TensorCoreConfig>> jobs;
   for (int64_t cores : {1, 2, 8, 64})

@@ -200,6 +200,35 @@ TEST(QuestionJson, StagewisePlannerIsKeptAndOnlyWrittenWhenChosen) {
             "megatron)");
 }
 
+TEST(QuestionJson, ExpertWidthsAreKeptAndOnlyWrittenWithExpertParallelism) {
+  search::SearchQuestion q = question_of({"mixtral-8x7b"});
+  q.execution = search::Execution::Megatron;
+  q.optimizer = placement::Optimizer::Adam;
+  EXPECT_FALSE(text_of(q).at("models").at(0).contains("experts"));  // files without it stay as they were
+  q.models[0].expert_widths = {1, 8};
+  const json text = text_of(q);
+  EXPECT_EQ(text.at("models").at(0).at("experts"), json({{"expert_parallel", {1, 8}}}));
+  const search::SearchQuestion back = search::read_question(text, "q.json");
+  EXPECT_EQ(back.models[0].expert_widths, (std::vector<int64_t>{1, 8}));
+  EXPECT_EQ(search::run_identity(back), search::run_identity(q));
+  q.models[0].expert_widths = {1, 4};
+  EXPECT_NE(search::run_identity(back), search::run_identity(q));
+  // A width that does not divide the experts, expert parallelism under PHAZE's execution or for a dense
+  // model: refused naming --ep.
+  json three = text;
+  three["models"][0]["experts"]["expert_parallel"] = {3};
+  EXPECT_NE(error_of(three).find("--ep 3"), std::string::npos) << error_of(three);
+  json phaze_execution = text;
+  phaze_execution.erase("execution");
+  phaze_execution["optimizer"] = "sgd";
+  EXPECT_NE(error_of(phaze_execution).find("--execution megatron"), std::string::npos) << error_of(phaze_execution);
+  search::SearchQuestion dense = question_of({"gpt2-xl"});
+  dense.execution = search::Execution::Megatron;
+  dense.optimizer = placement::Optimizer::Adam;
+  dense.models[0].expert_widths = {2};
+  EXPECT_THROW(search::validate(dense), InputError);
+}
+
 TEST(QuestionJson, MegatronExecutionNeedsAdamAndOverlapNeedsIt) {
   search::SearchQuestion q = question_of({"gpt2-xl"});
   q.execution = search::Execution::Megatron;

@@ -192,6 +192,39 @@ TEST(MegatronExecution, ExpertParallelPointsTakeTheBruteForceBestConfiguration) 
   EXPECT_TRUE(spread);
 }
 
+TEST(MegatronExecution, AMixtureOfExpertsIsSlowerThanItsDenseTwin) {
+  // Four experts of the dense FFN's size, one per token: each token does the dense model's work, but every
+  // device holds four FFNs' weights, gradients and optimizer state, routes and permutes its tokens, and
+  // reduces four times the FFN gradients. At every point the mixture is slower, and it fits
+  // nowhere the dense model does not.
+  search::SearchQuestion dense = megatron_question();
+  search::SearchQuestion moe = dense;
+  model::ModelSpec& spec = moe.models[0].spec;
+  spec.experts = 4;
+  spec.experts_per_token = 1;
+  spec.expert_ffn = spec.ffn;
+  const search::Workload wd = search::prepare_workload(dense), wm = search::prepare_workload(moe);
+  search::ScheduleCache cache;
+  int compared = 0;
+  for (const hw::Design& d : {design(1, 8), design(4, 16)}) {
+    search::Evaluator ed(wd, cache), em(wm, cache);
+    const auto all = [](const std::string&) { return true; };
+    const std::vector<search::PointOutcome> a = ed.evaluate(d, all), b = em.evaluate(d, all);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(a[i].key, b[i].key);
+      if (!a[i].models[0].feasible) {
+        EXPECT_FALSE(b[i].models[0].feasible) << b[i].key;
+        continue;
+      }
+      if (!b[i].models[0].feasible) continue;
+      EXPECT_GT(b[i].models[0].time_per_batch_s, a[i].models[0].time_per_batch_s) << b[i].key;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 5);
+}
+
 TEST(MegatronExecution, OneDeviceRunsEveryPassOfEveryMicroBatchThenTheOptimizer) {
   search::SearchQuestion q = megatron_question();
   q.devices = 1;

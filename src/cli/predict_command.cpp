@@ -35,6 +35,7 @@ struct PredictOptions {
   bool plan_options_given = false;  ///< any option that --'s arguments would contradict
   bool global_batch_given = false;
   std::string layout;  ///< --pipeline-model-parallel-layout
+  bool layout_given = false;
   bool vp_given = false;
 };
 
@@ -88,8 +89,7 @@ void predict(PredictOptions o) {
     o.plan.seq = o.seq > 0 ? o.seq : spec.default_seq;
     o.plan.recompute = megatron::parse_recompute(o.recompute, "--recompute");
     if (o.distributed_optimizer && o.plan.zero == 0) o.plan.zero = 1;
-    if (!o.layout.empty())
-      megatron::set_pipeline_layout(o.plan, o.layout, "--pipeline-model-parallel-layout", o.vp_given);
+    if (o.layout_given) megatron::set_pipeline_layout(o.plan, o.layout, "--pipeline-model-parallel-layout", o.vp_given);
     if (o.fp8_recipe_given && !o.plan.fp8) throw InputError("--fp8-recipe needs --fp8");
     if (o.cp_comm_given && o.plan.cp == 1) throw InputError("--cp-comm-type needs context parallelism (--cp > 1)");
     if (o.gpus > 0 && o.gpus != o.plan.gpus())
@@ -259,6 +259,7 @@ void add_predict_command(CLI::App& app) {
       o->plan_options_given = o->plan_options_given || cmd->count(option) > 0;
     o->global_batch_given = cmd->count("--global-batch") > 0;
     o->vp_given = cmd->count("--vp") > 0;
+    o->layout_given = cmd->count("--pipeline-model-parallel-layout") > 0;
     o->fp8_recipe_given = cmd->count("--fp8-recipe") > 0;
     o->cp_comm_given = cmd->count("--cp-comm-type") > 0;
     predict(*o);

@@ -374,8 +374,9 @@ megatron::TrainingPlan read_plan(const Flags& f, const model::ModelSpec& spec, i
   p.tp_comm_overlap = f.has("--tp-comm-overlap");
   p.overlap_moe_comm = f.has("--overlap-moe-expert-parallel-comm");
   p.shared_expert_overlap = f.has("--moe-shared-expert-overlap");
+  // Megatron-Core reads a negative capacity factor as dropless.
   if (const auto factor = f.value("--moe-expert-capacity-factor"))
-    p.moe_capacity_factor = parse_number("--moe-expert-capacity-factor", *factor, 0, 4096, true);
+    p.moe_capacity_factor = std::max(0.0, parse_number("--moe-expert-capacity-factor", *factor, -4096, 4096));
   p.moe_pad_to_capacity = f.has("--moe-pad-expert-input-to-capacity");
   // Which copies are dropped (by router probability or by position) does not change the time.
   if (const auto policy = f.value("--moe-token-drop-policy"); policy && *policy != "probs" && *policy != "position")

@@ -510,11 +510,14 @@ std::string network_text(const hw::Network& network) {
 std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
   std::string out;
   for (const ModelCase& m : q.models)
-    out += fmt::format(
-        "model {}: {} layers, seq {}, t ∈ {{{}}}{}\n", m.spec.name, m.spec.num_layers, m.seq, fmt::join(m.widths, ", "),
-        m.spec.moe() ? fmt::format(", e ∈ {{{}}}; {} of {} experts per token, routing balanced",
-                                   fmt::join(m.expert_widths, ", "), m.spec.experts_per_token, m.spec.experts)
-                     : "");
+    out += fmt::format("model {}: {} layers, seq {}, t ∈ {{{}}}{}\n", m.spec.name, m.spec.num_layers, m.seq,
+                       fmt::join(m.widths, ", "),
+                       m.spec.moe() ? fmt::format("{}; {} of {} experts per token, routing balanced",
+                                                  m.expert_widths == std::vector<int64_t>{1}
+                                                      ? std::string()
+                                                      : fmt::format(", e ∈ {{{}}}", fmt::join(m.expert_widths, ", ")),
+                                                  m.spec.experts_per_token, m.spec.experts)
+                                    : "");
   out += fmt::format("cluster: {} devices, global batch {}, {}, {} optimizer\n", q.devices, q.global_batch,
                      network_text(q.network), q.optimizer == placement::Optimizer::Adam ? "Adam" : "SGD");
   out += make_pricer(q)->description(q);

@@ -39,9 +39,11 @@ std::string routing_text(const TrainingPlan& plan) {
   const std::string balance =
       plan.moe_load_imbalance == 1
           ? std::string("routing balanced (the same number of token copies to each expert)")
-          : fmt::format("the busiest expert-parallel rank taking {:g} times the mean of the token copies",
-                        plan.moe_load_imbalance);
-  if (plan.moe_capacity_factor == 0) return "dropless " + balance;
+          : fmt::format(
+                "the busiest expert-parallel rank taking {:g} times the mean of the token copies (at most "
+                "ep times)",
+                plan.moe_load_imbalance);
+  if (plan.moe_capacity_factor == 0) return "dropless, " + balance;
   if (plan.moe_pad_to_capacity)
     return fmt::format("copies beyond a capacity factor of {:g} dropped and every expert padded to its capacity",
                        plan.moe_capacity_factor);

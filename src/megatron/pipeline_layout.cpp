@@ -8,6 +8,12 @@ namespace phaze::megatron {
 
 namespace {
 
+/// One line naming the option, the layout (its first 80 characters) and what is wrong.
+std::string layout_error(const std::string& option, const std::string& text, const std::string& why) {
+  constexpr size_t kShown = 80;
+  return fmt::format("{} '{}{}': {}", option, text.substr(0, kShown), text.size() > kShown ? "…" : "", why);
+}
+
 /// Recursive descent over the layout's grammar, expanding as it goes:
 ///   sequence := item*      item := atom ('*' count)?      atom := E | t | m | L | '|' | '(' sequence ')'
 class LayoutParser {
@@ -21,9 +27,7 @@ class LayoutParser {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& why) const {
-    throw InputError(fmt::format("{} '{}': {}", option_, text_, why));
-  }
+  [[noreturn]] void fail(const std::string& why) const { throw InputError(layout_error(option_, text_, why)); }
 
   void skip() {
     while (at_ < text_.size() && (text_[at_] == ',' || text_[at_] == ' ')) ++at_;
@@ -36,6 +40,7 @@ class LayoutParser {
       const int64_t n = count();
       if (static_cast<int64_t>(out.size()) + static_cast<int64_t>(item.size()) * n > kMaxLayoutSymbols)
         fail(fmt::format("expands to more than {} symbols", kMaxLayoutSymbols));
+      if (item.empty()) continue;  // "()*n" is nothing, however large n
       for (int64_t i = 0; i < n; ++i) out += item;
     }
     return out;
@@ -85,22 +90,28 @@ class LayoutParser {
 
 std::vector<LayoutChunk> parse_pipeline_layout(const std::string& text, const std::string& option) {
   const std::string symbols = LayoutParser(text, option).parse();
-  if (symbols.empty()) throw InputError(fmt::format("{} '{}': the layout is empty", option, text));
+  const auto fail = [&](const std::string& why) { throw InputError(layout_error(option, text, why)); };
+  if (symbols.empty()) fail("the layout is empty");
+  // Within a chunk, as Megatron-LM builds it: the embedding first, the layers, the modules, the loss last.
   std::vector<LayoutChunk> chunks(1);
   for (const char c : symbols) {
     LayoutChunk& chunk = chunks.back();
+    if (c == '|') {
+      chunks.emplace_back();
+      continue;
+    }
+    if (chunk.loss) fail("'L' must close its chunk");
     switch (c) {
-      case '|': chunks.emplace_back(); break;
-      case 't': ++chunk.layers; break;
+      case 't':
+        if (chunk.mtp_layers > 0) fail("a layer 't' after a module 'm' in one chunk");
+        ++chunk.layers;
+        break;
       case 'm': ++chunk.mtp_layers; break;
       case 'E':
-        if (chunk.embedding) throw InputError(fmt::format("{} '{}': a chunk holds 'E' twice", option, text));
+        if (chunk.embedding || chunk.layers > 0 || chunk.mtp_layers > 0) fail("'E' must open its chunk");
         chunk.embedding = true;
         break;
-      default:  // 'L'
-        if (chunk.loss) throw InputError(fmt::format("{} '{}': a chunk holds 'L' twice", option, text));
-        chunk.loss = true;
-        break;
+      default: chunk.loss = true; break;  // 'L'
     }
   }
   return chunks;
@@ -113,14 +124,14 @@ std::string to_string(const std::vector<LayoutChunk>& layout) {
   const auto chunk_text = [&](const LayoutChunk& c) {
     return (c.embedding ? "E" : "") + repeated('t', c.layers) + repeated('m', c.mtp_layers) + (c.loss ? "L" : "");
   };
-  // A run of k equal chunks X reads "(X|)*(k-1)X".
+  // A run of k > 2 equal chunks X reads "(X|)*(k-1)X".
   std::string out;
   for (size_t j = 0; j < layout.size();) {
     size_t k = 1;
     while (j + k < layout.size() && layout[j + k] == layout[j]) ++k;
     const std::string x = chunk_text(layout[j]);
     if (j > 0) out += '|';
-    out += k == 1 ? x : fmt::format("({}|)*{}{}", x, k - 1, x);
+    out += k == 1 ? x : k == 2 ? x + "|" + x : fmt::format("({}|)*{}{}", x, k - 1, x);
     j += k;
   }
   return out;

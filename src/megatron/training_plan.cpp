@@ -159,7 +159,8 @@ int64_t stage_dense_layers(const TrainingPlan& p, const model::ModelSpec& spec, 
 }
 
 double TrainingPlan::expert_load() const {
-  const double imbalance = ep > 1 ? moe_load_imbalance : 1.0;
+  // The busiest of ep ranks takes at most every copy its experts can: ep times the mean.
+  const double imbalance = ep > 1 ? std::min(moe_load_imbalance, static_cast<double>(ep)) : 1.0;
   if (moe_capacity_factor <= 0) return imbalance;
   return moe_pad_to_capacity ? moe_capacity_factor : std::min(imbalance, moe_capacity_factor);
 }
@@ -184,13 +185,18 @@ void validate_routing(const TrainingPlan& p, const model::ModelSpec& spec) {
                                  spec.name));
   if (!spec.moe()) return;
   const double most = static_cast<double>(spec.experts) / static_cast<double>(spec.experts_per_token);
-  if (!(dropless || (p.moe_capacity_factor > 0 && p.moe_capacity_factor <= most)))
+  // Unpadded, a capacity beyond every token drops nothing; padded, each expert would compute more rows
+  // than the rank has tokens.
+  if (!(dropless || (p.moe_capacity_factor > 0 && (!p.moe_pad_to_capacity || p.moe_capacity_factor <= most))))
     throw InputError(
-        fmt::format("--moe-expert-capacity-factor = {} must lie in (0, {}] (the {} experts of {} over "
-                    "its {} per token)",
+        fmt::format("--moe-expert-capacity-factor = {} must lie in (0, {}] with "
+                    "--moe-pad-expert-input-to-capacity (the {} experts of {} over its {} per token)",
                     p.moe_capacity_factor, most, spec.experts, spec.name, spec.experts_per_token));
   if (p.moe_pad_to_capacity && dropless)
     throw InputError("--moe-pad-expert-input-to-capacity needs a capacity (--moe-expert-capacity-factor)");
+  if (p.moe_pad_to_capacity && p.moe_dispatcher == MoeDispatcher::Flex)
+    throw InputError(
+        "--moe-pad-expert-input-to-capacity: Megatron-Core's flex dispatcher does not pad the experts' inputs");
   if (!(p.moe_load_imbalance >= 1 && p.moe_load_imbalance <= most))
     throw InputError(
         fmt::format("--moe-load-imbalance = {} must lie in [1, {}] (the {} experts of {} over its {} "
@@ -282,7 +288,11 @@ void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
 void set_pipeline_layout(TrainingPlan& plan, const std::string& text, const std::string& option, bool vp_given) {
   plan.layout = parse_pipeline_layout(text, option);
   const auto chunks = static_cast<int64_t>(plan.layout.size());
-  if (!vp_given && plan.pp > 0 && chunks % plan.pp == 0) plan.vp = chunks / plan.pp;
+  if (vp_given || plan.pp < 1 || chunks % plan.pp != 0) return;  // validate names the mismatch
+  if (chunks / plan.pp > plan_limits::kChunks)
+    throw InputError(fmt::format("{}: {} chunks on --pp {} stages are {} a stage, more than {}", option, chunks,
+                                 plan.pp, chunks / plan.pp, plan_limits::kChunks));
+  plan.vp = chunks / plan.pp;
 }
 
 const char* to_string(Recompute r) {

@@ -95,12 +95,14 @@ struct TrainingPlan {
   /// flight (needs a shared expert).
   bool shared_expert_overlap = false;
   /// --moe-expert-capacity-factor c: each expert takes at most ⌈T·k/E · c⌉ of the T·k token copies a rank
-  /// routes, the rest dropped; 0: dropless (Megatron-Core's default). In (0, E/k].
+  /// routes, the rest dropped; 0: dropless (Megatron-Core's default, also its reading of a negative c).
+  /// Positive; at most E/k with padding.
   double moe_capacity_factor = 0;
   /// --moe-pad-expert-input-to-capacity: every expert computes its whole capacity (needs a capacity factor).
   bool moe_pad_to_capacity = false;
   /// --moe-load-imbalance: the token copies of the busiest expert-parallel rank over the mean, a property of
-  /// the router; 1: balanced, as --moe-router-force-load-balancing makes it. In [1, E/k]; no effect at ep 1.
+  /// the router; 1: balanced, as --moe-router-force-load-balancing makes it. In [1, E/k]; taken as at most ep
+  /// (all the copies its experts can take), so no effect at ep 1.
   double moe_load_imbalance = 1;
   /// Multi-token prediction modules (--mtp-num-layers; DeepSeek-V3 trains with 1): each on the last stage, a
   /// projection of the next tokens' embeddings and the hidden states (model::build_mtp_projection_layer), a
@@ -145,7 +147,7 @@ struct TrainingPlan {
   int64_t split_slots(int64_t layers) const { return layers + embedding_in_pipeline_split + loss_in_pipeline_split; }
   /// The busiest expert's token copies over the balanced share (model::Shape::expert_load): with a capacity
   /// factor c, c where every expert is padded to it, else the imbalance capped at c; dropless, the
-  /// imbalance where the experts are spread (ep > 1), else 1.
+  /// imbalance (at most ep) where the experts are spread (ep > 1), else 1.
   double expert_load() const;
   /// One GPU's layer: s/c tokens of b sequences at the plan's t, ep, etp and expert load.
   model::Shape layer_shape() const;

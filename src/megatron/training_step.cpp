@@ -212,9 +212,11 @@ IterationFlops iteration_flops(const LayerCosts& costs, const model::ModelSpec& 
       module += static_cast<double>(layer->forward_flops()) + static_cast<double>(layer->backward_flops());
   const double graph = static_cast<double>(g.forward_flops() + g.backward_flops()) + mtp * module;
   const double core = core_forward + core_backward;
+  // The model counts the experts' work at balanced routing, whatever is padded or dropped.
+  const double load_flops = (static_cast<double>(g.main_layers()) + mtp) * costs.expert_load_flops;
   IterationFlops out;
-  out.model = graph - L * core + L * share * c * core;
-  out.model_full_attention = graph - L * core + L * c * core;
+  out.model = graph - load_flops - L * core + L * share * c * core;
+  out.model_full_attention = graph - load_flops - L * core + L * c * core;
   out.hardware = graph + L * (ran_forward - core_forward + ran_backward - core_backward);
   if (plan.recompute == Recompute::Full)
     out.hardware += (static_cast<double>(g.main_layers()) + mtp) * static_cast<double>(g.transformer.forward_flops()) +
@@ -440,6 +442,16 @@ LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, c
     c.mtp = gpu_layer_time(c.mtp_projection, spec, plan, gpu, system.network);
   }
   set_replicated_activation_bytes(c, spec, plan);
+  if (spec.moe() && plan.expert_load() != 1) {
+    model::Shape balanced = plan.layer_shape();
+    balanced.expert_load = 1;
+    balanced.expert_padded = false;
+    const model::Layer even = model::build_transformer_layer(spec, balanced, c.graph.precision);
+    const auto flops = [](const model::Layer& l) {
+      return static_cast<double>(l.forward_flops()) + static_cast<double>(l.backward_flops());
+    };
+    c.expert_load_flops = flops(c.graph.transformer) - flops(even);
+  }
   return c;
 }
 

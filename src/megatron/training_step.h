@@ -87,6 +87,9 @@ struct LayerCosts {
   /// Weights of the transformer layer's GEMMs that Transformer Engine runs in FP8 (model::runs_in_fp8), per rank.
   double fp8_parameters = 0;
   double dense_fp8_parameters = 0;  ///< the same of a dense first layer
+  /// GEMM FLOPs (forward and backward) the plan's expert load adds to one expert layer over balanced routing
+  /// (TrainingPlan::expert_load; negative when tokens are dropped): executed, but not the model's.
+  double expert_load_flops = 0;
 };
 
 /// Activation bytes of one transformer layer (`graph`'s, at the plan's t > 1, b and s) that every

@@ -327,9 +327,9 @@ Value moe_mlp(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value in
   ForwardSpec aux = vector_op("F14l", "load-balancing loss", {Operand{scores, false}}, {fwd(VectorKind::Mul, T * E)}, 1,
                               {bwd(VectorKind::Mul, T * E)});
   lb.output(lb.out(lb.add(aux)), false);
-  ForwardSpec permute =
-      vector_op("F14p", "permute tokens to their experts", {Operand{in}}, {fwd(VectorKind::Gather, local * E * h)},
-                permuted, {bwd(VectorKind::ScatterAdd, local * E * h)});
+  ForwardSpec permute = vector_op(
+      "F14p", "permute tokens to their experts", {Operand{in}}, {fwd(VectorKind::Gather, local * E * h)}, permuted,
+      {bwd(VectorKind::ScatterAdd, (d.expert_padded ? local * E : std::min(routed, local * E)) * h)});
   Value grouped = lb.out(lb.add(permute));
   // The expert-parallel ranks are etp apart (the t ranks of a group each exchanging with its peers).
   if (ep > 1) grouped = lb.out(lb.add(all_to_all_op("F14d", "dispatch all-to-all", grouped, dispatched, ep, etp, p)));

@@ -98,8 +98,10 @@ void validate(const SearchQuestion& q) {
         throw InputError(fmt::format("--ep {}: expert parallelism in the co-search needs --execution megatron", e));
       if (m.spec.experts % e != 0)
         throw InputError(fmt::format("--ep {}: does not divide the {} experts of {}", e, m.spec.experts, m.source));
-      if (e > q.devices)
-        throw InputError(fmt::format("--ep {}: more groups than the {} devices of the cluster", e, q.devices));
+      // e groups of t devices divide the t·p·d devices of Megatron-LM's layout for some width t.
+      if (std::none_of(m.widths.begin(), m.widths.end(), [&](int64_t t) { return q.devices % (t * e) == 0; }))
+        throw InputError(
+            fmt::format("--ep {}: no width t of --tp gives t × {} dividing the {} devices", e, e, q.devices));
       model::validate(m.spec, model::Shape{m.seq, 1, m.widths.front(), e}, m.source);
     }
   }

@@ -158,10 +158,17 @@ TEST(MegatronArgs, MixtureOfExpertsAndHeadSize) {
       2);
   EXPECT_EQ(run.plan.moe_capacity_factor, 1.25);
   EXPECT_TRUE(run.plan.moe_pad_to_capacity);
-  EXPECT_THROW(parse_megatron_args(split("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length "
-                                         "4096 --num-experts 8 --moe-router-topk 2 --moe-token-drop-policy random"),
-                                   1),
-               phaze::InputError);
+  const std::string small_moe =
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --bf16 --num-experts 8 "
+      "--moe-router-topk 2 ";
+  try {
+    parse_megatron_args(split(small_moe + "--moe-token-drop-policy random"), 1);
+    ADD_FAILURE() << "a drop policy Megatron-Core does not have was accepted";
+  } catch (const phaze::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--moe-token-drop-policy"), std::string::npos) << e.what();
+  }
+  // Megatron-Core reads a negative capacity factor as dropless.
+  EXPECT_EQ(parse_megatron_args(split(small_moe + "--moe-expert-capacity-factor -1"), 1).plan.moe_capacity_factor, 0);
   const auto preset = *phaze::model::find_preset("mixtral-8x7b");
   EXPECT_EQ(run.spec.experts, 8);
   EXPECT_EQ(run.spec.experts_per_token, 2);

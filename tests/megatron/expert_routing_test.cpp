@@ -263,6 +263,11 @@ TEST(ExpertRouting, CapacityAndImbalanceSetTheBusiestExpertsLoad) {
   EXPECT_EQ(pl.expert_load(), 1);
   pl.moe_capacity_factor = 0.5;
   EXPECT_EQ(pl.expert_load(), 0.5);
+  // The busiest of 2 ranks takes at most every copy: twice the mean, whatever the imbalance says.
+  pl.moe_capacity_factor = 0;
+  pl.moe_load_imbalance = 4;
+  pl.ep = 2;
+  EXPECT_EQ(pl.expert_load(), 2);
 }
 
 TEST(ExpertRouting, PaddingToABalancedCapacityChangesNothingAndDroppingSavesTime) {
@@ -292,6 +297,11 @@ TEST(ExpertRouting, PaddingToABalancedCapacityChangesNothingAndDroppingSavesTime
   EXPECT_GT(imbalanced.time.iteration_s, dropless.time.iteration_s);
   EXPECT_GT(imbalanced.memory.peak_bytes, dropless.memory.peak_bytes);
   EXPECT_EQ(capped_above.time.iteration_s, imbalanced.time.iteration_s);
+  // The model's FLOPs are the balanced model's however the copies fall (Megatron-LM's count); what the
+  // kernels execute follows the load.
+  for (const auto* p : {&dropped, &imbalanced}) EXPECT_NEAR(p->model_flop, dropless.model_flop, 1e-9 * p->model_flop);
+  EXPECT_LT(dropped.hardware_flop, dropless.hardware_flop);
+  EXPECT_GT(imbalanced.hardware_flop, dropless.hardware_flop);
 }
 
 TEST(ExpertRouting, RoutingOptionsAreRefusedWhereMegatronCoreHasNoMeaningForThem) {
@@ -308,8 +318,14 @@ TEST(ExpertRouting, RoutingOptionsAreRefusedWhereMegatronCoreHasNoMeaningForThem
   phaze::megatron::TrainingPlan pl = one_node(8);
   pl.moe_pad_to_capacity = true;
   expect_refusal(mixtral, pl, "--moe-pad-expert-input-to-capacity");
-  pl.moe_capacity_factor = 4.5;  // Mixtral routes 2 of 8: at most 4
+  pl.moe_capacity_factor = 4.5;  // Mixtral routes 2 of 8: padded, at most 4
   expect_refusal(mixtral, pl, "--moe-expert-capacity-factor");
+  pl.moe_pad_to_capacity = false;  // unpadded, a capacity beyond every token drops nothing
+  EXPECT_NO_THROW(phaze::megatron::predict_step(mixtral, system, pl));
+  pl.moe_capacity_factor = 1;
+  pl.moe_pad_to_capacity = true;
+  pl.moe_dispatcher = phaze::megatron::MoeDispatcher::Flex;  // Megatron-Core's flex dispatcher does not pad
+  expect_refusal(mixtral, pl, "--moe-pad-expert-input-to-capacity");
   pl = one_node(8);
   pl.moe_load_imbalance = 0.9;
   expect_refusal(mixtral, pl, "--moe-load-imbalance");

@@ -220,6 +220,14 @@ TEST(MixtureOfExperts, CapacityIsMegatronCoresCeilingOfTheBalancedShareTimesTheF
     EXPECT_EQ(op("F14r").gemm->m, T);
     EXPECT_EQ(op("F16c").passes.front().elements, T * 2 * h);
   }
+  // Where E does not divide T·k (Qwen3-30B-A3B, 1,000 tokens, 8 of 128 experts), the permutation gathers the
+  // experts' ⌈T·k/E⌉ = 63 rows each, and its backward pass scatters back the T·k = 8,000 copies themselves.
+  const auto qwen = phaze::model::build_layer_graph(phaze_test::preset("qwen3-30b-a3b"),
+                                                    phaze::model::Shape{1000, 1, 1}, Precision{}, "qwen")
+                        .transformer;
+  EXPECT_EQ(qwen.forward.ops[static_cast<size_t>(qwen.forward.find("F14p"))].passes.front().elements, 63 * 128 * 2048);
+  for (const auto& pass : qwen.backward.ops[static_cast<size_t>(qwen.backward.find("B14p"))].passes)
+    if (pass.kind == phaze::model::VectorKind::ScatterAdd) EXPECT_EQ(pass.elements, 8000 * 2048);
   // The load lies in (0, E/k]: no expert takes more than all T tokens.
   for (double load : {0.0, -1.0, 4.0001}) {
     phaze::model::Shape shape{T, 1, 1, ep};

@@ -227,6 +227,16 @@ TEST(QuestionJson, ExpertWidthsAreKeptAndOnlyWrittenWithExpertParallelism) {
   dense.optimizer = placement::Optimizer::Adam;
   dense.models[0].expert_widths = {2};
   EXPECT_THROW(search::validate(dense), InputError);
+  // On 12 devices no width t gives 8 groups of t dividing them.
+  search::SearchQuestion twelve = q;
+  twelve.devices = 12;
+  twelve.models[0].expert_widths = {8};
+  try {
+    search::validate(twelve);
+    ADD_FAILURE() << "e = 8 on 12 devices was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--ep 8"), std::string::npos) << e.what();
+  }
 }
 
 TEST(QuestionJson, MegatronExecutionNeedsAdamAndOverlapNeedsIt) {

@@ -122,7 +122,11 @@ std::string to_string(const std::vector<LayoutChunk>& layout) {
     return n == 0 ? std::string() : n == 1 ? std::string(1, c) : fmt::format("{}*{}", c, n);
   };
   const auto chunk_text = [&](const LayoutChunk& c) {
-    return (c.embedding ? "E" : "") + repeated('t', c.layers) + repeated('m', c.mtp_layers) + (c.loss ? "L" : "");
+    std::string x = c.embedding ? "E" : "";
+    x += repeated('t', c.layers);
+    x += repeated('m', c.mtp_layers);
+    if (c.loss) x += 'L';
+    return x;
   };
   // A run of k > 2 equal chunks X reads "(X|)*(k-1)X".
   std::string out;

@@ -24,11 +24,10 @@ struct LayoutChunk {
 /// Most symbols a layout may expand to (docs/limits.md): 2^20.
 inline constexpr int64_t kMaxLayoutSymbols = int64_t{1} << 20;
 
-/// The chunks `text` describes; InputError naming `option`, the text (its first 80 characters) and what is wrong
-/// (a chunk whose symbols are out of Megatron-LM's order: 'E' first, the 't's, the 'm's, 'L' last; an unknown
-/// character,
-/// an unbalanced parenthesis or one nested deeper than 64, a repeat count out of 1..kMaxLayoutSymbols, an expansion
-/// beyond kMaxLayoutSymbols symbols, an empty layout).
+/// The chunks `text` describes; InputError naming `option`, the text (its first 80 characters) and what is wrong:
+/// a chunk whose symbols are out of Megatron-LM's order ('E' first, the 't's, the 'm's, 'L' last), an unknown
+/// character, an unbalanced parenthesis or one nested deeper than 64, a repeat count out of
+/// 1..kMaxLayoutSymbols, an expansion beyond kMaxLayoutSymbols symbols, an empty layout.
 std::vector<LayoutChunk> parse_pipeline_layout(const std::string& text, const std::string& option);
 
 /// The layout written back in the same syntax, each chunk as "E", "t*n" (or "t"), "m*k" and "L" in that order, a

@@ -30,38 +30,30 @@ SharedLayers shared_layers(const TrainingPlan& p, const model::ModelSpec& spec) 
 /// last, the multi-token prediction modules the plan has on the last stage; no other split option with it.
 void validate_layout(const TrainingPlan& p, const model::ModelSpec& spec) {
   const char* kLayout = "--pipeline-model-parallel-layout";
-  const std::string text = to_string(p.layout);
   if (p.uneven() || p.accounts_in_split())
     throw InputError(
         fmt::format("{} excludes --decoder-first/last-pipeline-num-layers and "
                     "--account-for-embedding/loss-in-pipeline-split (as in Megatron-LM)",
                     kLayout));
+  const std::string text = to_string(p.layout);
+  const auto fail = [&](const std::string& why) { throw InputError(fmt::format("{} '{}': {}", kLayout, text, why)); };
   const auto chunks = static_cast<int64_t>(p.layout.size());
   if (chunks != p.pp * p.vp)
-    throw InputError(
-        fmt::format("{} '{}': {} chunks, but --pp {} × --vp {} = {}", kLayout, text, chunks, p.pp, p.vp, p.pp * p.vp));
+    fail(fmt::format("{} chunks, but --pp {} × --vp {} = {}", chunks, p.pp, p.vp, p.pp * p.vp));
   int64_t layers = 0, mtp = 0;
   for (int64_t j = 0; j < chunks; ++j) {
     const LayoutChunk& c = p.layout[static_cast<size_t>(j)];
     layers += c.layers;
     mtp += c.mtp_layers;
-    if (c.embedding != (j == 0))
-      throw InputError(
-          fmt::format("{} '{}': the embedding 'E' belongs in the first chunk, and only there", kLayout, text));
-    if (c.loss != (j == chunks - 1))
-      throw InputError(fmt::format("{} '{}': the loss 'L' belongs in the last chunk, and only there", kLayout, text));
+    if (c.embedding != (j == 0)) fail("the embedding 'E' belongs in the first chunk, and only there");
+    if (c.loss != (j == chunks - 1)) fail("the loss 'L' belongs in the last chunk, and only there");
     if (c.mtp_layers > 0 && j % p.pp != p.pp - 1)
-      throw InputError(
-          fmt::format("{} '{}': multi-token prediction modules 'm' on a stage other than the last "
-                      "are not modelled",
-                      kLayout, text));
+      fail("multi-token prediction modules 'm' on a stage other than the last are not modelled");
   }
   if (layers != spec.num_layers)
-    throw InputError(fmt::format("{} '{}': {} transformer layers 't', but {} has {}", kLayout, text, layers, spec.name,
-                                 spec.num_layers));
+    fail(fmt::format("{} transformer layers 't', but {} has {}", layers, spec.name, spec.num_layers));
   if (mtp != p.mtp_layers)
-    throw InputError(fmt::format("{} '{}': {} multi-token prediction modules 'm', but --mtp-num-layers is {}", kLayout,
-                                 text, mtp, p.mtp_layers));
+    fail(fmt::format("{} multi-token prediction modules 'm', but --mtp-num-layers is {}", mtp, p.mtp_layers));
 }
 
 /// The stages' layer counts: even, or the first and last stage's own with the rest shared evenly, or a layout's.

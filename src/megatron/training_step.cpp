@@ -189,6 +189,11 @@ struct IterationFlops {
 /// recomputes Q·Kᵀ (five products where the layer graph has four): cost::flash_attention_flops, the count
 /// its time is priced on. So the model's FLOPs never exceed what
 /// the kernels run, and MFU stays at most the kernels' own efficiency.
+/// GEMM FLOPs of a layer's forward and backward passes.
+double pass_flops(const model::Layer& layer) {
+  return static_cast<double>(layer.forward_flops()) + static_cast<double>(layer.backward_flops());
+}
+
 IterationFlops iteration_flops(const LayerCosts& costs, const model::ModelSpec& spec, const TrainingPlan& plan) {
   const model::LayerGraph& g = costs.graph;
   const double core_forward = costs.attention_core_forward_flops, core_backward = costs.attention_core_backward_flops;
@@ -208,8 +213,7 @@ IterationFlops iteration_flops(const LayerCosts& costs, const model::ModelSpec& 
   const double L = static_cast<double>(spec.num_layers) + mtp;
   double module = 0;  // one multi-token prediction module's
   if (plan.mtp_layers > 0)
-    for (const model::Layer* layer : {&g.transformer, &g.head, &costs.mtp_projection})
-      module += static_cast<double>(layer->forward_flops()) + static_cast<double>(layer->backward_flops());
+    for (const model::Layer* layer : {&g.transformer, &g.head, &costs.mtp_projection}) module += pass_flops(*layer);
   const double graph = static_cast<double>(g.forward_flops() + g.backward_flops()) + mtp * module;
   const double core = core_forward + core_backward;
   // The model counts the experts' work at balanced routing, whatever is padded or dropped.
@@ -446,11 +450,8 @@ LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, c
     model::Shape balanced = plan.layer_shape();
     balanced.expert_load = 1;
     balanced.expert_padded = false;
-    const model::Layer even = model::build_transformer_layer(spec, balanced, c.graph.precision);
-    const auto flops = [](const model::Layer& l) {
-      return static_cast<double>(l.forward_flops()) + static_cast<double>(l.backward_flops());
-    };
-    c.expert_load_flops = flops(c.graph.transformer) - flops(even);
+    c.expert_load_flops =
+        pass_flops(c.graph.transformer) - pass_flops(model::build_transformer_layer(spec, balanced, c.graph.precision));
   }
   return c;
 }

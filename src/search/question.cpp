@@ -102,7 +102,6 @@ void validate(const SearchQuestion& q) {
       if (std::none_of(m.widths.begin(), m.widths.end(), [&](int64_t t) { return q.devices % (t * e) == 0; }))
         throw InputError(
             fmt::format("--ep {}: no width t of --tp gives t × {} dividing the {} devices", e, e, q.devices));
-      model::validate(m.spec, model::Shape{m.seq, 1, m.widths.front(), e}, m.source);
     }
   }
   if (q.micro_batches.empty()) throw InputError("--mbs: give at least one micro-batch size");

@@ -2,13 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <thread>
 
+#include "cli/option_values.h"
 #include "io/piper_json.h"
 #include "piper/planner.h"
+#include "util/input_error.h"
 #include "util/output_file.h"
 #include "util/read_file.h"
+#include "util/run_on_threads.h"
 
 namespace phaze::cli {
 
@@ -18,6 +23,7 @@ struct PiperOptions {
   std::string file;
   std::string output;
   bool json = false;
+  int threads = 0;  ///< 0: one per hardware thread
 };
 
 std::string answer_text(const piper::Problem& p, const piper::PiperAnswer& a) {
@@ -48,7 +54,13 @@ std::string answer_text(const piper::Problem& p, const piper::PiperAnswer& a) {
 void run(const PiperOptions& o) {
   if (!o.output.empty()) check_writable("-o", o.output);
   const piper::Problem problem = io::read_piper_problem(read_text_file(o.file), o.file);
-  const piper::PiperAnswer answer = piper::plan_piper(problem);
+  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  piper::PiperAnswer answer;
+  try {
+    answer = piper::plan_piper(problem, threads);
+  } catch (const ThreadStartError& e) {
+    throw InputError(fmt::format("--threads {}: {}; ask for fewer threads", threads, e.what()));
+  }
   const std::string json = io::piper_answer_json(problem, answer).dump(2) + "\n";
   if (!o.output.empty()) write_text_file(o.output, json);
   std::cout << (o.json ? json : answer_text(problem, answer));
@@ -68,6 +80,9 @@ void add_piper_command(CLI::App& app) {
       ->required();
   cmd->add_flag("--json", o->json, "Print the plan as JSON");
   cmd->add_option("-o,--output", o->output, "Also write the plan as JSON to this file");
+  add_integer_option(cmd, "--threads", o->threads, 0, piper::piper_limits::kThreads,
+                     "Threads that build the candidate stages' choices (0: one per hardware thread); the answer "
+                     "does not depend on it");
   cmd->callback([o] { run(*o); });
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <utility>
@@ -19,19 +20,16 @@ namespace {
 /// memory than another at every y exactly when both figures are no larger.
 struct Option {
   double alpha = 0, beta = 0, a = 0, m1 = 0;
+  double top = 0;  ///< bytes with min(N, K) micro-batches in flight (Partial::top)
   int tmpc = 0;
   auto key() const { return std::tuple(alpha, beta, a, m1); }
 };
 
-/// A partial choice over the groups merged so far: its sums and how it was built.
-struct Partial {
-  double alpha = 0, beta = 0, a = 0, m1 = 0;
-  int parent = -1;  ///< index in the previous level
-  int combo = -1;   ///< index of the group's combination
-};
+using choice_detail::Final;
+using choice_detail::Partial;
 
 bool dominates(const Partial& x, const Partial& y) {
-  return x.alpha <= y.alpha && x.beta <= y.beta && x.a <= y.a && x.m1 <= y.m1;
+  return x.alpha <= y.alpha && x.beta <= y.beta && x.m1 <= y.m1 && x.top <= y.top;
 }
 
 /// Points compared with each new one when pruning with several values of β: dropping a dominated choice only
@@ -39,31 +37,35 @@ bool dominates(const Partial& x, const Partial& y) {
 /// kept ones, the closest in sorted order, and the pruning stays linear.
 constexpr size_t kPruneWindow = 64;
 
+/// The most micro-batches in flight up to which a stage's choices are sorted by counting (min(N, K) ≤ this).
+constexpr int64_t kYBuckets = 64;
+
 /// Drops dominated points of `points`, given by α non-decreasing (the later of equal ones). With one value of
 /// β (TMPCs of equal parameter bytes, the usual case) every dominated point goes: a point is dominated when
-/// an earlier one needs no more memory, found on the staircase of the earlier points' (a, m1). Otherwise
+/// an earlier one needs no more memory, found on the staircase of the earlier points' (m1, top). Otherwise
 /// each is checked against a window of the latest kept.
-std::vector<Partial> non_dominated(const std::vector<Partial>& points, size_t stage_size) {
+void non_dominated(const std::vector<Partial>& points, size_t stage_size, std::vector<Partial>& kept) {
+  kept.clear();
+  if (points.empty()) return;
   const bool one_beta =
       std::all_of(points.begin(), points.end(), [&](const Partial& p) { return p.beta == points.front().beta; });
   // (a, least m1 of the kept points with that a or less), a increasing and m1 decreasing.
   thread_local std::vector<std::pair<double, double>> staircase;
   staircase.clear();
-  std::vector<Partial> kept;
   for (const Partial& p : points) {
     bool dominated = false;
     if (one_beta) {
-      auto at = std::upper_bound(staircase.begin(), staircase.end(), p.a,
-                                 [](double a, const std::pair<double, double>& e) { return a < e.first; });
-      dominated = at != staircase.begin() && std::prev(at)->second <= p.m1;
+      auto at = std::upper_bound(staircase.begin(), staircase.end(), p.m1,
+                                 [](double m1, const std::pair<double, double>& e) { return m1 < e.first; });
+      dominated = at != staircase.begin() && std::prev(at)->second <= p.top;
       if (!dominated) {
-        if (at != staircase.begin() && std::prev(at)->first == p.a) {
-          std::prev(at)->second = p.m1;
+        if (at != staircase.begin() && std::prev(at)->first == p.m1) {
+          std::prev(at)->second = p.top;
         } else {
-          at = staircase.insert(at, {p.a, p.m1}) + 1;
+          at = staircase.insert(at, {p.m1, p.top}) + 1;
         }
         auto end = at;
-        while (end != staircase.end() && end->second >= p.m1) ++end;
+        while (end != staircase.end() && end->second >= p.top) ++end;
         staircase.erase(at, end);
       }
     } else {
@@ -80,6 +82,76 @@ std::vector<Partial> non_dominated(const std::vector<Partial>& points, size_t st
           fmt::format("a stage of {} nodes has more than {} non-dominated TMPC choices: too many to choose "
                       "among exactly",
                       stage_size, piper_limits::kStageChoices));
+  }
+}
+
+/// Sums `level` (by α non-decreasing) with each of `adds` in turn, keeps the sums that fit with one
+/// micro-batch in flight (memory only grows as nodes are added: one that does not fit never will), merges
+/// the runs by α and writes the non-dominated ones to `out`. Each sum keeps its parent in `level` and the
+/// index of its add.
+void extend_level(const std::vector<Partial>& level, const std::vector<Partial>& adds, double memory_bytes,
+                  size_t stage_size, std::vector<Partial>& next, std::vector<size_t>& run_starts,
+                  std::vector<Partial>& out) {
+  if (static_cast<int64_t>(level.size() * adds.size()) > piper_limits::kPartialChoices)
+    throw InputError(
+        fmt::format("a stage of {} nodes has more than {} partial TMPC choices: too many to choose "
+                    "among exactly",
+                    stage_size, piper_limits::kPartialChoices));
+  next.clear();
+  run_starts.clear();
+  for (size_t c = 0; c < adds.size(); ++c) {
+    const Partial& add = adds[c];
+    run_starts.push_back(next.size());
+    for (size_t p = 0; p < level.size(); ++p) {
+      const Partial x{level[p].alpha + add.alpha, level[p].beta + add.beta, level[p].a + add.a, level[p].m1 + add.m1,
+                      level[p].top + add.top,     static_cast<int>(p),      static_cast<int>(c)};
+      if (x.m1 <= memory_bytes) next.push_back(x);
+    }
+  }
+  run_starts.push_back(next.size());
+  auto by_alpha = [](const Partial& x, const Partial& y) { return x.alpha < y.alpha; };
+  for (size_t width = 1; width + 1 < run_starts.size(); width *= 2)
+    for (size_t r = 0; r + width + 1 < run_starts.size(); r += 2 * width)
+      std::inplace_merge(
+          next.begin() + static_cast<std::ptrdiff_t>(run_starts[r]),
+          next.begin() + static_cast<std::ptrdiff_t>(run_starts[r + width]),
+          next.begin() + static_cast<std::ptrdiff_t>(run_starts[std::min(r + 2 * width, run_starts.size() - 1)]),
+          by_alpha);
+  non_dominated(next, stage_size, out);
+}
+
+/// The choices of a stage from its last level, whose α each take `alpha_shift` more (the stage's cut when
+/// the level leaves it out): only y_max matters of the memory, so the choices no other beats in α, β and
+/// y_max are kept, by y_max descending. With `indices`, each kept choice's index in `last` too.
+void finish_choices(const Problem& problem, const std::vector<Partial>& last, double alpha_shift,
+                    std::vector<Final>& finals, std::vector<StageChoice>& out, std::vector<int>* indices);
+
+/// The options of `node` at width index `w`, each with the cut `cut_of(tmpc)` bytes in its α, those another
+/// option of the same node dominates dropped.
+template <class CutOf>
+std::vector<Option> undominated_options(const Problem& problem, const Node& node, int w, CutOf cut_of) {
+  const double B = problem.bandwidth_bytes_per_s, N = static_cast<double>(problem.micro_batches);
+  const int64_t most = std::min(problem.micro_batches, problem.devices);
+  const std::vector<Tmpc>& tmpcs = node.tmpcs[static_cast<size_t>(w)];
+  std::vector<Option> options;
+  for (size_t l = 0; l < tmpcs.size(); ++l) {
+    const Tmpc& c = tmpcs[l];
+    const double cut = cut_of(c);
+    const double resync = 4 * c.parameter_bytes / (N * B);
+    const double m1 = c.memory_per_in_flight_bytes + c.memory_fixed_bytes;
+    options.push_back({cut / B + c.time_per_sample_s - resync, resync, c.memory_per_in_flight_bytes, m1,
+                       m1 + static_cast<double>(most - 1) * c.memory_per_in_flight_bytes, static_cast<int>(l)});
+  }
+  std::vector<Option> kept;
+  for (const Option& o : options) {
+    bool dominated = false;
+    for (const Option& p : options)
+      if (&p != &o && p.alpha <= o.alpha && p.beta <= o.beta && p.a <= o.a && p.m1 <= o.m1 &&
+          (p.key() != o.key() || p.tmpc < o.tmpc)) {
+        dominated = true;
+        break;
+      }
+    if (!dominated) kept.push_back(o);
   }
   return kept;
 }
@@ -112,38 +184,77 @@ int64_t max_in_flight(double a, double m1, double m) {
   return y;
 }
 
+void finish_choices(const Problem& problem, const std::vector<Partial>& last, double alpha_shift,
+                    std::vector<Final>& finals, std::vector<StageChoice>& out, std::vector<int>* indices) {
+  // No stage ever has more than min(N, K) micro-batches in flight (y = ⌈σ/d⌉ ≤ σ = Σ d ≤ N, and Σ d ≤ K):
+  // beyond that y_max makes no difference, so it is capped there and the choices above it collapse into the
+  // fastest of them.
+  const int64_t most = std::min(problem.micro_batches, problem.devices);
+  const double memory = problem.memory_per_device_bytes;
+  finals.clear();
+  for (size_t i = 0; i < last.size(); ++i) {
+    const Partial& p = last[i];
+    // Most partial choices fit with the most in flight that matter (max_in_flight's own test at `most`).
+    const int64_t y =
+        p.m1 + p.a * static_cast<double>(most - 1) <= memory ? most : std::min(max_in_flight(p.a, p.m1, memory), most);
+    if (y >= 1) finals.push_back({{p.alpha + alpha_shift, p.beta, y}, static_cast<int>(i)});
+  }
+  const size_t first = out.size();
+  auto keep = [&](const Final& f) {
+    out.push_back(f.choice);
+    if (indices) indices->push_back(f.index);
+  };
+  const bool one_beta = std::all_of(finals.begin(), finals.end(),
+                                    [&](const Final& f) { return f.choice.beta == finals.front().choice.beta; });
+  if (one_beta && most <= kYBuckets) {
+    // By y_max descending, then α, then the level's order, a choice is kept when its α is below the last
+    // kept one's: so only the first of each y_max, the least α, can be, and no sort is needed.
+    std::array<int, kYBuckets + 1> best;
+    best.fill(-1);
+    for (size_t k = 0; k < finals.size(); ++k) {
+      int& b = best[static_cast<size_t>(finals[k].choice.max_in_flight)];
+      if (b < 0 || finals[k].choice.alpha < finals[static_cast<size_t>(b)].choice.alpha) b = static_cast<int>(k);
+    }
+    for (int64_t y = most; y >= 1; --y) {
+      const int b = best[static_cast<size_t>(y)];
+      if (b < 0) continue;
+      const Final& f = finals[static_cast<size_t>(b)];
+      if (out.size() == first || f.choice.alpha < out.back().alpha) keep(f);
+    }
+    return;
+  }
+  // By y_max descending, α, β, then the level's order: a total order, so an unstable sort (no buffer to
+  // allocate) gives the stable order.
+  std::sort(finals.begin(), finals.end(), [](const Final& x, const Final& y) {
+    return std::tuple(-x.choice.max_in_flight, x.choice.alpha, x.choice.beta, x.index) <
+           std::tuple(-y.choice.max_in_flight, y.choice.alpha, y.choice.beta, y.index);
+  });
+  // With one β the kept α strictly fall (each is below every kept one in its window, the one before it
+  // included), so the last kept is the only one to compare with: the window's answer, in one comparison.
+  const size_t window = one_beta ? 1 : kPruneWindow;
+  for (const Final& f : finals) {
+    bool dominated = false;
+    for (size_t k = out.size(); k-- > first && out.size() - k <= window;)
+      if (out[k].alpha <= f.choice.alpha && out[k].beta <= f.choice.beta) {
+        dominated = true;  // it has y_max ≥ f's (sorted) and is no slower at any d
+        break;
+      }
+    if (!dominated) keep(f);
+  }
+}
+
 }  // namespace
 
 StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes, const std::vector<char>& in_stage,
                            int w, bool with_tmpcs) {
   StageChoices out;
-  const double B = problem.bandwidth_bytes_per_s, N = static_cast<double>(problem.micro_batches);
   // Each node's options, those another option of the same node dominates dropped.
   std::vector<std::vector<Option>> node_options;
   for (int v : nodes) {
     const Node& node = problem.nodes[static_cast<size_t>(v)];
-    const std::vector<Tmpc>& tmpcs = node.tmpcs[static_cast<size_t>(w)];
-    if (tmpcs.empty()) return out;
-    std::vector<Option> options;
-    for (size_t l = 0; l < tmpcs.size(); ++l) {
-      const Tmpc& c = tmpcs[l];
-      const double cut = cut_bytes(problem, node, c, in_stage);
-      const double resync = 4 * c.parameter_bytes / (N * B);
-      options.push_back({cut / B + c.time_per_sample_s - resync, resync, c.memory_per_in_flight_bytes,
-                         c.memory_per_in_flight_bytes + c.memory_fixed_bytes, static_cast<int>(l)});
-    }
-    std::vector<Option> kept;
-    for (const Option& o : options) {
-      bool dominated = false;
-      for (const Option& p : options)
-        if (&p != &o && p.alpha <= o.alpha && p.beta <= o.beta && p.a <= o.a && p.m1 <= o.m1 &&
-            (p.key() != o.key() || p.tmpc < o.tmpc)) {
-          dominated = true;
-          break;
-        }
-      if (!dominated) kept.push_back(o);
-    }
-    node_options.push_back(std::move(kept));
+    if (node.tmpcs[static_cast<size_t>(w)].empty()) return out;
+    node_options.push_back(
+        undominated_options(problem, node, w, [&](const Tmpc& c) { return cut_bytes(problem, node, c, in_stage); }));
   }
 
   // Nodes with the same options (the identical layers of a stage) form a group: only how many of them take
@@ -160,19 +271,14 @@ StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes
 
   std::vector<std::vector<Partial>> levels{{Partial{}}};
   std::vector<std::vector<std::vector<int>>> combos(groups.size());
+  std::vector<Partial> next, adds;
+  std::vector<size_t> run_starts;
   for (size_t g = 0; g < groups.size(); ++g) {
     const std::vector<Option>& options = node_options[groups[g].front()];
     std::vector<int> counts;
     compositions(static_cast<int>(groups[g].size()), options.size(), counts, combos[g]);
     // One run per combination, each in the α order of the level (adding a constant keeps it), merged.
-    std::vector<Partial> next;
-    const std::vector<Partial>& level = levels.back();
-    if (static_cast<int64_t>(level.size() * combos[g].size()) > piper_limits::kPartialChoices)
-      throw InputError(
-          fmt::format("a stage of {} nodes has more than {} partial TMPC choices: too many to choose "
-                      "among exactly",
-                      nodes.size(), piper_limits::kPartialChoices));
-    std::vector<size_t> run_starts;
+    adds.clear();
     for (size_t c = 0; c < combos[g].size(); ++c) {
       Partial add;
       for (size_t l = 0; l < options.size(); ++l) {
@@ -181,60 +287,22 @@ StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes
         add.beta += k * options[l].beta;
         add.a += k * options[l].a;
         add.m1 += k * options[l].m1;
+        add.top += k * options[l].top;
       }
-      run_starts.push_back(next.size());
-      for (size_t p = 0; p < level.size(); ++p) {
-        const Partial x{level[p].alpha + add.alpha, level[p].beta + add.beta, level[p].a + add.a,
-                        level[p].m1 + add.m1,       static_cast<int>(p),      static_cast<int>(c)};
-        // Memory only grows as nodes are added: a partial choice that does not fit with one micro-batch in
-        // flight never will.
-        if (x.m1 <= problem.memory_per_device_bytes) next.push_back(x);
-      }
+      adds.push_back(add);
     }
-    run_starts.push_back(next.size());
-    auto by_alpha = [](const Partial& x, const Partial& y) { return x.alpha < y.alpha; };
-    for (size_t width = 1; width + 1 < run_starts.size(); width *= 2)
-      for (size_t r = 0; r + width + 1 < run_starts.size(); r += 2 * width)
-        std::inplace_merge(
-            next.begin() + static_cast<std::ptrdiff_t>(run_starts[r]),
-            next.begin() + static_cast<std::ptrdiff_t>(run_starts[r + width]),
-            next.begin() + static_cast<std::ptrdiff_t>(run_starts[std::min(r + 2 * width, run_starts.size() - 1)]),
-            by_alpha);
-    levels.push_back(non_dominated(std::move(next), nodes.size()));
+    std::vector<Partial> level;
+    extend_level(levels.back(), adds, problem.memory_per_device_bytes, nodes.size(), next, run_starts, level);
+    levels.push_back(std::move(level));
   }
 
-  // Only y_max matters of the memory: keep the choices no other beats in α, β and y_max.
-  struct Final {
-    StageChoice choice;
-    int index;
-  };
-  // No stage ever has more than min(N, K) micro-batches in flight (y = ⌈σ/d⌉ ≤ σ = Σ d ≤ N, and Σ d ≤ K):
-  // beyond that y_max makes no difference, so it is capped there and the choices above it collapse into the
-  // fastest of them.
-  const int64_t most = std::min(problem.micro_batches, problem.devices);
   std::vector<Final> finals;
-  const std::vector<Partial>& last = levels.back();
-  for (size_t i = 0; i < last.size(); ++i) {
-    const int64_t y = std::min(max_in_flight(last[i].a, last[i].m1, problem.memory_per_device_bytes), most);
-    if (y >= 1) finals.push_back({{last[i].alpha, last[i].beta, y}, static_cast<int>(i)});
-  }
-  std::stable_sort(finals.begin(), finals.end(), [](const Final& x, const Final& y) {
-    return std::tuple(-x.choice.max_in_flight, x.choice.alpha, x.choice.beta) <
-           std::tuple(-y.choice.max_in_flight, y.choice.alpha, y.choice.beta);
-  });
-  for (const Final& f : finals) {
-    bool dominated = false;
-    for (size_t k = out.choices.size(); k-- > 0 && out.choices.size() - k <= kPruneWindow;)
-      if (out.choices[k].alpha <= f.choice.alpha && out.choices[k].beta <= f.choice.beta) {
-        dominated = true;  // it has y_max ≥ f's (sorted) and is no slower at any d
-        break;
-      }
-    if (dominated) continue;
-    out.choices.push_back(f.choice);
-    if (!with_tmpcs) continue;
+  std::vector<int> indices;
+  finish_choices(problem, levels.back(), 0.0, finals, out.choices, with_tmpcs ? &indices : nullptr);
+  for (int index : indices) {
     // Each group's counts, back through the levels; a group's nodes take the options in node order.
     std::vector<int> tmpc(nodes.size(), -1);
-    int at = f.index;
+    int at = index;
     for (size_t g = groups.size(); g-- > 0;) {
       const Partial& x = levels[g + 1][static_cast<size_t>(at)];
       const std::vector<int>& counts = combos[g][static_cast<size_t>(x.combo)];
@@ -247,6 +315,76 @@ StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes
     out.tmpc.push_back(std::move(tmpc));
   }
   return out;
+}
+
+}  // namespace phaze::piper
+
+namespace phaze::piper {
+
+bool cut_independent_of_tmpc(const Problem& problem, int w) {
+  for (const Node& node : problem.nodes) {
+    const std::vector<Tmpc>& tmpcs = node.tmpcs[static_cast<size_t>(w)];
+    for (const Tmpc& c : tmpcs)
+      if (c.sync_in_bytes != tmpcs.front().sync_in_bytes || c.sync_out_bytes != tmpcs.front().sync_out_bytes)
+        return false;
+  }
+  return true;
+}
+
+GrowingStage::GrowingStage(const Problem& problem, int w)
+    : problem_(problem),
+      from_side_(problem.edges.size(), 0.0),
+      to_side_(problem.edges.size(), 0.0),
+      in_stage_(problem.nodes.size(), 0),
+      levels_{{Partial{}}},
+      cut_bytes_{0.0} {
+  for (const Node& node : problem.nodes) {
+    std::vector<Partial>& adds = options_.emplace_back();
+    const std::vector<Tmpc>& tmpcs = node.tmpcs[static_cast<size_t>(w)];
+    if (tmpcs.empty()) continue;  // no option: every stage holding the node has no choice
+    for (const Option& o : undominated_options(problem, node, w, [](const Tmpc&) { return 0.0; }))
+      adds.push_back(Partial{o.alpha, o.beta, o.a, o.m1, o.top});
+    // The bytes an edge's cut costs, charged by whichever end is in the stage (cut_bytes' terms).
+    for (size_t j = 0; j < node.in_edges.size(); ++j) {
+      const auto e = static_cast<size_t>(node.in_edges[j]);
+      to_side_[e] = 2 * (problem.edges[e].bytes + tmpcs.front().sync_in_bytes[j]);
+    }
+    for (size_t j = 0; j < node.out_edges.size(); ++j) {
+      const auto e = static_cast<size_t>(node.out_edges[j]);
+      from_side_[e] = 2 * (problem.edges[e].bytes + tmpcs.front().sync_out_bytes[j]);
+    }
+  }
+}
+
+void GrowingStage::push(int v) {
+  const Node& node = problem_.nodes[static_cast<size_t>(v)];
+  // An edge to a node of the stage no longer crosses its cut; one to a node outside now does.
+  double cut = cut_bytes_.back();
+  for (int e : node.in_edges) {
+    const auto i = static_cast<size_t>(e);
+    cut += in_stage_[static_cast<size_t>(problem_.edges[i].from)] ? -from_side_[i] : to_side_[i];
+  }
+  for (int e : node.out_edges) {
+    const auto i = static_cast<size_t>(e);
+    cut += in_stage_[static_cast<size_t>(problem_.edges[i].to)] ? -to_side_[i] : from_side_[i];
+  }
+  in_stage_[static_cast<size_t>(v)] = 1;
+  nodes_.push_back(v);
+  cut_bytes_.push_back(cut);
+  if (levels_.size() <= nodes_.size()) levels_.emplace_back();
+  extend_level(levels_[nodes_.size() - 1], options_[static_cast<size_t>(v)], problem_.memory_per_device_bytes,
+               nodes_.size(), next_, run_starts_, levels_[nodes_.size()]);
+}
+
+void GrowingStage::pop() {
+  in_stage_[static_cast<size_t>(nodes_.back())] = 0;
+  nodes_.pop_back();
+  cut_bytes_.pop_back();
+}
+
+void GrowingStage::choices(std::vector<StageChoice>& out) {
+  finish_choices(problem_, levels_[nodes_.size()], cut_bytes_.back() / problem_.bandwidth_bytes_per_s, finals_, out,
+                 nullptr);
 }
 
 }  // namespace phaze::piper

@@ -27,11 +27,65 @@ struct StageChoices {
   std::vector<std::vector<int>> tmpc;  ///< per choice, per node of the stage (ascending), the TMPC index
 };
 
+namespace choice_detail {
+/// A partial choice over the nodes (or groups of identical nodes) merged so far: its sums and how it was built.
+struct Partial {
+  double alpha = 0, beta = 0, a = 0, m1 = 0;
+  /// Bytes with min(N, K) micro-batches in flight, m1 + (min(N, K) − 1)·a: no stage ever has more, so a
+  /// partial choice needs no more memory than another at every y that matters when its m1 and top are no
+  /// larger (memory is linear in y), and adding nodes keeps it so.
+  double top = 0;
+  int parent = -1;  ///< index in the previous level
+  int combo = -1;   ///< index of the option (or the group's combination) added
+};
+struct Final {
+  StageChoice choice;
+  int index;  ///< in the last level
+};
+}  // namespace choice_detail
+
 /// The choices of the stage of `nodes` (ascending indices; `in_stage[v]` true for them) at width index `w`.
 /// Empty when a node has no TMPC at that width or no choice fits with one micro-batch in flight.
 /// InputError when the stage has more than piper_limits::kStageChoices non-dominated choices. Without
 /// `with_tmpcs`, `tmpc` stays empty (the choices are the same).
 StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes, const std::vector<char>& in_stage,
                            int w, bool with_tmpcs = true);
+
+}  // namespace phaze::piper
+
+namespace phaze::piper {
+
+/// Whether, at width index `w`, what a stage's cut costs is the same whatever its TMPC choice: every TMPC of a
+/// node adds the same sync bytes to each of its edges (true of every published input). Then a stage's
+/// choices are the choices of its nodes' own terms, shifted by the cut, and GrowingStage builds them.
+bool cut_independent_of_tmpc(const Problem& problem, int w);
+
+/// The choices of a stage that grows and shrinks by one node at a time at width index `w` (where
+/// cut_independent_of_tmpc holds): adding a node extends the stage's partial choices by that node's
+/// options instead of building them all again, and the cut is kept as a running sum. The choices are
+/// stage_choices' (without TMPCs), up to the rounding of sums taken in another order. The planner walks the
+/// candidate stages of one outer downset so that each extends its neighbour by one node.
+class GrowingStage {
+ public:
+  GrowingStage(const Problem& problem, int w);
+  /// Adds node v, which is not in the stage.
+  void push(int v);
+  /// Removes the node added last.
+  void pop();
+  /// Appends the stage's choices to `out` (by y_max descending, as StageChoices::choices).
+  void choices(std::vector<StageChoice>& out);
+
+ private:
+  const Problem& problem_;
+  std::vector<std::vector<choice_detail::Partial>> options_;  ///< per node, its undominated TMPCs' own terms
+  std::vector<double> from_side_, to_side_;  ///< per edge, the bytes its cut costs charged at either end
+  std::vector<char> in_stage_;
+  std::vector<int> nodes_;                                   ///< in the order added
+  std::vector<std::vector<choice_detail::Partial>> levels_;  ///< per node count, the partial choices
+  std::vector<double> cut_bytes_;                            ///< per node count, the stage's cut
+  std::vector<choice_detail::Partial> next_;
+  std::vector<size_t> run_starts_;
+  std::vector<choice_detail::Final> finals_;
+};
 
 }  // namespace phaze::piper

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_set>
 
 #include "util/input_error.h"
 
@@ -59,24 +58,36 @@ class DownsetWalk {
     return all;
   }
 
-  /// The downsets below downset `d` of `sets`: D minus one removable node, closed transitively; sorted.
-  std::vector<int> below(const std::vector<Bits>& sets, const std::map<Bits, int>& index, size_t d) {
-    std::unordered_set<int> seen;
-    std::vector<int> stack{static_cast<int>(d)};
+  /// The removals of downset `d` of `sets` (Downsets::removals).
+  std::vector<std::pair<int, int>> removals(const std::vector<Bits>& sets, const std::map<Bits, int>& index, size_t d) {
+    std::vector<std::pair<int, int>> out;
+    const Bits& b = sets[d];
+    count_work();
+    Bits smaller = b;
+    for (int v = 0; v < n_; ++v)
+      if (has(b, v) && predecessors_out(b, v)) {
+        set(smaller, v, false);
+        out.emplace_back(v, index.at(smaller));
+        set(smaller, v, true);
+      }
+    return out;
+  }
+
+  /// The downsets below downset `d`: its removals, closed transitively; sorted. `seen` holds a stamp per
+  /// downset, `stamp` one not used before.
+  std::vector<int> below(const std::vector<std::vector<std::pair<int, int>>>& removals, size_t d,
+                         std::vector<int64_t>& seen, int64_t stamp) {
+    std::vector<int> out, stack{static_cast<int>(d)};
     while (!stack.empty()) {
       const int top = stack.back();
       stack.pop_back();
-      const Bits& b = sets[static_cast<size_t>(top)];
-      count_work();
-      for (int v = 0; v < n_; ++v)
-        if (has(b, v) && predecessors_out(b, v)) {
-          Bits smaller = b;
-          set(smaller, v, false);
-          const int k = index.at(smaller);
-          if (seen.insert(k).second) stack.push_back(k);
-        }
+      for (const auto& [v, k] : removals[static_cast<size_t>(top)]) {
+        if (seen[static_cast<size_t>(k)] == stamp) continue;
+        seen[static_cast<size_t>(k)] = stamp;
+        out.push_back(k);
+        stack.push_back(k);
+      }
     }
-    std::vector<int> out(seen.begin(), seen.end());
     std::sort(out.begin(), out.end());
     return out;
   }
@@ -122,9 +133,12 @@ Downsets enumerate_downsets(const Problem& problem) {
     out.sizes.push_back(size);
   }
   out.full = static_cast<int>(out.sets.size()) - 1;
+  out.removals.resize(out.sets.size());
+  for (size_t d = 0; d < out.sets.size(); ++d) out.removals[d] = walk.removals(out.sets, index, d);
   out.below.resize(out.sets.size());
+  std::vector<int64_t> seen(out.sets.size(), -1);
   for (size_t d = 0; d < out.sets.size(); ++d) {
-    out.below[d] = walk.below(out.sets, index, d);
+    out.below[d] = walk.below(out.removals, d, seen, static_cast<int64_t>(d));
     out.pairs += static_cast<int64_t>(out.below[d].size());
     for (int k : out.below[d]) out.stage_node_count += out.sizes[d] - out.sizes[static_cast<size_t>(k)];
     if (out.stage_node_count > piper_limits::kStageNodes)

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -10,10 +12,15 @@
 #include "piper/choices.h"
 #include "piper/downsets.h"
 #include "util/divisors.h"
+#include "util/run_on_threads.h"
 
 namespace phaze::piper {
 
 namespace {
+
+/// Downsets of one size below which a threshold test takes them on one thread, and how many a thread takes
+/// at a time.
+constexpr size_t kParallelDownsets = 64, kDownsetChunk = 16;
 
 /// One candidate stage: D \ D'. Its nodes and TMPC assignments are recomputed for the stages of the answer
 /// only: with millions of candidates, keeping them would take gigabytes.
@@ -51,31 +58,63 @@ struct Found {
 
 class Planner {
  public:
-  explicit Planner(const Problem& p) : problem_(p), downsets_(enumerate_downsets(p)) {
+  /// The planner of `p`, its candidate stages' choices built on `threads` threads (each takes a run of
+  /// downsets; the pool is laid out in downset order whatever the count, so the answer does not depend on it).
+  Planner(const Problem& p, int threads) : problem_(p), downsets_(enumerate_downsets(p)) {
     divisors_ = divisors(p.micro_batches);
-    slot_of_sigma_.assign(static_cast<size_t>(p.micro_batches) + 1, -1);
-    std::vector<char> in_stage(p.nodes.size(), 0);
-    pairs_of_.resize(downsets_.sets.size());
-    choice_begin_.push_back(0);
-    for (size_t outer = 0; outer < downsets_.sets.size(); ++outer)
+    threads_ = std::max(threads, 1);
+    scratch_.resize(static_cast<size_t>(threads_));
+    for (Scratch& scratch : scratch_) scratch.slot_of_sigma.assign(static_cast<size_t>(p.micro_batches) + 1, -1);
+    const size_t count = downsets_.sets.size();
+    pairs_of_.resize(count);
+    for (size_t outer = 0; outer < count; ++outer)
       for (int inner : downsets_.below[outer]) {
-        const std::vector<int> nodes = stage_nodes(downsets_, static_cast<int>(outer), inner);
-        for (int v : nodes) in_stage[static_cast<size_t>(v)] = 1;
-        for (size_t w = 0; w < p.widths.size(); ++w) {
-          const StageChoices sc = stage_choices(p, nodes, in_stage, static_cast<int>(w), false);
-          pool_.insert(pool_.end(), sc.choices.begin(), sc.choices.end());
-          choice_begin_.push_back(pool_.size());
-        }
-        for (int v : nodes) in_stage[static_cast<size_t>(v)] = 0;
         pairs_of_[outer].push_back(static_cast<int>(pairs_.size()));
         pairs_.push_back(StagePair{static_cast<int>(outer), inner});
       }
+    // Runs of downsets of about equal candidate stages, a few per thread, taken in turn by the threads.
+    const size_t runs =
+        threads <= 1 ? 1 : std::min<size_t>(4 * static_cast<size_t>(threads), std::max<size_t>(count, 1));
+    std::vector<size_t> bounds{0};
+    for (size_t outer = 0, pairs = 0; outer < count; ++outer) {
+      pairs += downsets_.below[outer].size();
+      if (bounds.size() < runs && pairs * runs >= pairs_.size() * bounds.size()) bounds.push_back(outer + 1);
+    }
+    while (bounds.size() <= runs) bounds.push_back(count);
+    std::vector<Segment> segments(runs);
+    std::vector<std::exception_ptr> failures(runs);
+    std::atomic<size_t> next{0};
+    run_on_threads(static_cast<int>(std::min<size_t>(runs, static_cast<size_t>(std::max(threads, 1)))), [&] {
+      for (size_t r; (r = next.fetch_add(1)) < runs;) {
+        try {
+          build_segment(bounds[r], bounds[r + 1], segments[r]);
+        } catch (...) {
+          failures[r] = std::current_exception();
+        }
+      }
+    });
+    // The first failure in downset order: the one a single thread meets.
+    for (const std::exception_ptr& failure : failures)
+      if (failure) std::rethrow_exception(failure);
+    // Each (pair, width) points into its segment's pool: the pools stay where the threads built them.
+    cell_choices_.reserve(pairs_.size() * p.widths.size());
+    cell_sizes_.reserve(pairs_.size() * p.widths.size());
+    for (Segment& segment : segments) {
+      const StageChoice* at = segment.pool.data();
+      for (size_t size : segment.sizes) {
+        cell_choices_.push_back(at);
+        cell_sizes_.push_back(static_cast<uint32_t>(size));
+        at += size;
+      }
+      segment.sizes = {};
+      pools_.push_back(std::move(segment.pool));
+    }
   }
 
   /// The choices of pair `pair` at width index `w`.
   ChoiceSpan choices(size_t pair, size_t w) const {
     const size_t cell = pair * problem_.widths.size() + w;
-    return ChoiceSpan{pool_.data() + choice_begin_[cell], choice_begin_[cell + 1] - choice_begin_[cell]};
+    return ChoiceSpan{cell_choices_[cell], cell_sizes_[cell]};
   }
 
   const Downsets& downsets() const { return downsets_; }
@@ -87,77 +126,104 @@ class Planner {
     const size_t count = downsets_.sets.size();
     ways_.assign(count, {});
     ways_[0].push_back(Point{});
-    std::vector<int64_t> y_max(divisors_.size());
-    for (size_t outer = 1; outer < count; ++outer) {
-      // The candidates by Σ d: at each Σ d only the one with the fewest devices (the first of equals) counts.
-      candidates_.clear();
-      touched_.clear();
-      for (int pi : pairs_of_[outer]) {
-        const StagePair& s = pairs_[static_cast<size_t>(pi)];
-        const std::vector<Point>& rest = ways_[static_cast<size_t>(s.inner)];
-        if (rest.empty()) continue;
-        for (size_t w = 0; w < problem_.widths.size(); ++w) {
-          const ChoiceSpan sc = choices(static_cast<size_t>(pi), w);
-          if (sc.empty()) continue;
-          const int64_t t = problem_.widths[w];
-          std::fill(y_max.begin(), y_max.end(), -1);
-          size_t di = 0;
-          // The rest's ways by Σ d ascending: each needs more micro-batches in flight than the one before,
-          // so the least degree that meets the limit only grows.
-          for (size_t j = 0; j < rest.size(); ++j) {
-            const Point& r = rest[j];
-            for (; di < divisors_.size(); ++di) {
-              const int64_t d = divisors_[di];
-              if (d > problem_.devices / t) {
-                di = divisors_.size();
-                break;
-              }
-              if (y_max[di] < 0) y_max[di] = most_in_flight(sc, d, limit);
-              if (y_max[di] >= 1 + (r.sigma + d - 1) / d) break;
-            }
-            if (di == divisors_.size()) break;
-            const int64_t d = divisors_[di];
-            if (r.sigma + d > problem_.micro_batches || r.devices + d * t > problem_.devices) continue;
-            const int64_t sigma = r.sigma + d, devices = r.devices + d * t;
-            int& slot = slot_of_sigma_[static_cast<size_t>(sigma)];
-            if (slot >= 0 && candidates_[static_cast<size_t>(slot)].devices <= devices) continue;
-            const int c = fastest_fitting(sc, d, 1 + (r.sigma + d - 1) / d);
-            const Point point{sigma,
-                              devices,
-                              pi,
-                              static_cast<int>(j),
-                              static_cast<int>(w),
-                              d,
-                              c,
-                              std::max(r.slowest_s, sc[static_cast<size_t>(c)].time_s(d))};
-            place(slot, point);
-          }
-        }
+    // A downset's ways depend on those of smaller ones only: the downsets of one size (they come in size
+    // order) are independent, and each is written by one thread.
+    for (size_t first = 1; first < count;) {
+      size_t last = first;
+      while (last < count && downsets_.sizes[last] == downsets_.sizes[first]) ++last;
+      if (threads_ <= 1 || last - first < kParallelDownsets) {
+        for (size_t outer = first; outer < last; ++outer) add_ways(outer, limit, scratch_[0]);
+      } else {
+        std::atomic<size_t> next{first};
+        std::atomic<size_t> slot{0};
+        run_on_threads(threads_, [&] {
+          Scratch& scratch = scratch_[slot.fetch_add(1)];
+          for (size_t begin; (begin = next.fetch_add(kDownsetChunk)) < last;)
+            for (size_t outer = begin; outer < std::min(begin + kDownsetChunk, last); ++outer)
+              add_ways(outer, limit, scratch);
+        });
       }
-      keep_candidates(outer);
+      first = last;
     }
     return fewest_devices();
   }
 
+  /// One thread's buffers for the candidates of a downset.
+  struct Scratch {
+    std::vector<Point> candidates;
+    std::vector<int64_t> touched;
+    std::vector<int> slot_of_sigma;  ///< per Σ d ≤ N, the candidate at it (−1: none yet)
+  };
+
+  /// The ways of downset `outer` within `limit`, from those of the smaller downsets.
+  void add_ways(size_t outer, double limit, Scratch& scratch) {
+    // The candidates by Σ d: at each Σ d only the one with the fewest devices (the first of equals) counts.
+    scratch.candidates.clear();
+    scratch.touched.clear();
+    for (int pi : pairs_of_[outer]) {
+      const StagePair& s = pairs_[static_cast<size_t>(pi)];
+      const std::vector<Point>& rest = ways_[static_cast<size_t>(s.inner)];
+      if (rest.empty()) continue;
+      for (size_t w = 0; w < problem_.widths.size(); ++w) {
+        const ChoiceSpan sc = choices(static_cast<size_t>(pi), w);
+        if (sc.empty()) continue;
+        const int64_t t = problem_.widths[w], d_most = problem_.devices / t;
+        size_t di = 0;
+        int64_t y_max = -1;  // most_in_flight at degree divisors_[di] (−1: not computed yet)
+        // The rest's ways by Σ d ascending: each needs more micro-batches in flight than the one before,
+        // so the least degree that meets the limit only grows.
+        for (size_t j = 0; j < rest.size(); ++j) {
+          const Point& r = rest[j];
+          for (; di < divisors_.size(); ++di, y_max = -1) {
+            const int64_t d = divisors_[di];
+            if (d > d_most) {
+              di = divisors_.size();
+              break;
+            }
+            if (y_max < 0) y_max = most_in_flight(sc, d, limit);
+            if (y_max >= 1 + (r.sigma + d - 1) / d) break;
+          }
+          if (di == divisors_.size()) break;
+          const int64_t d = divisors_[di];
+          if (r.sigma + d > problem_.micro_batches || r.devices + d * t > problem_.devices) continue;
+          const int64_t sigma = r.sigma + d, devices = r.devices + d * t;
+          int& slot = scratch.slot_of_sigma[static_cast<size_t>(sigma)];
+          if (slot >= 0 && scratch.candidates[static_cast<size_t>(slot)].devices <= devices) continue;
+          const int c = fastest_fitting(sc, d, 1 + (r.sigma + d - 1) / d);
+          const Point point{sigma,
+                            devices,
+                            pi,
+                            static_cast<int>(j),
+                            static_cast<int>(w),
+                            d,
+                            c,
+                            std::max(r.slowest_s, sc[static_cast<size_t>(c)].time_s(d))};
+          place(scratch, slot, point);
+        }
+      }
+    }
+    keep_candidates(outer, scratch);
+  }
+
   /// Puts `point` in the candidates' slot of its Σ d (`slot`: −1 while that Σ d has none).
-  void place(int& slot, const Point& point) {
+  static void place(Scratch& scratch, int& slot, const Point& point) {
     if (slot >= 0) {
-      candidates_[static_cast<size_t>(slot)] = point;
+      scratch.candidates[static_cast<size_t>(slot)] = point;
     } else {
-      slot = static_cast<int>(candidates_.size());
-      candidates_.push_back(point);
-      touched_.push_back(point.sigma);
+      slot = static_cast<int>(scratch.candidates.size());
+      scratch.candidates.push_back(point);
+      scratch.touched.push_back(point.sigma);
     }
   }
 
   /// The ways of downset `outer` from its candidates. Fewer devices with more Σ d is the only trade-off worth
   /// keeping: a way dominated in both goes.
-  void keep_candidates(size_t outer) {
-    std::sort(touched_.begin(), touched_.end());
+  void keep_candidates(size_t outer, Scratch& scratch) {
+    std::sort(scratch.touched.begin(), scratch.touched.end());
     std::vector<Point>& kept = ways_[outer];
-    for (int64_t sigma : touched_) {
-      int& slot = slot_of_sigma_[static_cast<size_t>(sigma)];
-      const Point& c = candidates_[static_cast<size_t>(slot)];
+    for (int64_t sigma : scratch.touched) {
+      int& slot = scratch.slot_of_sigma[static_cast<size_t>(sigma)];
+      const Point& c = scratch.candidates[static_cast<size_t>(slot)];
       if (kept.empty() || c.devices < kept.back().devices) kept.push_back(c);
       slot = -1;
     }
@@ -190,8 +256,14 @@ class Planner {
       // The same computation as when the planner was built: the same choices in the same order.
       const StageChoices sc = stage_choices(problem_, nodes, in_stage, p.width, true);
       for (int v : nodes) in_stage[static_cast<size_t>(v)] = 0;
-      out.push_back(StagePlan{nodes, p.degree, problem_.widths[static_cast<size_t>(p.width)],
-                              sc.tmpc[static_cast<size_t>(p.choice)]});
+      // The walk's choices are these up to the rounding of their sums, so the choice is found again as the
+      // fastest that fits (as the planner took it) rather than by its index.
+      const int64_t rest_sigma = p.sigma - p.degree;
+      const int c = fastest_fitting(ChoiceSpan{sc.choices.data(), sc.choices.size()}, p.degree,
+                                    1 + (rest_sigma + p.degree - 1) / p.degree);
+      if (c < 0) throw std::logic_error("the Piper planner lost a stage's choice when reading its TMPCs back");
+      out.push_back(
+          StagePlan{nodes, p.degree, problem_.widths[static_cast<size_t>(p.width)], sc.tmpc[static_cast<size_t>(c)]});
     }
     return out;
   }
@@ -217,6 +289,90 @@ class Planner {
   int64_t pairs() const { return static_cast<int64_t>(pairs_.size()); }
 
  private:
+  /// The choices of the candidate stages of a run of downsets: per (pair, width) in pair order, how many,
+  /// and the choices one after another.
+  struct Segment {
+    std::vector<size_t> sizes;
+    std::vector<StageChoice> pool;
+  };
+
+  /// The choices of every stage D \ D' of the downsets D in [first, last).
+  void build_segment(size_t first, size_t last, Segment& out) const {
+    const Problem& p = problem_;
+    const size_t widths = p.widths.size();
+    std::vector<std::optional<GrowingStage>> growing(widths);
+    for (size_t w = 0; w < widths; ++w)
+      if (cut_independent_of_tmpc(p, static_cast<int>(w))) growing[w].emplace(p, static_cast<int>(w));
+    std::vector<char> in_stage(p.nodes.size(), 0);
+    std::vector<int> position(downsets_.sets.size(), -1);
+    std::vector<int64_t> seen(downsets_.sets.size(), -1);
+    std::vector<std::vector<StageChoice>> grown(widths);                      // per width, the walk's choices
+    std::vector<std::vector<size_t>> grown_begin(widths), grown_end(widths);  // per width, per D' of below
+    for (size_t outer = first; outer < last; ++outer) {
+      const std::vector<int>& below = downsets_.below[outer];
+      for (size_t i = 0; i < below.size(); ++i) position[static_cast<size_t>(below[i])] = static_cast<int>(i);
+      // Where the cut does not depend on the TMPCs, the stages D \ D' of this D in one walk: removing a node
+      // from D' adds it to the stage, so each stage extends the one it was reached from.
+      for (size_t w = 0; w < widths; ++w) {
+        if (!growing[w]) continue;
+        grown[w].clear();
+        grown_begin[w].resize(below.size());
+        grown_end[w].resize(below.size());
+        walk_stages(static_cast<int>(outer), *growing[w], seen, static_cast<int64_t>(outer * widths + w),
+                    [&](int inner) {
+                      const auto at = static_cast<size_t>(position[static_cast<size_t>(inner)]);
+                      grown_begin[w][at] = grown[w].size();
+                      growing[w]->choices(grown[w]);
+                      grown_end[w][at] = grown[w].size();
+                    });
+      }
+      for (size_t i = 0; i < below.size(); ++i) {
+        std::vector<int> nodes;
+        for (size_t w = 0; w < widths; ++w) {
+          const size_t before = out.pool.size();
+          if (growing[w]) {
+            out.pool.insert(out.pool.end(), grown[w].begin() + static_cast<std::ptrdiff_t>(grown_begin[w][i]),
+                            grown[w].begin() + static_cast<std::ptrdiff_t>(grown_end[w][i]));
+          } else {
+            if (nodes.empty()) nodes = stage_nodes(downsets_, static_cast<int>(outer), below[i]);
+            for (int v : nodes) in_stage[static_cast<size_t>(v)] = 1;
+            const StageChoices sc = stage_choices(p, nodes, in_stage, static_cast<int>(w), false);
+            for (int v : nodes) in_stage[static_cast<size_t>(v)] = 0;
+            out.pool.insert(out.pool.end(), sc.choices.begin(), sc.choices.end());
+          }
+          out.sizes.push_back(out.pool.size() - before);
+        }
+      }
+    }
+  }
+
+  /// Visits every D' ⊊ D of downset `outer` once, each reached from the downset before it by removing one
+  /// node (Downsets::removals), depth first, with `stage` holding D \ D' at each `visit(D')`. `seen` holds
+  /// `stamp` for the downsets visited.
+  template <class Visit>
+  void walk_stages(int outer, GrowingStage& stage, std::vector<int64_t>& seen, int64_t stamp, Visit visit) const {
+    struct Frame {
+      int downset;
+      size_t next;  // its next removal to try
+    };
+    std::vector<Frame> stack{{outer, 0}};
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      const std::vector<std::pair<int, int>>& removals = downsets_.removals[static_cast<size_t>(top.downset)];
+      if (top.next == removals.size()) {
+        stack.pop_back();
+        if (!stack.empty()) stage.pop();
+        continue;
+      }
+      const auto [v, inner] = removals[top.next++];
+      if (seen[static_cast<size_t>(inner)] == stamp) continue;
+      seen[static_cast<size_t>(inner)] = stamp;
+      stage.push(v);
+      visit(inner);
+      stack.push_back(Frame{inner, 0});
+    }
+  }
+
   /// The most micro-batches in flight of a choice of `sc` that takes at most `limit` at degree d (0: none).
   static int64_t most_in_flight(const ChoiceSpan& sc, int64_t d, double limit) {
     for (const StageChoice& c : sc)  // by y_max descending
@@ -235,13 +391,13 @@ class Planner {
   Downsets downsets_;
   std::vector<int64_t> divisors_;
   std::vector<StagePair> pairs_;
-  std::vector<StageChoice> pool_;           ///< every pair's choices at every width, one after another
-  std::vector<size_t> choice_begin_;        ///< per (pair, width), where its choices start in pool_ (and an end)
-  std::vector<std::vector<int>> pairs_of_;  ///< per outer downset, its pairs
+  std::vector<std::vector<StageChoice>> pools_;   ///< per run of downsets, its pairs' choices one after another
+  std::vector<const StageChoice*> cell_choices_;  ///< per (pair, width), where its choices start in its pool
+  std::vector<uint32_t> cell_sizes_;              ///< per (pair, width), how many (at most kStageChoices)
+  std::vector<std::vector<int>> pairs_of_;        ///< per outer downset, its pairs
   std::vector<std::vector<Point>> ways_;
-  std::vector<Point> candidates_;
-  std::vector<int64_t> touched_;
-  std::vector<int> slot_of_sigma_;  ///< per Σ d ≤ N, the candidate at it (−1: none yet)
+  int threads_ = 1;
+  std::vector<Scratch> scratch_;  ///< per thread
   int64_t checks_ = 0;
 };
 
@@ -250,8 +406,8 @@ constexpr double kNarrow = 1.0 / (1 << 24);
 
 }  // namespace
 
-PiperAnswer plan_piper(const Problem& problem) {
-  Planner planner(problem);
+PiperAnswer plan_piper(const Problem& problem, int threads) {
+  Planner planner(problem, threads);
   PiperAnswer answer;
   answer.downsets = static_cast<int64_t>(planner.downsets().sets.size());
   answer.stage_pairs = planner.pairs();

@@ -24,8 +24,9 @@ struct PiperAnswer {
   int64_t checks = 0;  ///< threshold tests of the search on the time per sample
 };
 
-/// Plans `problem` (validated by its reader). InputError when the graph or a stage's choices exceed
-/// piper_limits.
-PiperAnswer plan_piper(const Problem& problem);
+/// Plans `problem` (validated by its reader), building the candidate stages' choices on `threads` ≥ 1
+/// threads; the answer is the same whatever their number. InputError when the graph or a stage's choices
+/// exceed piper_limits.
+PiperAnswer plan_piper(const Problem& problem, int threads = 1);
 
 }  // namespace phaze::piper

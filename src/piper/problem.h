@@ -63,6 +63,7 @@ inline constexpr int64_t kStageNodes = 1000000000;   ///< Σ over the candidate 
 inline constexpr int64_t kStageChoices = 100000;     ///< TMPC choices kept for one stage at one width
 inline constexpr int64_t kPartialChoices = 1000000;  ///< partial choices of one stage while groups merge
 inline constexpr int64_t kDownsetWork = 2000000000;  ///< node visits while enumerating downsets and their pairs
+inline constexpr int64_t kThreads = 1024;            ///< threads building the candidate stages' choices
 }  // namespace piper_limits
 
 }  // namespace phaze::piper

@@ -13,6 +13,7 @@
 #include <limits>
 #include <random>
 
+#include "piper/choices.h"
 #include "piper/downsets.h"
 
 namespace {
@@ -50,7 +51,10 @@ std::vector<std::pair<int, int>> random_edges(int n, int shape, std::mt19937_64&
   return edges;
 }
 
-Problem random_problem(std::mt19937_64& rng) {
+/// With `shared_sync`, every TMPC of a node adds the same sync bytes to each edge (as in every published
+/// input), so the planner builds stages one node at a time (GrowingStage); otherwise they differ, and it
+/// builds each stage from scratch.
+Problem random_problem(std::mt19937_64& rng, bool shared_sync = false) {
   std::uniform_int_distribution<int> nodes_dist(1, 4), shape(0, 3), small(1, 6), tmpcs(1, 4);
   std::uniform_real_distribution<double> real(0.1, 10.0);
   Problem p;
@@ -79,8 +83,14 @@ Problem random_problem(std::mt19937_64& rng) {
         c.parameter_bytes = real(rng);
         c.memory_per_in_flight_bytes = real(rng);
         c.memory_fixed_bytes = real(rng);
-        for (size_t j = 0; j < node.in_edges.size(); ++j) c.sync_in_bytes.push_back(small(rng) <= 3 ? 0 : real(rng));
-        for (size_t j = 0; j < node.out_edges.size(); ++j) c.sync_out_bytes.push_back(small(rng) <= 3 ? 0 : real(rng));
+        if (shared_sync && l > 0) {
+          c.sync_in_bytes = list.front().sync_in_bytes;
+          c.sync_out_bytes = list.front().sync_out_bytes;
+        } else {
+          for (size_t j = 0; j < node.in_edges.size(); ++j) c.sync_in_bytes.push_back(small(rng) <= 3 ? 0 : real(rng));
+          for (size_t j = 0; j < node.out_edges.size(); ++j)
+            c.sync_out_bytes.push_back(small(rng) <= 3 ? 0 : real(rng));
+        }
         memory_scale += c.memory_per_in_flight_bytes + c.memory_fixed_bytes;
         list.push_back(c);
       }
@@ -158,11 +168,15 @@ double brute_force(const Problem& p) {
   return best;
 }
 
-TEST(PiperPlanner, EqualsTheBruteForceOnRandomSmallDags) {
-  std::mt19937_64 rng(20261125);
+class PiperPlannerSync : public ::testing::TestWithParam<bool> {};
+
+// Both ways of building a stage's choices: from scratch (sync bytes that differ between a node's TMPCs) and
+// one node at a time along the walk over the stages of a downset (the same sync bytes for all of them).
+TEST_P(PiperPlannerSync, EqualsTheBruteForceOnRandomSmallDags) {
+  std::mt19937_64 rng(GetParam() ? 20261128 : 20261125);
   int feasible = 0, infeasible = 0, several_stages = 0, mixed_widths = 0;
   for (int trial = 0; trial < 400; ++trial) {
-    const Problem p = random_problem(rng);
+    const Problem p = random_problem(rng, GetParam());
     const double expected = brute_force(p);
     const PiperAnswer a = plan_piper(p);
     if (!std::isfinite(expected)) {
@@ -188,6 +202,76 @@ TEST(PiperPlanner, EqualsTheBruteForceOnRandomSmallDags) {
   EXPECT_GT(infeasible, 10);
   EXPECT_GT(several_stages, 20);
   EXPECT_GT(mixed_widths, 5);
+}
+
+INSTANTIATE_TEST_SUITE_P(SyncBytes, PiperPlannerSync, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "SharedByTmpcs" : "PerTmpc"; });
+
+// GrowingStage against stage_choices, on every stage of random DAGs of up to 7 nodes reached by the planner's
+// own walk (a node added or removed at each step): for every degree and every count of micro-batches in
+// flight, the fastest choice that fits takes the same time (to rounding: the sums are taken in another
+// order), and so does the most micro-batches in flight of a choice within a limit.
+TEST(PiperChoices, GrowingStageGivesTheChoicesBuiltFromScratch) {
+  std::mt19937_64 rng(99);
+  int64_t compared = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    Problem p = random_problem(rng, true);
+    // Larger graphs than the brute force can take: a second copy of the nodes beside the first.
+    const size_t n = p.nodes.size(), m = p.edges.size();
+    for (size_t v = 0; v < n; ++v) {
+      Node copy = p.nodes[v];
+      for (int& e : copy.in_edges) e += static_cast<int>(m);
+      for (int& e : copy.out_edges) e += static_cast<int>(m);
+      p.nodes.push_back(copy);
+    }
+    for (size_t e = 0; e < m; ++e)
+      p.edges.push_back(
+          Edge{p.edges[e].from + static_cast<int>(n), p.edges[e].to + static_cast<int>(n), p.edges[e].bytes});
+    const Downsets downsets = enumerate_downsets(p);
+    for (size_t w = 0; w < p.widths.size(); ++w) {
+      ASSERT_TRUE(cut_independent_of_tmpc(p, static_cast<int>(w)));
+      GrowingStage growing(p, static_cast<int>(w));
+      std::vector<char> in_stage(p.nodes.size(), 0);
+      // A walk: from the whole graph, remove removable nodes into the stage depth first, then put them back.
+      std::function<void(int, int)> walk = [&](int outer, int inner) {
+        std::vector<StageChoice> grown;
+        growing.choices(grown);
+        const std::vector<int> nodes = stage_nodes(downsets, outer, inner);
+        for (int v : nodes) in_stage[static_cast<size_t>(v)] = 1;
+        const StageChoices scratch = stage_choices(p, nodes, in_stage, static_cast<int>(w), false);
+        for (int v : nodes) in_stage[static_cast<size_t>(v)] = 0;
+        ASSERT_EQ(grown.empty(), scratch.choices.empty());
+        for (int64_t d = 1; d <= 6; ++d)
+          for (int64_t y = 1; y <= 7; ++y) {
+            auto fastest = [&](const std::vector<StageChoice>& list) {
+              double best = std::numeric_limits<double>::infinity();
+              for (const StageChoice& c : list)
+                if (c.max_in_flight >= y) best = std::min(best, c.time_s(d));
+              return best;
+            };
+            const double a = fastest(grown), b = fastest(scratch.choices);
+            if (std::isinf(b)) {
+              EXPECT_TRUE(std::isinf(a));
+            } else {
+              EXPECT_NEAR(a, b, 1e-12 * std::abs(b)) << "trial " << trial << " d " << d << " y " << y;
+            }
+            ++compared;
+          }
+        if (nodes.size() >= 5) return;  // deep enough: the walk's pushes and pops are what is tested
+        for (const auto& [v, smaller] : downsets.removals[static_cast<size_t>(inner)]) {
+          growing.push(v);
+          walk(outer, smaller);
+          growing.pop();
+        }
+      };
+      for (const auto& [v, smaller] : downsets.removals[static_cast<size_t>(downsets.full)]) {
+        growing.push(v);
+        walk(downsets.full, smaller);
+        growing.pop();
+      }
+    }
+  }
+  EXPECT_GT(compared, 10000);
 }
 
 TEST(PiperPlanner, AnswerDoesNotDependOnTheUnitOfTime) {
@@ -262,6 +346,64 @@ TEST(PiperDownsets, ChainAndParallelBranchesCountAsPublished) {
     two.nodes[static_cast<size_t>(two.edges[e].to)].in_edges.push_back(static_cast<int>(e));
   }
   EXPECT_EQ(enumerate_downsets(two).sets.size(), 16u);
+}
+
+}  // namespace
+
+namespace {
+
+/// `branches` parallel chains of `length` nodes each, two TMPCs per node at one width, random figures.
+Problem parallel_chains(int branches, int length, bool shared_sync, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> real(0.1, 10.0);
+  Problem p;
+  p.devices = 12;
+  p.micro_batches = 12;
+  p.bandwidth_bytes_per_s = 5;
+  p.widths = {1};
+  for (int b = 0; b < branches; ++b)
+    for (int k = 0; k < length; ++k) {
+      const int v = static_cast<int>(p.nodes.size());
+      p.nodes.push_back(Node{v, "", {}, {}, {}});
+      if (k > 0) {
+        p.nodes[static_cast<size_t>(v - 1)].out_edges.push_back(static_cast<int>(p.edges.size()));
+        p.nodes[static_cast<size_t>(v)].in_edges.push_back(static_cast<int>(p.edges.size()));
+        p.edges.push_back(Edge{v - 1, v, real(rng)});
+      }
+    }
+  for (Node& node : p.nodes) {
+    auto& list = node.tmpcs.emplace_back();
+    for (int l = 0; l < 2; ++l) {
+      Tmpc c{fmt::format("c{}", l), real(rng), real(rng), real(rng), real(rng), {}, {}};
+      for (size_t j = 0; j < node.in_edges.size(); ++j)
+        c.sync_in_bytes.push_back(shared_sync && l > 0 ? list.front().sync_in_bytes[j] : real(rng));
+      for (size_t j = 0; j < node.out_edges.size(); ++j)
+        c.sync_out_bytes.push_back(shared_sync && l > 0 ? list.front().sync_out_bytes[j] : real(rng));
+      list.push_back(c);
+    }
+  }
+  p.memory_per_device_bytes = 60;
+  return p;
+}
+
+// Four parallel chains of four nodes: 625 downsets, up to 85 of one size, enough that the threshold tests
+// share the downsets of one size among threads. The answer is the same, to the bit, on 1 and on 3 threads,
+// building stages one node at a time or from scratch.
+TEST(PiperPlanner, TheAnswerDoesNotDependOnTheThreads) {
+  std::mt19937_64 rng(5);
+  for (bool shared_sync : {true, false}) {
+    const Problem p = parallel_chains(4, 4, shared_sync, rng);
+    ASSERT_EQ(enumerate_downsets(p).sets.size(), 625u);
+    const PiperAnswer one = plan_piper(p, 1), three = plan_piper(p, 3);
+    ASSERT_TRUE(one.feasible);
+    ASSERT_TRUE(three.feasible);
+    EXPECT_EQ(one.time_per_sample_s, three.time_per_sample_s);
+    ASSERT_EQ(one.stages.size(), three.stages.size());
+    for (size_t i = 0; i < one.stages.size(); ++i) {
+      EXPECT_EQ(one.stages[i].nodes, three.stages[i].nodes);
+      EXPECT_EQ(one.stages[i].tmpc, three.stages[i].tmpc);
+      EXPECT_EQ(one.stages[i].data_parallel, three.stages[i].data_parallel);
+    }
+  }
 }
 
 }  // namespace

@@ -20,7 +20,6 @@ namespace {
 /// memory than another at every y exactly when both figures are no larger.
 struct Option {
   double alpha = 0, beta = 0, a = 0, m1 = 0;
-  double top = 0;  ///< bytes with min(N, K) micro-batches in flight (Partial::top)
   int tmpc = 0;
   auto key() const { return std::tuple(alpha, beta, a, m1); }
 };
@@ -28,8 +27,15 @@ struct Option {
 using choice_detail::Final;
 using choice_detail::Partial;
 
-bool dominates(const Partial& x, const Partial& y) {
-  return x.alpha <= y.alpha && x.beta <= y.beta && x.m1 <= y.m1 && x.top <= y.top;
+/// Bytes of a partial choice with `most` = min(N, K) micro-batches in flight, computed as finish_choices tests
+/// the fit there: no stage ever has more, and memory is linear in y, so a partial choice needs no more memory
+/// than another at every y that matters when its m1 and its top are no larger, and adding nodes keeps it so.
+double top_bytes(const Partial& p, int64_t most) {
+  return p.m1 + p.a * static_cast<double>(most - 1);
+}
+
+bool dominates(const Partial& x, const Partial& y, int64_t most) {
+  return x.alpha <= y.alpha && x.beta <= y.beta && x.m1 <= y.m1 && top_bytes(x, most) <= top_bytes(y, most);
 }
 
 /// Points compared with each new one when pruning with several values of β: dropping a dominated choice only
@@ -44,12 +50,12 @@ constexpr int64_t kYBuckets = 64;
 /// β (TMPCs of equal parameter bytes, the usual case) every dominated point goes: a point is dominated when
 /// an earlier one needs no more memory, found on the staircase of the earlier points' (m1, top). Otherwise
 /// each is checked against a window of the latest kept.
-void non_dominated(const std::vector<Partial>& points, size_t stage_size, std::vector<Partial>& kept) {
+void non_dominated(const std::vector<Partial>& points, size_t stage_size, int64_t most, std::vector<Partial>& kept) {
   kept.clear();
   if (points.empty()) return;
   const bool one_beta =
       std::all_of(points.begin(), points.end(), [&](const Partial& p) { return p.beta == points.front().beta; });
-  // (a, least m1 of the kept points with that a or less), a increasing and m1 decreasing.
+  // (m1, least top of the kept points with that m1 or less), m1 increasing and top decreasing.
   thread_local std::vector<std::pair<double, double>> staircase;
   staircase.clear();
   for (const Partial& p : points) {
@@ -57,20 +63,21 @@ void non_dominated(const std::vector<Partial>& points, size_t stage_size, std::v
     if (one_beta) {
       auto at = std::upper_bound(staircase.begin(), staircase.end(), p.m1,
                                  [](double m1, const std::pair<double, double>& e) { return m1 < e.first; });
-      dominated = at != staircase.begin() && std::prev(at)->second <= p.top;
+      const double top = top_bytes(p, most);
+      dominated = at != staircase.begin() && std::prev(at)->second <= top;
       if (!dominated) {
         if (at != staircase.begin() && std::prev(at)->first == p.m1) {
-          std::prev(at)->second = p.top;
+          std::prev(at)->second = top;
         } else {
-          at = staircase.insert(at, {p.m1, p.top}) + 1;
+          at = staircase.insert(at, {p.m1, top}) + 1;
         }
         auto end = at;
-        while (end != staircase.end() && end->second >= p.top) ++end;
+        while (end != staircase.end() && end->second >= top) ++end;
         staircase.erase(at, end);
       }
     } else {
       for (size_t k = kept.size(); k-- > 0 && kept.size() - k <= kPruneWindow;)
-        if (dominates(kept[k], p)) {
+        if (dominates(kept[k], p, most)) {
           dominated = true;
           break;
         }
@@ -89,9 +96,10 @@ void non_dominated(const std::vector<Partial>& points, size_t stage_size, std::v
 /// micro-batch in flight (memory only grows as nodes are added: one that does not fit never will), merges
 /// the runs by α and writes the non-dominated ones to `out`. Each sum keeps its parent in `level` and the
 /// index of its add.
-void extend_level(const std::vector<Partial>& level, const std::vector<Partial>& adds, double memory_bytes,
+void extend_level(const std::vector<Partial>& level, const std::vector<Partial>& adds, const Problem& problem,
                   size_t stage_size, std::vector<Partial>& next, std::vector<size_t>& run_starts,
                   std::vector<Partial>& out) {
+  const double memory_bytes = problem.memory_per_device_bytes;
   if (static_cast<int64_t>(level.size() * adds.size()) > piper_limits::kPartialChoices)
     throw InputError(
         fmt::format("a stage of {} nodes has more than {} partial TMPC choices: too many to choose "
@@ -103,8 +111,8 @@ void extend_level(const std::vector<Partial>& level, const std::vector<Partial>&
     const Partial& add = adds[c];
     run_starts.push_back(next.size());
     for (size_t p = 0; p < level.size(); ++p) {
-      const Partial x{level[p].alpha + add.alpha, level[p].beta + add.beta, level[p].a + add.a, level[p].m1 + add.m1,
-                      level[p].top + add.top,     static_cast<int>(p),      static_cast<int>(c)};
+      const Partial x{level[p].alpha + add.alpha, level[p].beta + add.beta, level[p].a + add.a,
+                      level[p].m1 + add.m1,       static_cast<int>(p),      static_cast<int>(c)};
       if (x.m1 <= memory_bytes) next.push_back(x);
     }
   }
@@ -117,7 +125,7 @@ void extend_level(const std::vector<Partial>& level, const std::vector<Partial>&
           next.begin() + static_cast<std::ptrdiff_t>(run_starts[r + width]),
           next.begin() + static_cast<std::ptrdiff_t>(run_starts[std::min(r + 2 * width, run_starts.size() - 1)]),
           by_alpha);
-  non_dominated(next, stage_size, out);
+  non_dominated(next, stage_size, std::min(problem.micro_batches, problem.devices), out);
 }
 
 /// The choices of a stage from its last level, whose α each take `alpha_shift` more (the stage's cut when
@@ -131,16 +139,14 @@ void finish_choices(const Problem& problem, const std::vector<Partial>& last, do
 template <class CutOf>
 std::vector<Option> undominated_options(const Problem& problem, const Node& node, int w, CutOf cut_of) {
   const double B = problem.bandwidth_bytes_per_s, N = static_cast<double>(problem.micro_batches);
-  const int64_t most = std::min(problem.micro_batches, problem.devices);
   const std::vector<Tmpc>& tmpcs = node.tmpcs[static_cast<size_t>(w)];
   std::vector<Option> options;
   for (size_t l = 0; l < tmpcs.size(); ++l) {
     const Tmpc& c = tmpcs[l];
     const double cut = cut_of(c);
     const double resync = 4 * c.parameter_bytes / (N * B);
-    const double m1 = c.memory_per_in_flight_bytes + c.memory_fixed_bytes;
-    options.push_back({cut / B + c.time_per_sample_s - resync, resync, c.memory_per_in_flight_bytes, m1,
-                       m1 + static_cast<double>(most - 1) * c.memory_per_in_flight_bytes, static_cast<int>(l)});
+    options.push_back({cut / B + c.time_per_sample_s - resync, resync, c.memory_per_in_flight_bytes,
+                       c.memory_per_in_flight_bytes + c.memory_fixed_bytes, static_cast<int>(l)});
   }
   std::vector<Option> kept;
   for (const Option& o : options) {
@@ -287,12 +293,11 @@ StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes
         add.beta += k * options[l].beta;
         add.a += k * options[l].a;
         add.m1 += k * options[l].m1;
-        add.top += k * options[l].top;
       }
       adds.push_back(add);
     }
     std::vector<Partial> level;
-    extend_level(levels.back(), adds, problem.memory_per_device_bytes, nodes.size(), next, run_starts, level);
+    extend_level(levels.back(), adds, problem, nodes.size(), next, run_starts, level);
     levels.push_back(std::move(level));
   }
 
@@ -337,13 +342,17 @@ GrowingStage::GrowingStage(const Problem& problem, int w)
       to_side_(problem.edges.size(), 0.0),
       in_stage_(problem.nodes.size(), 0),
       levels_{{Partial{}}},
-      cut_bytes_{0.0} {
+      cut_bytes_{ExactishSum{}} {
   for (const Node& node : problem.nodes) {
     std::vector<Partial>& adds = options_.emplace_back();
+    option_tmpc_.emplace_back();
     const std::vector<Tmpc>& tmpcs = node.tmpcs[static_cast<size_t>(w)];
     if (tmpcs.empty()) continue;  // no option: every stage holding the node has no choice
-    for (const Option& o : undominated_options(problem, node, w, [](const Tmpc&) { return 0.0; }))
-      adds.push_back(Partial{o.alpha, o.beta, o.a, o.m1, o.top});
+    std::vector<int>& tmpc_of = option_tmpc_.back();
+    for (const Option& o : undominated_options(problem, node, w, [](const Tmpc&) { return 0.0; })) {
+      adds.push_back(Partial{o.alpha, o.beta, o.a, o.m1});
+      tmpc_of.push_back(o.tmpc);
+    }
     // The bytes an edge's cut costs, charged by whichever end is in the stage (cut_bytes' terms).
     for (size_t j = 0; j < node.in_edges.size(); ++j) {
       const auto e = static_cast<size_t>(node.in_edges[j]);
@@ -359,21 +368,21 @@ GrowingStage::GrowingStage(const Problem& problem, int w)
 void GrowingStage::push(int v) {
   const Node& node = problem_.nodes[static_cast<size_t>(v)];
   // An edge to a node of the stage no longer crosses its cut; one to a node outside now does.
-  double cut = cut_bytes_.back();
+  ExactishSum cut = cut_bytes_.back();
   for (int e : node.in_edges) {
     const auto i = static_cast<size_t>(e);
-    cut += in_stage_[static_cast<size_t>(problem_.edges[i].from)] ? -from_side_[i] : to_side_[i];
+    cut = cut.plus(in_stage_[static_cast<size_t>(problem_.edges[i].from)] ? -from_side_[i] : to_side_[i]);
   }
   for (int e : node.out_edges) {
     const auto i = static_cast<size_t>(e);
-    cut += in_stage_[static_cast<size_t>(problem_.edges[i].to)] ? -to_side_[i] : from_side_[i];
+    cut = cut.plus(in_stage_[static_cast<size_t>(problem_.edges[i].to)] ? -to_side_[i] : from_side_[i]);
   }
   in_stage_[static_cast<size_t>(v)] = 1;
   nodes_.push_back(v);
   cut_bytes_.push_back(cut);
   if (levels_.size() <= nodes_.size()) levels_.emplace_back();
-  extend_level(levels_[nodes_.size() - 1], options_[static_cast<size_t>(v)], problem_.memory_per_device_bytes,
-               nodes_.size(), next_, run_starts_, levels_[nodes_.size()]);
+  extend_level(levels_[nodes_.size() - 1], options_[static_cast<size_t>(v)], problem_, nodes_.size(), next_,
+               run_starts_, levels_[nodes_.size()]);
 }
 
 void GrowingStage::pop() {
@@ -383,8 +392,38 @@ void GrowingStage::pop() {
 }
 
 void GrowingStage::choices(std::vector<StageChoice>& out) {
-  finish_choices(problem_, levels_[nodes_.size()], cut_bytes_.back() / problem_.bandwidth_bytes_per_s, finals_, out,
-                 nullptr);
+  finish_choices(problem_, levels_[nodes_.size()], cut_bytes_.back().value() / problem_.bandwidth_bytes_per_s, finals_,
+                 out, nullptr);
+}
+
+StageChoices GrowingStage::choices_with_tmpcs() {
+  StageChoices out;
+  std::vector<int> indices;
+  finish_choices(problem_, levels_[nodes_.size()], cut_bytes_.back().value() / problem_.bandwidth_bytes_per_s, finals_,
+                 out.choices, &indices);
+  std::vector<size_t> ascending(nodes_.size());  // positions in nodes_, by node
+  for (size_t i = 0; i < ascending.size(); ++i) ascending[i] = i;
+  std::sort(ascending.begin(), ascending.end(), [&](size_t x, size_t y) { return nodes_[x] < nodes_[y]; });
+  for (int index : indices) {
+    // Back through the levels: the option each node added took, then the partial choice it extended.
+    std::vector<int> by_position(nodes_.size());
+    int at = index;
+    for (size_t d = nodes_.size(); d > 0; --d) {
+      const Partial& x = levels_[d][static_cast<size_t>(at)];
+      by_position[d - 1] = option_tmpc_[static_cast<size_t>(nodes_[d - 1])][static_cast<size_t>(x.combo)];
+      at = x.parent;
+    }
+    std::vector<int>& tmpc = out.tmpc.emplace_back();
+    for (size_t i : ascending) tmpc.push_back(by_position[i]);
+  }
+  return out;
+}
+
+GrowingStage::ExactishSum GrowingStage::ExactishSum::plus(double x) const {
+  // Knuth's two-sum: s + e equals hi + x exactly; then the low parts, renormalised.
+  const double s = hi + x, v = s - hi, e = (hi - (s - v)) + (x - v);
+  const double low = lo + e, sum = s + low;
+  return ExactishSum{sum, low - (sum - s)};
 }
 
 }  // namespace phaze::piper

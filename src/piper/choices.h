@@ -31,10 +31,6 @@ namespace choice_detail {
 /// A partial choice over the nodes (or groups of identical nodes) merged so far: its sums and how it was built.
 struct Partial {
   double alpha = 0, beta = 0, a = 0, m1 = 0;
-  /// Bytes with min(N, K) micro-batches in flight, m1 + (min(N, K) − 1)·a: no stage ever has more, so a
-  /// partial choice needs no more memory than another at every y that matters when its m1 and top are no
-  /// larger (memory is linear in y), and adding nodes keeps it so.
-  double top = 0;
   int parent = -1;  ///< index in the previous level
   int combo = -1;   ///< index of the option (or the group's combination) added
 };
@@ -63,8 +59,9 @@ bool cut_independent_of_tmpc(const Problem& problem, int w);
 /// The choices of a stage that grows and shrinks by one node at a time at width index `w` (where
 /// cut_independent_of_tmpc holds): adding a node extends the stage's partial choices by that node's
 /// options instead of building them all again, and the cut is kept as a running sum. The choices are
-/// stage_choices' (without TMPCs), up to the rounding of sums taken in another order. The planner walks the
-/// candidate stages of one outer downset so that each extends its neighbour by one node.
+/// stage_choices', up to the rounding of sums taken in another order (nodes added in the walk's order). The planner
+/// walks the candidate stages of one outer downset so that each extends its neighbour by one node, and reads the
+/// answer's TMPCs back from the same walk (choices_with_tmpcs), so that both see the same sums.
 class GrowingStage {
  public:
   GrowingStage(const Problem& problem, int w);
@@ -74,15 +71,28 @@ class GrowingStage {
   void pop();
   /// Appends the stage's choices to `out` (by y_max descending, as StageChoices::choices).
   void choices(std::vector<StageChoice>& out);
+  /// The stage's choices, the same as choices() gives, each with its TMPC per node of the stage (nodes in
+  /// ascending order, as stage_nodes lists them).
+  StageChoices choices_with_tmpcs();
 
  private:
+  /// A sum kept as an unevaluated pair hi + lo (each addition exact up to 2^-106 of the terms): the cut adds
+  /// an edge's bytes and subtracts them again when its other end joins, and in plain doubles a small edge
+  /// beside a large one would be lost.
+  struct ExactishSum {
+    double hi = 0, lo = 0;
+    ExactishSum plus(double x) const;
+    double value() const { return hi + lo; }
+  };
+
   const Problem& problem_;
   std::vector<std::vector<choice_detail::Partial>> options_;  ///< per node, its undominated TMPCs' own terms
+  std::vector<std::vector<int>> option_tmpc_;                 ///< per node and option, its TMPC's index
   std::vector<double> from_side_, to_side_;  ///< per edge, the bytes its cut costs charged at either end
   std::vector<char> in_stage_;
   std::vector<int> nodes_;                                   ///< in the order added
   std::vector<std::vector<choice_detail::Partial>> levels_;  ///< per node count, the partial choices
-  std::vector<double> cut_bytes_;                            ///< per node count, the stage's cut
+  std::vector<ExactishSum> cut_bytes_;                       ///< per node count, the stage's cut
   std::vector<choice_detail::Partial> next_;
   std::vector<size_t> run_starts_;
   std::vector<choice_detail::Final> finals_;

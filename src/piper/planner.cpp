@@ -22,6 +22,9 @@ namespace {
 /// at a time.
 constexpr size_t kParallelDownsets = 64, kDownsetChunk = 16;
 
+/// The most threads a planner uses: each keeps a table of N + 1 candidates (4 MiB at N = 2^20).
+constexpr int kMostThreads = 64;
+
 /// One candidate stage: D \ D'. Its nodes and TMPC assignments are recomputed for the stages of the answer
 /// only: with millions of candidates, keeping them would take gigabytes.
 struct StagePair {
@@ -59,10 +62,12 @@ struct Found {
 class Planner {
  public:
   /// The planner of `p`, its candidate stages' choices built on `threads` threads (each takes a run of
-  /// downsets; the pool is laid out in downset order whatever the count, so the answer does not depend on it).
-  Planner(const Problem& p, int threads) : problem_(p), downsets_(enumerate_downsets(p)) {
+  /// downsets; the pool is laid out in downset order whatever the count, so the answer does not depend on it;
+  /// at most kMostThreads, each holding a table of N + 1 entries), grown where `grow` and the cut allow.
+  Planner(const Problem& p, int threads, bool grow) : problem_(p), downsets_(enumerate_downsets(p)), grow_(grow) {
     divisors_ = divisors(p.micro_batches);
-    threads_ = std::max(threads, 1);
+    threads = std::clamp(threads, 1, kMostThreads);
+    threads_ = threads;
     scratch_.resize(static_cast<size_t>(threads_));
     for (Scratch& scratch : scratch_) scratch.slot_of_sigma.assign(static_cast<size_t>(p.micro_batches) + 1, -1);
     const size_t count = downsets_.sets.size();
@@ -252,18 +257,26 @@ class Planner {
     for (const Point& p : found.chain) {
       const StagePair& s = pairs_[static_cast<size_t>(p.pair)];
       const std::vector<int> nodes = stage_nodes(downsets_, s.outer, s.inner);
-      for (int v : nodes) in_stage[static_cast<size_t>(v)] = 1;
-      // The same computation as when the planner was built: the same choices in the same order.
-      const StageChoices sc = stage_choices(problem_, nodes, in_stage, p.width, true);
-      for (int v : nodes) in_stage[static_cast<size_t>(v)] = 0;
-      // The walk's choices are these up to the rounding of their sums, so the choice is found again as the
-      // fastest that fits (as the planner took it) rather than by its index.
-      const int64_t rest_sigma = p.sigma - p.degree;
-      const int c = fastest_fitting(ChoiceSpan{sc.choices.data(), sc.choices.size()}, p.degree,
-                                    1 + (rest_sigma + p.degree - 1) / p.degree);
-      if (c < 0) throw std::logic_error("the Piper planner lost a stage's choice when reading its TMPCs back");
-      out.push_back(
-          StagePlan{nodes, p.degree, problem_.widths[static_cast<size_t>(p.width)], sc.tmpc[static_cast<size_t>(c)]});
+      // The same computation as when the planner was built, so the same choices in the same order: the walk
+      // over the outer downset's stages up to this one where the stage was grown, else the stage's own.
+      StageChoices sc;
+      if (grow_ && cut_independent_of_tmpc(problem_, p.width)) {
+        GrowingStage growing(problem_, p.width);
+        std::vector<int64_t> seen(downsets_.sets.size(), -1);
+        walk_stages(s.outer, growing, seen, 0, [&](int inner) {
+          if (inner != s.inner) return true;
+          sc = growing.choices_with_tmpcs();
+          return false;
+        });
+      } else {
+        for (int v : nodes) in_stage[static_cast<size_t>(v)] = 1;
+        sc = stage_choices(problem_, nodes, in_stage, p.width, true);
+        for (int v : nodes) in_stage[static_cast<size_t>(v)] = 0;
+      }
+      if (p.choice < 0 || static_cast<size_t>(p.choice) >= sc.tmpc.size())
+        throw std::logic_error("the Piper planner lost a stage's choice when reading its TMPCs back");
+      out.push_back(StagePlan{nodes, p.degree, problem_.widths[static_cast<size_t>(p.width)],
+                              sc.tmpc[static_cast<size_t>(p.choice)]});
     }
     return out;
   }
@@ -302,7 +315,7 @@ class Planner {
     const size_t widths = p.widths.size();
     std::vector<std::optional<GrowingStage>> growing(widths);
     for (size_t w = 0; w < widths; ++w)
-      if (cut_independent_of_tmpc(p, static_cast<int>(w))) growing[w].emplace(p, static_cast<int>(w));
+      if (grow_ && cut_independent_of_tmpc(p, static_cast<int>(w))) growing[w].emplace(p, static_cast<int>(w));
     std::vector<char> in_stage(p.nodes.size(), 0);
     std::vector<int> position(downsets_.sets.size(), -1);
     std::vector<int64_t> seen(downsets_.sets.size(), -1);
@@ -324,6 +337,7 @@ class Planner {
                       grown_begin[w][at] = grown[w].size();
                       growing[w]->choices(grown[w]);
                       grown_end[w][at] = grown[w].size();
+                      return true;
                     });
       }
       for (size_t i = 0; i < below.size(); ++i) {
@@ -347,8 +361,8 @@ class Planner {
   }
 
   /// Visits every D' ⊊ D of downset `outer` once, each reached from the downset before it by removing one
-  /// node (Downsets::removals), depth first, with `stage` holding D \ D' at each `visit(D')`. `seen` holds
-  /// `stamp` for the downsets visited.
+  /// node (Downsets::removals), depth first, with `stage` holding D \ D' at each `visit(D')`, until a visit
+  /// returns false. `seen` holds `stamp` for the downsets visited.
   template <class Visit>
   void walk_stages(int outer, GrowingStage& stage, std::vector<int64_t>& seen, int64_t stamp, Visit visit) const {
     struct Frame {
@@ -368,7 +382,7 @@ class Planner {
       if (seen[static_cast<size_t>(inner)] == stamp) continue;
       seen[static_cast<size_t>(inner)] = stamp;
       stage.push(v);
-      visit(inner);
+      if (!visit(inner)) return;
       stack.push_back(Frame{inner, 0});
     }
   }
@@ -389,6 +403,7 @@ class Planner {
 
   const Problem& problem_;
   Downsets downsets_;
+  bool grow_;  ///< grow stages where the cut allows (GrowingStage), else build each from its nodes
   std::vector<int64_t> divisors_;
   std::vector<StagePair> pairs_;
   std::vector<std::vector<StageChoice>> pools_;   ///< per run of downsets, its pairs' choices one after another
@@ -406,8 +421,11 @@ constexpr double kNarrow = 1.0 / (1 << 24);
 
 }  // namespace
 
-PiperAnswer plan_piper(const Problem& problem, int threads) {
-  Planner planner(problem, threads);
+namespace {
+
+/// The answer of one planner; nothing when the plan it built fails evaluate_plan.
+std::optional<PiperAnswer> solve(const Problem& problem, int threads, bool grow) {
+  Planner planner(problem, threads, grow);
   PiperAnswer answer;
   answer.downsets = static_cast<int64_t>(planner.downsets().sets.size());
   answer.stage_pairs = planner.pairs();
@@ -460,11 +478,33 @@ PiperAnswer plan_piper(const Problem& problem, int threads) {
   }
   answer.stages = planner.stages(*best);
   const PlanEvaluation check = evaluate_plan(problem, answer.stages);
-  if (!check.valid) throw std::logic_error("the Piper planner built an invalid plan: " + check.reason);
+  if (!check.valid) return std::nullopt;
   answer.feasible = true;
   answer.time_per_sample_s = check.time_per_sample_s;
   answer.checks = planner.checks();
   return answer;
+}
+
+}  // namespace
+
+PiperAnswer plan_piper(const Problem& problem, int threads) {
+  // Growing stages adds a stage's memory in the walk's order of its nodes, evaluate_plan in node order: where
+  // a stage's memory is within rounding of M the two can disagree, the planner's plan then failing the
+  // evaluation or no plan found. Stages built from their nodes give the answer the planner gave before
+  // stages grew, in those cases alone.
+  const bool grown = [&] {
+    for (size_t w = 0; w < problem.widths.size(); ++w)
+      if (cut_independent_of_tmpc(problem, static_cast<int>(w))) return true;
+    return false;
+  }();
+  std::optional<PiperAnswer> answer = solve(problem, threads, grown);
+  if (grown && (!answer || !answer->feasible)) {
+    const int64_t checks = answer ? answer->checks : 0;
+    answer = solve(problem, threads, false);
+    if (answer) answer->checks += checks;
+  }
+  if (!answer) throw std::logic_error("the Piper planner built a plan that evaluate_plan refuses");
+  return *answer;
 }
 
 }  // namespace phaze::piper

@@ -207,10 +207,10 @@ TEST_P(PiperPlannerSync, EqualsTheBruteForceOnRandomSmallDags) {
 INSTANTIATE_TEST_SUITE_P(SyncBytes, PiperPlannerSync, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "SharedByTmpcs" : "PerTmpc"; });
 
-// GrowingStage against stage_choices, on every stage of random DAGs of up to 7 nodes reached by the planner's
-// own walk (a node added or removed at each step): for every degree and every count of micro-batches in
-// flight, the fastest choice that fits takes the same time (to rounding: the sums are taken in another
-// order), and so does the most micro-batches in flight of a choice within a limit.
+// GrowingStage against stage_choices, on the stages of random DAGs of up to 8 nodes that a walk from the whole
+// graph reaches in up to 5 steps (a node added or removed at each step, as the planner walks): for every
+// degree and every count of micro-batches in flight, the fastest choice that fits takes the same time (to
+// rounding: the sums are taken in another order).
 TEST(PiperChoices, GrowingStageGivesTheChoicesBuiltFromScratch) {
   std::mt19937_64 rng(99);
   int64_t compared = 0;
@@ -404,6 +404,36 @@ TEST(PiperPlanner, TheAnswerDoesNotDependOnTheThreads) {
       EXPECT_EQ(one.stages[i].data_parallel, three.stages[i].data_parallel);
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+// A chain a → b → c whose second edge is 10^17 bytes and first 3: the stage {b, c} cuts only the small edge
+// (2·3 bytes at 1 byte/s: 6 s), though growing it from {b} first adds the large edge and then takes it away.
+// In plain doubles the small edge was lost beside the large one (the stage priced at 10 s instead of 16 s,
+// and a two-stage plan chosen that takes 16 s); the optimum is one stage of 1 + 5 + 5 = 11 s.
+TEST(PiperPlanner, ASmallEdgeBesideALargeOneIsNotLost) {
+  Problem p;
+  p.memory_per_device_bytes = 100;
+  p.devices = 2;
+  p.bandwidth_bytes_per_s = 1;
+  p.micro_batches = 3;
+  p.widths = {1};
+  p.nodes = {Node{1, "a", {{Tmpc{"x", 1, 0, 0, 1, {}, {0}}}}, {}, {0}},
+             Node{2, "b", {{Tmpc{"x", 5, 0, 0, 1, {0}, {0}}}}, {0}, {1}},
+             Node{3, "c", {{Tmpc{"x", 5, 0, 0, 1, {0}, {}}}}, {1}, {}}};
+  p.edges = {Edge{0, 1, 3}, Edge{1, 2, 1e17}};
+  GrowingStage growing(p, 0);
+  growing.push(2);
+  growing.push(1);
+  std::vector<StageChoice> choices;
+  growing.choices(choices);
+  ASSERT_EQ(choices.size(), 1u);
+  EXPECT_EQ(choices[0].time_s(1), 16.0);
+  EXPECT_EQ(brute_force(p), 11.0);
+  EXPECT_EQ(plan_piper(p).time_per_sample_s, 11.0);
 }
 
 }  // namespace

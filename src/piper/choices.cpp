@@ -326,6 +326,26 @@ StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes
 
 namespace phaze::piper {
 
+void order_identical_nodes(const Problem& problem, const std::vector<int>& nodes, const std::vector<char>& in_stage,
+                           int w, std::vector<int>& tmpc) {
+  // The groups of stage_choices: nodes whose undominated options, with this stage's cut, are the same.
+  std::map<std::vector<std::tuple<double, double, double, double>>, std::vector<size_t>> groups;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& node = problem.nodes[static_cast<size_t>(nodes[i])];
+    std::vector<std::tuple<double, double, double, double>> key;
+    for (const Option& o :
+         undominated_options(problem, node, w, [&](const Tmpc& c) { return cut_bytes(problem, node, c, in_stage); }))
+      key.push_back(o.key());
+    groups[key].push_back(i);
+  }
+  for (auto& [key, members] : groups) {
+    std::vector<int> taken;
+    for (size_t i : members) taken.push_back(tmpc[i]);
+    std::sort(taken.begin(), taken.end());
+    for (size_t m = 0; m < members.size(); ++m) tmpc[members[m]] = taken[m];
+  }
+}
+
 bool cut_independent_of_tmpc(const Problem& problem, int w) {
   for (const Node& node : problem.nodes) {
     const std::vector<Tmpc>& tmpcs = node.tmpcs[static_cast<size_t>(w)];

@@ -51,6 +51,12 @@ StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes
 
 namespace phaze::piper {
 
+/// Gives the TMPCs `tmpc` (per node of `nodes`, ascending; `in_stage` true for them) of nodes with the same
+/// options in this stage in stage_choices' order: among such nodes only how many take each TMPC matters, and
+/// stage_choices gives the lower TMPC indices to the lower nodes.
+void order_identical_nodes(const Problem& problem, const std::vector<int>& nodes, const std::vector<char>& in_stage,
+                           int w, std::vector<int>& tmpc);
+
 /// Whether, at width index `w`, what a stage's cut costs is the same whatever its TMPC choice: every TMPC of a
 /// node adds the same sync bytes to each of its edges (true of every published input). Then a stage's
 /// choices are the choices of its nodes' own terms, shifted by the cut, and GrowingStage builds them.

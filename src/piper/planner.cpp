@@ -275,8 +275,11 @@ class Planner {
       }
       if (p.choice < 0 || static_cast<size_t>(p.choice) >= sc.tmpc.size())
         throw std::logic_error("the Piper planner lost a stage's choice when reading its TMPCs back");
-      out.push_back(StagePlan{nodes, p.degree, problem_.widths[static_cast<size_t>(p.width)],
-                              sc.tmpc[static_cast<size_t>(p.choice)]});
+      std::vector<int> tmpc = sc.tmpc[static_cast<size_t>(p.choice)];
+      for (int v : nodes) in_stage[static_cast<size_t>(v)] = 1;
+      order_identical_nodes(problem_, nodes, in_stage, p.width, tmpc);
+      for (int v : nodes) in_stage[static_cast<size_t>(v)] = 0;
+      out.push_back(StagePlan{nodes, p.degree, problem_.widths[static_cast<size_t>(p.width)], std::move(tmpc)});
     }
     return out;
   }

@@ -65,12 +65,13 @@ double UniformPricer::ModelBounds::least_time_s(size_t k) const {
 }
 
 // Every width is placed on the root bounds of its layers, which bound its time per batch from below. A
-// placement costs a fraction of a millisecond, a width's layer schedules up to seconds. Unless every point
-// is asked for, a point's placement waits until the floor that needs none (placement::time_floor_s) could
-// decide something. Points with more memory come first: their placements serve the others (refine).
+// placement costs a fraction of a millisecond, a width's layer schedules up to seconds, but an exhaustive
+// search has millions of points: a point's placement waits until the floor that needs none
+// (placement::time_floor_s) could decide something, whether it could win (plan_model) or be left out
+// (leave_out_on_bounds). Points with more memory come first: their placements serve the others (refine).
 UniformPricer::ModelBounds UniformPricer::bound_model(const std::vector<model::LayerGraph>& graphs,
                                                       const hw::Architecture& design,
-                                                      const std::vector<placement::Cluster>& clusters, bool every_point,
+                                                      const std::vector<placement::Cluster>& clusters,
                                                       Scheduling& scheduling) {
   const size_t widths = graphs.size(), points = clusters.size();
   ModelBounds out;
@@ -91,15 +92,25 @@ UniformPricer::ModelBounds UniformPricer::bound_model(const std::vector<model::L
     out.chains[wi] = make_chain(graphs[wi], out.stand_ins[wi]);
     for (const size_t k : out.roomiest_first) {
       out.level[wi][k] = BoundLevel::kFloor;
-      if (!every_point) {
-        out.time_s[wi][k] = placement::time_floor_s(out.chains[wi], clusters[k]);
-        continue;
-      }
-      out.time_s[wi][k] = 0;  // no floor needed: the point is placed (or settled by a roomier one) at once
-      while (out.level[wi][k] != BoundLevel::kPlaced) refine(out, graphs, clusters, wi, k);
+      out.time_s[wi][k] = placement::time_floor_s(out.chains[wi], clusters[k]);
     }
   }
   return out;
+}
+
+bool UniformPricer::width_fits(ModelBounds& bounds, const std::vector<model::LayerGraph>& graphs,
+                               const std::vector<placement::Cluster>& clusters, size_t wi, size_t k) {
+  const placement::Cluster& c = clusters[k];
+  const auto key = std::tuple(&graphs[wi], c.devices, c.memory_bytes, c.micro_batches, c.recompute, c.optimizer);
+  {
+    std::lock_guard lock(placing_);
+    if (const auto found = fits_.find(key); found != fits_.end()) return found->second;
+  }
+  while (bounds.level[wi][k] != BoundLevel::kPlaced) refine(bounds, graphs, clusters, wi, k);
+  const bool fits = bounds.time_s[wi][k] < std::numeric_limits<double>::infinity();
+  std::lock_guard lock(placing_);
+  fits_.emplace(key, fits);
+  return fits;
 }
 
 placement::Plan UniformPricer::place(const model::LayerGraph& graph, const LayerSchedules& schedules,
@@ -201,22 +212,55 @@ UniformPricer::ModelPlans UniformPricer::plan_model(const std::vector<model::Lay
   return out;
 }
 
-void UniformPricer::leave_out_on_bounds(const SearchQuestion& q, MicroBatch& mb, const LeaveOutTest& leave_out,
-                                        std::vector<LeftOutPoint>* left_out) const {
+void UniformPricer::leave_out_on_bounds(const Workload& workload, MicroBatch& mb, const LeaveOutTest& leave_out,
+                                        std::vector<LeftOutPoint>* left_out) {
+  const SearchQuestion& q = *workload.question;
   ChainPoints& points = mb.points;
+  std::vector<std::optional<double>> most(q.models.size());
   for (size_t j = 0; j < points.todo.size(); ++j) {
-    std::vector<std::optional<double>> most(q.models.size());
+    // A model's samples/s here is at most the global batch over its least bound. Only the width holding
+    // that least bound can change it, so the bounds start at their floors and that width is refined until
+    // the test leaves the point out or every model's least bound is placed: the decision of placing every
+    // bound at once, for the placements it needs.
     bool feasible = true;
-    for (size_t mi = 0; mi < q.models.size(); ++mi) {
-      const std::optional<size_t> k = points.fitting_index(mi, j);
-      const double t =
-          !k || !mb.bounds[mi].any_width() ? std::numeric_limits<double>::infinity() : mb.bounds[mi].least_time_s(*k);
-      if (t < std::numeric_limits<double>::infinity()) most[mi] = static_cast<double>(q.global_batch) / t;
-      feasible = feasible && most[mi].has_value();
+    while (true) {
+      std::optional<std::pair<size_t, size_t>> weak;  // a (model, width) whose least bound is not placed yet
+      for (size_t mi = 0; mi < q.models.size(); ++mi) {
+        const std::optional<size_t> k = points.fitting_index(mi, j);
+        ModelBounds& b = mb.bounds[mi];
+        double t = std::numeric_limits<double>::infinity();
+        std::optional<size_t> at;
+        if (k && b.any_width())
+          for (size_t wi = 0; wi < b.time_s.size(); ++wi)
+            if (b.usable[wi] && b.time_s[wi][*k] < t) {
+              t = b.time_s[wi][*k];
+              at = wi;
+            }
+        most[mi] = t < std::numeric_limits<double>::infinity() ? std::optional(static_cast<double>(q.global_batch) / t)
+                                                               : std::nullopt;
+        if (at && b.level[*at][*k] != BoundLevel::kPlaced && !weak) weak.emplace(mi, *at);
+      }
+      // A bound not placed yet may be finite where no plan fits: taking it for a plan only keeps a point that
+      // could be left out, and the count of feasible points asks each such model whether a width fits.
+      if (leave_out(points.keys[j], most)) {
+        points.left_out[j] = 1;
+        for (size_t mi = 0; mi < q.models.size() && feasible; ++mi) {
+          const std::optional<size_t> k = points.fitting_index(mi, j);
+          ModelBounds& b = mb.bounds[mi];
+          bool planned = false;
+          for (size_t wi = 0; k && b.any_width() && wi < b.time_s.size() && !planned; ++wi)
+            planned = b.usable[wi] && b.time_s[wi][*k] < std::numeric_limits<double>::infinity() &&
+                      (b.level[wi][*k] == BoundLevel::kPlaced ||
+                       width_fits(b, workload.graphs[mi][points.index], points.clusters[mi], wi, *k));
+          feasible = planned;
+        }
+        if (left_out) left_out->push_back({points.keys[j], feasible});
+        break;
+      }
+      if (!weak) break;
+      const auto [mi, wi] = *weak;
+      refine(mb.bounds[mi], workload.graphs[mi][points.index], points.clusters[mi], wi, *points.fitting_index(mi, j));
     }
-    if (!leave_out(points.keys[j], most)) continue;
-    points.left_out[j] = 1;
-    if (left_out) left_out->push_back({points.keys[j], feasible});
   }
 }
 
@@ -238,9 +282,8 @@ std::vector<PointOutcome> UniformPricer::price_points(const Workload& workload, 
     mb.plans.resize(q.models.size());
     for (size_t mi = 0; mi < q.models.size(); ++mi)
       if (!mb.points.clusters[mi].empty())
-        mb.bounds[mi] = bound_model(workload.graphs[mi][bi], design.arch, mb.points.clusters[mi],
-                                    static_cast<bool>(leave_out), scheduling);
-    if (leave_out) leave_out_on_bounds(q, mb, leave_out, left_out);
+        mb.bounds[mi] = bound_model(workload.graphs[mi][bi], design.arch, mb.points.clusters[mi], scheduling);
+    if (leave_out) leave_out_on_bounds(workload, mb, leave_out, left_out);
     work.push_back(std::move(mb));
   }
 

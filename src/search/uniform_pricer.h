@@ -5,8 +5,10 @@
 // while its bound could still win (docs/method.md 7).
 
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "placement/corrected_planner.h"
@@ -67,14 +69,14 @@ class UniformPricer : public ChainPricer {
     std::vector<ModelPlans> plans;    ///< per model
   };
 
-  /// `every_point`: each point placed on its own (no weak bounds).
+  /// Every point's bound at its floor (refine raises it when a decision needs it).
   ModelBounds bound_model(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
-                          const std::vector<placement::Cluster>& clusters, bool every_point, Scheduling& scheduling);
+                          const std::vector<placement::Cluster>& clusters, Scheduling& scheduling);
   /// The points of `mb` that `leave_out` accepts on their bounds: a model's samples/s at a point is at most
   /// the global batch over its least time-per-batch bound, and it has a plan there exactly when some width's
-  /// bound plan fits.
-  void leave_out_on_bounds(const SearchQuestion& question, MicroBatch& mb, const LeaveOutTest& leave_out,
-                           std::vector<LeftOutPoint>* left_out) const;
+  /// bound plan fits. Bounds are refined only as far as the decision needs.
+  void leave_out_on_bounds(const Workload& workload, MicroBatch& mb, const LeaveOutTest& leave_out,
+                           std::vector<LeftOutPoint>* left_out);
   /// The planner's plan of `chain` on `cluster`, through the plan cache (one thread at a time).
   placement::Plan place(const model::LayerGraph& graph, const LayerSchedules& schedules, const placement::Chain& chain,
                         const placement::Cluster& cluster);
@@ -88,10 +90,19 @@ class UniformPricer : public ChainPricer {
                         const std::vector<placement::Cluster>& clusters, const std::function<bool(size_t)>& needed,
                         Scheduling& scheduling);
 
+  /// Whether some plan of width `wi` fits at point `k` (its placed bound is finite), placing it on this design
+  /// the first time the run asks. Memory decides it and does not depend on the design, so it is kept per layer
+  /// graph and the cluster's memory figures for the rest of the run.
+  bool width_fits(ModelBounds& bounds, const std::vector<model::LayerGraph>& graphs,
+                  const std::vector<placement::Cluster>& clusters, size_t wi, size_t k);
+
   // The planner and its cache serve the micro-batches of a design planned on several threads (price_points).
   std::mutex placing_;
   placement::CorrectedPlanner planner_;
   PlanCache plans_;
+  /// width_fits' answers by layer graph, devices, memory per device, micro-batches, recomputation and
+  /// optimizer (guarded by placing_).
+  std::map<std::tuple<const model::LayerGraph*, int64_t, double, int64_t, bool, placement::Optimizer>, bool> fits_;
 };
 
 }  // namespace phaze::search

@@ -1,5 +1,6 @@
 #include "search/design_walk.h"
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 #include <tuple>
@@ -32,6 +33,7 @@ std::vector<std::vector<size_t>> work_units(const std::vector<hw::Design>& desig
     if (k == 0 || group(positions[k]) != group(positions[k - 1])) units.emplace_back();
     units.back().push_back(positions[k]);
   }
+  std::reverse(units.begin(), units.end());  // the largest tensor cores first (work_units)
   return units;
 }
 

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <thread>
 
 #include "util/input_error.h"
 
@@ -106,6 +108,10 @@ CLI::Option* add_number_option(CLI::App* cmd, const std::string& name, double& t
       fmt::format("{} {}{}, {}]", help, lo_open ? "(" : "[", bound_text(lo), bound_text(hi)));
   option->default_str(fmt::format("{:g}", target))->type_name("NUMBER");
   return option;
+}
+
+int threads_or_hardware(int asked) {
+  return asked > 0 ? asked : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace phaze::cli

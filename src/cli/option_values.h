@@ -31,6 +31,9 @@ CLI::Option* add_integer_option(CLI::App* cmd, const std::string& name, int64_t&
 /// The same for `int` targets (thread counts).
 CLI::Option* add_integer_option(CLI::App* cmd, const std::string& name, int& target, int64_t lo, int64_t hi,
                                 const std::string& help);
+/// The threads a `--threads` value asks for: itself when positive, else one per hardware thread (at least 1).
+int threads_or_hardware(int asked);
+
 /// Adds `name` as a number option in [lo, hi] (or (lo, hi] when `lo_open`), like add_integer_option.
 CLI::Option* add_number_option(CLI::App* cmd, const std::string& name, double& target, double lo, double hi,
                                bool lo_open, const std::string& help);

@@ -2,10 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <iostream>
 #include <memory>
-#include <thread>
 
 #include "cli/option_values.h"
 #include "io/piper_json.h"
@@ -54,7 +52,7 @@ std::string answer_text(const piper::Problem& p, const piper::PiperAnswer& a) {
 void run(const PiperOptions& o) {
   if (!o.output.empty()) check_writable("-o", o.output);
   const piper::Problem problem = io::read_piper_problem(read_text_file(o.file), o.file);
-  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = threads_or_hardware(o.threads);
   piper::PiperAnswer answer;
   try {
     answer = piper::plan_piper(problem, threads);

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
-#include <thread>
 
 #include "cli/option_values.h"
 #include "hw/architecture_json.h"
@@ -206,7 +205,7 @@ void write_question(const search::SearchQuestion& q, const std::string& path) {
 }
 
 int thread_count(const SearchOptions& o) {
-  return o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return threads_or_hardware(o.threads);
 }
 
 /// A rank other than 0 of an MPI job: reads the same question and evaluates the designs rank 0 hands it; rank 0

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "piper/plan.h"
@@ -162,6 +163,36 @@ std::vector<Option> undominated_options(const Problem& problem, const Node& node
   return kept;
 }
 
+/// The nodes (positions in `node_options`) with the same options, in the order of their first node: in a group
+/// only how many nodes take each option matters.
+std::vector<std::vector<size_t>> identical_nodes(const std::vector<std::vector<Option>>& node_options) {
+  std::map<std::vector<std::tuple<double, double, double, double>>, size_t> group_of;
+  std::vector<std::vector<size_t>> groups;
+  for (size_t i = 0; i < node_options.size(); ++i) {
+    std::vector<std::tuple<double, double, double, double>> key;
+    for (const Option& o : node_options[i]) key.push_back(o.key());
+    const auto [at, added] = group_of.emplace(key, groups.size());
+    if (added) groups.emplace_back();
+    groups[at->second].push_back(i);
+  }
+  return groups;
+}
+
+/// Each node's options in the stage of `nodes` (`in_stage` true for them) at width index `w`, with its cut,
+/// those another option of the same node dominates dropped; nothing when a node has no TMPC at that width.
+std::optional<std::vector<std::vector<Option>>> stage_node_options(const Problem& problem,
+                                                                   const std::vector<int>& nodes,
+                                                                   const std::vector<char>& in_stage, int w) {
+  std::vector<std::vector<Option>> node_options;
+  for (int v : nodes) {
+    const Node& node = problem.nodes[static_cast<size_t>(v)];
+    if (node.tmpcs[static_cast<size_t>(w)].empty()) return std::nullopt;
+    node_options.push_back(
+        undominated_options(problem, node, w, [&](const Tmpc& c) { return cut_bytes(problem, node, c, in_stage); }));
+  }
+  return node_options;
+}
+
 /// Every way of giving `k` identical nodes counts of `options` TMPCs (Σ counts = k).
 void compositions(int k, size_t options, std::vector<int>& counts, std::vector<std::vector<int>>& out) {
   if (counts.size() + 1 == options) {
@@ -201,8 +232,7 @@ void finish_choices(const Problem& problem, const std::vector<Partial>& last, do
   for (size_t i = 0; i < last.size(); ++i) {
     const Partial& p = last[i];
     // Most partial choices fit with the most in flight that matter (max_in_flight's own test at `most`).
-    const int64_t y =
-        p.m1 + p.a * static_cast<double>(most - 1) <= memory ? most : std::min(max_in_flight(p.a, p.m1, memory), most);
+    const int64_t y = top_bytes(p, most) <= memory ? most : std::min(max_in_flight(p.a, p.m1, memory), most);
     if (y >= 1) finals.push_back({{p.alpha + alpha_shift, p.beta, y}, static_cast<int>(i)});
   }
   const size_t first = out.size();
@@ -254,26 +284,12 @@ void finish_choices(const Problem& problem, const std::vector<Partial>& last, do
 StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes, const std::vector<char>& in_stage,
                            int w, bool with_tmpcs) {
   StageChoices out;
-  // Each node's options, those another option of the same node dominates dropped.
-  std::vector<std::vector<Option>> node_options;
-  for (int v : nodes) {
-    const Node& node = problem.nodes[static_cast<size_t>(v)];
-    if (node.tmpcs[static_cast<size_t>(w)].empty()) return out;
-    node_options.push_back(
-        undominated_options(problem, node, w, [&](const Tmpc& c) { return cut_bytes(problem, node, c, in_stage); }));
-  }
-
+  const std::optional<std::vector<std::vector<Option>>> found = stage_node_options(problem, nodes, in_stage, w);
+  if (!found) return out;
+  const std::vector<std::vector<Option>>& node_options = *found;
   // Nodes with the same options (the identical layers of a stage) form a group: only how many of them take
   // each option matters.
-  std::map<std::vector<std::tuple<double, double, double, double>>, size_t> group_of;
-  std::vector<std::vector<size_t>> groups;  // positions in `nodes`
-  for (size_t i = 0; i < node_options.size(); ++i) {
-    std::vector<std::tuple<double, double, double, double>> key;
-    for (const Option& o : node_options[i]) key.push_back(o.key());
-    const auto [at, added] = group_of.emplace(key, groups.size());
-    if (added) groups.emplace_back();
-    groups[at->second].push_back(i);
-  }
+  const std::vector<std::vector<size_t>> groups = identical_nodes(node_options);
 
   std::vector<std::vector<Partial>> levels{{Partial{}}};
   std::vector<std::vector<std::vector<int>>> combos(groups.size());
@@ -322,23 +338,11 @@ StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes
   return out;
 }
 
-}  // namespace phaze::piper
-
-namespace phaze::piper {
-
 void order_identical_nodes(const Problem& problem, const std::vector<int>& nodes, const std::vector<char>& in_stage,
                            int w, std::vector<int>& tmpc) {
-  // The groups of stage_choices: nodes whose undominated options, with this stage's cut, are the same.
-  std::map<std::vector<std::tuple<double, double, double, double>>, std::vector<size_t>> groups;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const Node& node = problem.nodes[static_cast<size_t>(nodes[i])];
-    std::vector<std::tuple<double, double, double, double>> key;
-    for (const Option& o :
-         undominated_options(problem, node, w, [&](const Tmpc& c) { return cut_bytes(problem, node, c, in_stage); }))
-      key.push_back(o.key());
-    groups[key].push_back(i);
-  }
-  for (auto& [key, members] : groups) {
+  const std::optional<std::vector<std::vector<Option>>> node_options = stage_node_options(problem, nodes, in_stage, w);
+  if (!node_options) return;
+  for (const std::vector<size_t>& members : identical_nodes(*node_options)) {
     std::vector<int> taken;
     for (size_t i : members) taken.push_back(tmpc[i]);
     std::sort(taken.begin(), taken.end());

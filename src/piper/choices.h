@@ -47,10 +47,6 @@ struct Final {
 StageChoices stage_choices(const Problem& problem, const std::vector<int>& nodes, const std::vector<char>& in_stage,
                            int w, bool with_tmpcs = true);
 
-}  // namespace phaze::piper
-
-namespace phaze::piper {
-
 /// Gives the TMPCs `tmpc` (per node of `nodes`, ascending; `in_stage` true for them) of nodes with the same
 /// options in this stage in stage_choices' order: among such nodes only how many take each TMPC matters, and
 /// stage_choices gives the lower TMPC indices to the lower nodes.

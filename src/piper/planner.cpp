@@ -66,8 +66,7 @@ class Planner {
   /// at most kMostThreads, each holding a table of N + 1 entries), grown where `grow` and the cut allow.
   Planner(const Problem& p, int threads, bool grow) : problem_(p), downsets_(enumerate_downsets(p)), grow_(grow) {
     divisors_ = divisors(p.micro_batches);
-    threads = std::clamp(threads, 1, kMostThreads);
-    threads_ = threads;
+    threads_ = std::clamp(threads, 1, kMostThreads);
     scratch_.resize(static_cast<size_t>(threads_));
     for (Scratch& scratch : scratch_) scratch.slot_of_sigma.assign(static_cast<size_t>(p.micro_batches) + 1, -1);
     const size_t count = downsets_.sets.size();
@@ -79,7 +78,7 @@ class Planner {
       }
     // Runs of downsets of about equal candidate stages, a few per thread, taken in turn by the threads.
     const size_t runs =
-        threads <= 1 ? 1 : std::min<size_t>(4 * static_cast<size_t>(threads), std::max<size_t>(count, 1));
+        threads_ <= 1 ? 1 : std::min<size_t>(4 * static_cast<size_t>(threads_), std::max<size_t>(count, 1));
     std::vector<size_t> bounds{0};
     for (size_t outer = 0, pairs = 0; outer < count; ++outer) {
       pairs += downsets_.below[outer].size();
@@ -89,7 +88,7 @@ class Planner {
     std::vector<Segment> segments(runs);
     std::vector<std::exception_ptr> failures(runs);
     std::atomic<size_t> next{0};
-    run_on_threads(static_cast<int>(std::min<size_t>(runs, static_cast<size_t>(std::max(threads, 1)))), [&] {
+    run_on_threads(static_cast<int>(std::min<size_t>(runs, static_cast<size_t>(threads_))), [&] {
       for (size_t r; (r = next.fetch_add(1)) < runs;) {
         try {
           build_segment(bounds[r], bounds[r + 1], segments[r]);

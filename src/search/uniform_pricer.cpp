@@ -58,9 +58,10 @@ bool UniformPricer::ModelBounds::any_width() const {
   return std::any_of(usable.begin(), usable.end(), [](char u) { return u != 0; });
 }
 
-double UniformPricer::ModelBounds::least_time_s(size_t k) const {
-  double least = std::numeric_limits<double>::infinity();
-  for (const std::vector<double>& t : time_s) least = std::min(least, t[k]);
+std::optional<size_t> UniformPricer::ModelBounds::least_width(size_t k) const {
+  std::optional<size_t> least;
+  for (size_t wi = 0; wi < time_s.size(); ++wi)
+    if (usable[wi] && time_s[wi][k] < (least ? time_s[*least][k] : std::numeric_limits<double>::infinity())) least = wi;
   return least;
 }
 
@@ -227,17 +228,9 @@ void UniformPricer::leave_out_on_bounds(const Workload& workload, MicroBatch& mb
       std::optional<std::pair<size_t, size_t>> weak;  // a (model, width) whose least bound is not placed yet
       for (size_t mi = 0; mi < q.models.size(); ++mi) {
         const std::optional<size_t> k = points.fitting_index(mi, j);
-        ModelBounds& b = mb.bounds[mi];
-        double t = std::numeric_limits<double>::infinity();
-        std::optional<size_t> at;
-        if (k && b.any_width())
-          for (size_t wi = 0; wi < b.time_s.size(); ++wi)
-            if (b.usable[wi] && b.time_s[wi][*k] < t) {
-              t = b.time_s[wi][*k];
-              at = wi;
-            }
-        most[mi] = t < std::numeric_limits<double>::infinity() ? std::optional(static_cast<double>(q.global_batch) / t)
-                                                               : std::nullopt;
+        const ModelBounds& b = mb.bounds[mi];
+        const std::optional<size_t> at = k ? b.least_width(*k) : std::nullopt;
+        most[mi] = at ? std::optional(static_cast<double>(q.global_batch) / b.time_s[*at][*k]) : std::nullopt;
         if (at && b.level[*at][*k] != BoundLevel::kPlaced && !weak) weak.emplace(mi, *at);
       }
       // A bound not placed yet may be finite where no plan fits: taking it for a plan only keeps a point that

@@ -58,9 +58,9 @@ class UniformPricer : public ChainPricer {
     /// [point]: the points that differ from it only in having more memory per device.
     std::vector<std::vector<size_t>> roomier;
     bool any_width() const;
-    /// The least bound over the widths at point k; infinity when no width has a plan there. Needs every
-    /// bound of the point refined.
-    double least_time_s(size_t k) const;
+    /// The usable width with the least finite bound at point k (the first of equals); nothing when every
+    /// bound there is infinite (no width has a plan).
+    std::optional<size_t> least_width(size_t k) const;
   };
   /// A micro-batch's points with each model's bounds and plans.
   struct MicroBatch {

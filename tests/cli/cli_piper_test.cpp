@@ -75,6 +75,17 @@ TEST(CliPiper, MalformedInputExitsTwoNamingTheItem) {
   EXPECT_EQ(run_phaze("piper " + quoted(dir.file("missing.json"))).status, 2);
 }
 
+TEST(CliPiper, ThreadsOutsideTheirBoundsExitTwoNamingTheOption) {
+  // --threads takes 0 (one per hardware thread) to 1,024 (docs/piper.md); the answer is the same on any.
+  for (const char* bad : {"-1", "1025", "two"}) {
+    const RunResult r = run_phaze(std::string("piper --threads ") + bad + " " + quoted(kBert));
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.err.find("--threads"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_EQ(run_phaze("piper --threads 3 " + quoted(kBert)).out, run_phaze("piper --threads 1 " + quoted(kBert)).out);
+}
+
 TEST(CliPiper, OutputFileHoldsTheJson) {
   TempDir dir;
   const std::string in = with_devices(dir, 64, 8589934592.0), out = dir.file("plan.json");

@@ -305,6 +305,14 @@ class Block(torch.nn.Module):
         return x + F.dropout(self.fc2(y), self.p, self.training)
 
 
+def rope_tables(seq, d, base):
+    """BF16 cosines and sines of rotary position embeddings with `base` for `seq` positions of head size d."""
+    inv = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float32) / d))
+    ang = torch.outer(torch.arange(seq, dtype=torch.float32), inv)
+    ang = torch.cat((ang, ang), dim=-1)
+    return ang.cos().to(torch.bfloat16), ang.sin().to(torch.bfloat16)
+
+
 class Gpt(torch.nn.Module):
     def __init__(self, layers, h, a, kv, f, gated, vocab, seq, llama, dropout):
         super().__init__()
@@ -314,11 +322,9 @@ class Gpt(torch.nn.Module):
         self.blocks = torch.nn.ModuleList(Block(h, a, kv, f, gated, llama, dropout) for _ in range(layers))
         self.norm = torch.nn.RMSNorm(h, eps=1e-5) if llama else torch.nn.LayerNorm(h)
         d = h // a
-        inv = 1.0 / (10000 ** (torch.arange(0, d, 2, dtype=torch.float32) / d))
-        ang = torch.outer(torch.arange(seq, dtype=torch.float32), inv)
-        ang = torch.cat((ang, ang), dim=-1)
-        self.register_buffer("cos", ang.cos().to(torch.bfloat16), persistent=False)
-        self.register_buffer("sin", ang.sin().to(torch.bfloat16), persistent=False)
+        cos, sin = rope_tables(seq, d, 10000)
+        self.register_buffer("cos", cos, persistent=False)
+        self.register_buffer("sin", sin, persistent=False)
 
     def forward(self, tokens, labels):
         x = self.embed(tokens)
@@ -364,6 +370,28 @@ STEPS = [
 ]
 
 
+def time_step(model, opt, tokens, labels, runs, warm_up):
+    """Seconds of forward, backward and optimizer of each of the runs after the first warm_up, by CUDA events
+    (the peak-memory counters reset first)."""
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
+    fwd, bwd, optim = [], [], []
+    torch.cuda.reset_peak_memory_stats()
+    for i in range(runs):
+        ev[0].record()
+        loss = model(tokens, labels)
+        ev[1].record()
+        loss.backward()
+        ev[2].record()
+        opt.step()
+        ev[3].record()
+        torch.cuda.synchronize()
+        if i >= warm_up:
+            fwd.append(ev[0].elapsed_time(ev[1]) / 1e3)
+            bwd.append(ev[1].elapsed_time(ev[2]) / 1e3)
+            optim.append(ev[2].elapsed_time(ev[3]) / 1e3)
+    return fwd, bwd, optim
+
+
 def step_rows(compiled=False):
     out = []
     for name, layers, h, a, kv, f, gated, vocab, seq, mbs, llama, dropout in STEPS:
@@ -376,22 +404,7 @@ def step_rows(compiled=False):
             opt = MixedAdam(model.parameters())
             tokens = torch.randint(0, vocab, (mbs, seq), device=DEV)
             labels = torch.randint(0, vocab, (mbs, seq), device=DEV)
-            ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
-            fwd, bwd, optim = [], [], []
-            torch.cuda.reset_peak_memory_stats()
-            for i in range(8):
-                ev[0].record()
-                loss = model(tokens, labels)
-                ev[1].record()
-                loss.backward()
-                ev[2].record()
-                opt.step()
-                ev[3].record()
-                torch.cuda.synchronize()
-                if i >= 3:
-                    fwd.append(ev[0].elapsed_time(ev[1]) / 1e3)
-                    bwd.append(ev[1].elapsed_time(ev[2]) / 1e3)
-                    optim.append(ev[2].elapsed_time(ev[3]) / 1e3)
+            fwd, bwd, optim = time_step(model, opt, tokens, labels, runs=8, warm_up=3)
             med = lambda v: sorted(v)[len(v) // 2]
             params = sum(p.numel() for p in model.parameters())
             kernels = kernel_breakdown(model, opt, tokens, labels)
@@ -460,8 +473,19 @@ def environment():
     return env
 
 
-def main():
+def prepare(script, out):
+    """Checks for a GPU, creates `out`, turns TF32 off and allocates the L2-flushing buffer."""
     global FLUSH, STEP_BACKENDS
+    if not torch.cuda.is_available():
+        sys.exit(f"{script}: no CUDA GPU")
+    os.makedirs(out, exist_ok=True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    FLUSH = torch.empty(256 << 20, dtype=torch.int8, device=DEV)
+    from torch.nn.attention import SDPBackend
+    STEP_BACKENDS = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION]
+
+
+def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--budget-s", type=float, default=240, help="stop measuring kernels after this many seconds")
@@ -469,13 +493,7 @@ def main():
     ap.add_argument("--compile", action="store_true", help="also time the training steps under torch.compile")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
-    if not torch.cuda.is_available():
-        sys.exit("measure.py: no CUDA GPU")
-    os.makedirs(args.out, exist_ok=True)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    FLUSH = torch.empty(256 << 20, dtype=torch.int8, device=DEV)
-    from torch.nn.attention import SDPBackend
-    STEP_BACKENDS = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION]
+    prepare("measure.py", args.out)
     start = time.time()
     env = environment()
     log(json.dumps(env))

@@ -46,7 +46,8 @@ struct SearchOptions {
   bool no_exemption = false;
   double link_gib_s = 4;
   std::string system;  ///< preset or file whose network joins the devices (instead of --link-bandwidth)
-  bool exhaustive = false;
+  std::string stop_rule = "exact";
+  bool exhaustive = false;    ///< --exhaustive, the exact rule's earlier name
   bool evaluate_all = false;  ///< no points left out on their bounds
   int64_t stop_window = 5;
   double bucket_um2 = 10'000;
@@ -137,7 +138,7 @@ search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, 
   q.filter.width = parse_integer_list("--width", o.width, 1, 1 << 20);
   q.filter.depth = parse_integer_list("--depth", o.depth, 1, 1 << 20);
   for (int64_t mib : parse_integer_list("--glb-mib", o.glb_mib, 1, 1 << 20)) q.filter.glb_bytes.push_back(mib << 20);
-  q.exhaustive = o.exhaustive;
+  q.stop_rule = o.stop_rule == "buckets" ? search::StopRule::Buckets : search::StopRule::Exact;
   q.stop_window = o.stop_window;
   q.bucket_um2 = o.bucket_um2;
   return q;
@@ -172,7 +173,8 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
     {"--width", [](auto& t, const auto& f) { t.filter.width = f.filter.width; }},
     {"--depth", [](auto& t, const auto& f) { t.filter.depth = f.filter.depth; }},
     {"--glb-mib", [](auto& t, const auto& f) { t.filter.glb_bytes = f.filter.glb_bytes; }},
-    {"--exhaustive", [](auto& t, const auto& f) { t.exhaustive = f.exhaustive; }},
+    {"--stop-rule", [](auto& t, const auto& f) { t.stop_rule = f.stop_rule; }},
+    {"--exhaustive", [](auto& t, const auto& f) { t.stop_rule = f.stop_rule; }},
     {"--stop-window", [](auto& t, const auto& f) { t.stop_window = f.stop_window; }},
     {"--bucket-um2", [](auto& t, const auto& f) { t.bucket_um2 = f.bucket_um2; }},
 };
@@ -192,6 +194,16 @@ search::SearchQuestion the_question(const SearchOptions& o, const GivenFn& given
   }
   search::validate(q);
   return q;
+}
+
+/// The bucket rule's settings given beside another rule are refused, not ignored.
+void check_stop_rule(const SearchOptions& o, const search::SearchQuestion& q, const GivenFn& given) {
+  if (o.exhaustive && given("--stop-rule") && o.stop_rule != "exact")
+    throw InputError(fmt::format("--exhaustive: the exact rule; it contradicts --stop-rule {}", o.stop_rule));
+  if (q.stop_rule == search::StopRule::Buckets) return;
+  for (const char* option : {"--stop-window", "--bucket-um2"})
+    if (given(option))
+      throw InputError(fmt::format("{}: applies to --stop-rule buckets only; this search's rule is exact", option));
 }
 
 void write_question(const search::SearchQuestion& q, const std::string& path) {
@@ -240,6 +252,7 @@ void run(const SearchOptions& o, const GivenFn& given) {
   if (!given("--model") && o.question_in.empty()) throw CLI::RequiredError("--model");
   if (!o.question_out.empty() && o.question_out != "-") check_writable("--write-question", o.question_out);
   const search::SearchQuestion q = the_question(o, given);
+  check_stop_rule(o, q, given);
   if (!o.question_out.empty()) return write_question(q, o.question_out);
   // The answer of a long search must not be lost to a mistyped output path: check them all first.
   if (!o.output.empty()) check_writable("--output", o.output);
@@ -376,20 +389,23 @@ void add_execution_options(CLI::App* cmd, SearchOptions& o) {
                 "With --execution megatron: overlap the gradient reduction with the backward pass");
 }
 
-/// How the space is searched: every design or the area-bucket stop rule, the schedules' node budget, threads.
+/// How the space is searched: the exact or the area-bucket stop rule, the schedules' node budget, threads.
 void add_strategy_options(CLI::App* cmd, SearchOptions& o) {
-  CLI::Option* exhaustive =
-      cmd->add_flag("--exhaustive", o.exhaustive, "Evaluate every design instead of the area-bucket search");
+  cmd->add_option("--stop-rule", o.stop_rule,
+                  "exact: every point evaluated or left out by a bound that proves it cannot enter the answer (the "
+                  "answer and the top list are the optimum); buckets: PHAZE's area-bucket rule, a heuristic (see "
+                  "--stop-window, --bucket-um2)")
+      ->check(CLI::IsMember({"exact", "buckets"}))
+      ->capture_default_str();
+  cmd->add_flag("--exhaustive", o.exhaustive, "The exact rule (--stop-rule exact), under its earlier name");
   cmd->add_flag("--evaluate-all", o.evaluate_all,
-                "Exhaustive search without --csv or --db: evaluate every point, also those whose bounds (layers at "
+                "Exact rule without --csv: evaluate every point, also those whose bounds (layers at "
                 "their schedules' root bounds) show they cannot enter the answer; the answer is the same");
   add_integer_option(cmd, "--stop-window", o.stop_window, 1, search::limits::kStopWindow,
-                     "Area-bucket search: stop a combination once this many last buckets with a feasible design have "
-                     "non-increasing best scores")
-      ->excludes(exhaustive);
+                     "--stop-rule buckets: stop a combination once this many last buckets with a feasible design have "
+                     "non-increasing best scores");
   add_number_option(cmd, "--bucket-um2", o.bucket_um2, 0, search::limits::kAreaUm2, true,
-                    "Area-bucket search: width of an area bucket in µm²")
-      ->excludes(exhaustive);
+                    "--stop-rule buckets: width of an area bucket in µm²");
   add_integer_option(cmd, "--schedule-nodes", o.schedule_nodes, 0, search::limits::kScheduleNodes,
                      "Search nodes per layer schedule before the best one found is taken unproven (0: 1,000,000, "
                      "a second at most; phaze schedule proves with 4,000,000)");
@@ -400,7 +416,7 @@ void add_strategy_options(CLI::App* cmd, SearchOptions& o) {
 /// Where the answer goes, and the question as a file.
 void add_output_options(CLI::App* cmd, SearchOptions& o) {
   cmd->add_option("--db", o.db,
-                  "SQLite results file: every point is stored; a killed search run again with it resumes");
+                  "SQLite results file: every point evaluated is stored; a killed search run again with it resumes");
   cmd->add_option("-o,--output", o.output, "Write the answer as JSON to this file");
   cmd->add_option("--csv", o.csv, "Write every point as CSV to this file");
   add_integer_option(cmd, "--top", o.top, 0, search::limits::kTop, "Points listed in the top list");
@@ -419,9 +435,9 @@ void add_search_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "search",
       "Co-search the accelerator design and the training plan (t, pipeline stages, d, micro-batch, "
-      "recomputation) for the highest training throughput. Per combination of micro-batch size, HBM size and "
-      "recomputation, designs are visited by area bucket from the largest area down until the best scores of the "
-      "last --stop-window buckets with a feasible design are non-increasing; --exhaustive visits every design");
+      "recomputation) for the highest training throughput: the proven optimum over the whole space, every point "
+      "evaluated or left out by a bound that proves it cannot enter the answer; --stop-rule buckets runs PHAZE's "
+      "area-bucket heuristic instead");
   add_workload_options(cmd, *o);
   add_space_options(cmd, *o);
   add_execution_options(cmd, *o);

@@ -378,8 +378,30 @@ void baselines_text(std::string& out, const SearchQuestion& q, const SearchAnswe
   hand_set_text(out, "at the TPUv4-like point", q, a.tpuv4_baseline, b.hand_set_on_tpuv4);
 }
 
-const char* strategy_name(const SearchQuestion& q) {
-  return q.exhaustive ? "exhaustive" : "area buckets";
+const char* stop_rule_name(const SearchQuestion& q) {
+  return q.stop_rule == StopRule::Exact ? "exact" : "buckets";
+}
+
+/// The Spotlight-style baseline's point when it is faster than the answer: a point of the searched space
+/// (its argmin runs over the searched designs, its best point over the question's HBM sizes and
+/// recomputation settings) that the bucket rule's answer missed, so the optimum is at least that fast.
+std::optional<PointOutcome> known_better_point(const SearchAnswer& a) {
+  const SpotlightBaseline& s = a.baselines.spotlight;
+  if (!a.best || !s.chosen) return std::nullopt;
+  const std::optional<PointOutcome>& point = s.per_micro_batch[*s.chosen].best;
+  if (!point || !point->feasible || point->score <= a.best->score) return std::nullopt;
+  return point;
+}
+
+/// Whether the answer is the proven optimum, and for the bucket rule what is known of its distance to it.
+ordered_json optimum_json(const SearchQuestion& q, const SearchAnswer& a) {
+  if (q.stop_rule == StopRule::Exact) return {{"proven", true}};
+  ordered_json out{{"proven", false}, {"known_better_point", nullptr}};
+  if (const auto better = known_better_point(a))
+    out["known_better_point"] = {{"baseline", "spotlight_style"},
+                                 {"average_samples_per_s", better->score},
+                                 {"answer_below_by", 1 - a.best->score / better->score}};
+  return out;
 }
 
 ordered_json combination_json(const CombinationResult& r) {
@@ -401,8 +423,9 @@ std::string combination_text(const SearchQuestion& q, const SearchAnswer& a, con
   if (r.stop_fired) {
     out += fmt::format("stopped after {} of {} buckets ({} designs)", r.buckets_visited, a.buckets, r.designs_visited);
   } else {
-    out += fmt::format("{} {} buckets ({} designs)", q.exhaustive ? "visited all" : "no stop, visited all",
-                       r.buckets_visited, r.designs_visited);
+    out += fmt::format("{} {} buckets ({} designs)",
+                       q.stop_rule == StopRule::Exact ? "visited all" : "no stop, visited all", r.buckets_visited,
+                       r.designs_visited);
   }
   if (!r.best) return out + "; no feasible point\n";
   const hw::Architecture& d = r.best->design;
@@ -451,8 +474,8 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
   make_pricer(q)->describe(q, out["settings"]);
   out["settings"]["area_budget_um2"] = space.budget_um2 ? *space.budget_um2 : hw::default_area_budget_um2();
   out["settings"]["lower_fraction"] = space.lower_fraction;
-  out["settings"]["strategy"] = strategy_name(q);
-  if (!q.exhaustive) {
+  out["settings"]["stop_rule"] = stop_rule_name(q);
+  if (q.stop_rule == StopRule::Buckets) {
     out["settings"]["stop_window"] = q.stop_window;
     out["settings"]["bucket_um2"] = q.bucket_um2;
   }
@@ -462,11 +485,9 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
   // Search statistics (method.md 9): what was explored, and per combination where its visit ended.
   ordered_json combos = ordered_json::array();
   for (const CombinationResult& r : a.combinations) combos.push_back(combination_json(r));
-  out["search"] = {{"strategy", strategy_name(q)},
-                   {"buckets", a.buckets},
-                   {"designs_explored", a.designs_explored},
-                   {"points_explored", a.points_explored},
-                   {"combinations", combos}};
+  out["search"] = {
+      {"stop_rule", stop_rule_name(q)},         {"optimum", optimum_json(q, a)},        {"buckets", a.buckets},
+      {"designs_explored", a.designs_explored}, {"points_explored", a.points_explored}, {"combinations", combos}};
   out["best"] = a.best ? point_json(q, *a.best) : ordered_json(nullptr);
   ordered_json per_model = ordered_json::array();
   for (size_t m = 0; m < q.models.size(); ++m) {
@@ -525,8 +546,11 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
       "space: {} designs in {} area buckets × {} HBM sizes × {} micro-batch sizes × {} recomputation settings = {} "
       "points\n",
       a.designs, a.buckets, q.hbm_bytes.size(), q.micro_batches.size(), recompute_values(q.recompute).size(), a.points);
-  if (q.exhaustive) {
-    out += fmt::format("search: exhaustive, every point explored; {} feasible\n", a.feasible_points);
+  if (q.stop_rule == StopRule::Exact) {
+    out += fmt::format(
+        "search: exact, every point explored (evaluated, or left out by a bound that proves it cannot enter the "
+        "answer); {} feasible; the answer and the top list are the optimum\n",
+        a.feasible_points);
   } else {
     const auto fired = std::count_if(a.combinations.begin(), a.combinations.end(),
                                      [](const CombinationResult& r) { return r.stop_fired; });
@@ -536,6 +560,15 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
         "{} designs and {} points explored, {} feasible\n",
         q.bucket_um2, q.stop_window, fired, a.combinations.size(), a.designs_explored, a.points_explored,
         a.feasible_points);
+    if (!a.best) {
+    } else if (const auto better = known_better_point(a)) {
+      out += fmt::format(
+          "  not proven optimal: the Spotlight-style baseline, a point of this space, reaches {:.6g} samples/s, "
+          "{:.3g} % above this answer (--stop-rule exact finds the optimum)\n",
+          better->score, 100 * (better->score / a.best->score - 1));
+    } else {
+      out += "  not proven optimal (--stop-rule exact finds the optimum)\n";
+    }
   }
   if (!a.best) {
     out += "no feasible design: no point of the space has a training plan for every model that fits in memory\n";

@@ -1,6 +1,6 @@
 #pragma once
 
-// Leaving points out of an exhaustive search that lists only its best points: a point whose upper bounds lie
+// Leaving points out of an exact search that lists only its best points: a point whose upper bounds lie
 // below what the answer has already reached can be neither the best of its combination, nor of a model, nor
 // in the top list, so it need not be evaluated. The thresholds only rise as points are added, so a point
 // left out on early thresholds stays out of the final answer, whatever the order the points come in.

@@ -15,7 +15,7 @@ std::vector<Combination> combinations(const SearchQuestion& q) {
 }
 
 std::optional<int64_t> stop_window(const SearchQuestion& q) {
-  return q.exhaustive ? std::nullopt : std::optional<int64_t>(q.stop_window);
+  return q.stop_rule == StopRule::Exact ? std::nullopt : std::optional<int64_t>(q.stop_window);
 }
 
 int64_t area_bucket(double area_um2, double bucket_um2) {

@@ -29,7 +29,7 @@ struct Combination {
 /// question's order), within them recomputation off before on.
 std::vector<Combination> combinations(const SearchQuestion& question);
 
-/// The stop rule's window of a question; nothing for an exhaustive search, which visits every bucket.
+/// The stop rule's window of a question; nothing under the exact rule, which visits every bucket.
 std::optional<int64_t> stop_window(const SearchQuestion& question);
 
 /// Index of ⌊area / bucket width⌋ (area and width in µm²).
@@ -65,7 +65,7 @@ struct CombinationState {
 
 /// Records a finished bucket of `designs` designs whose best feasible score is `bucket_max` (nothing when no
 /// design of it is feasible: the bucket is visited but does not enter the window, D23), then applies the stop
-/// rule; no window: never stops (the exhaustive search). Returns whether the combination is still running.
+/// rule; no window: never stops (the exact rule). Returns whether the combination is still running.
 bool finish_bucket(CombinationState& state, std::optional<double> bucket_max, int64_t designs,
                    std::optional<int64_t> window);
 

@@ -11,9 +11,9 @@
 namespace phaze::search {
 
 std::vector<std::vector<size_t>> work_units(const std::vector<hw::Design>& designs, const BucketOrder& order,
-                                            bool exhaustive) {
+                                            bool exact) {
   std::vector<std::vector<size_t>> units;
-  if (!exhaustive) {
+  if (!exact) {
     for (size_t p = 0; p < order.designs.size(); ++p) units.push_back({p});
     return units;
   }

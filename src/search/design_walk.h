@@ -35,7 +35,7 @@ struct Slot {
 };
 
 /// The positions (in visiting order) a thread takes at once, in the order they are handed out. The bucket
-/// search hands out one design at a time in visiting order, as its stop rule needs. The exhaustive search,
+/// search hands out one design at a time in visiting order, as its stop rule needs. The exact search,
 /// whose answer does not depend on the order, hands out all designs with the same tensor cores (count and
 /// systolic array) together, one GLB size after another per vector-core configuration: their GEMM estimates
 /// are shared by one estimator, and designs that differ only in a GLB larger than every tile meet the same
@@ -43,7 +43,7 @@ struct Slot {
 /// (systolic array, then count): the largest reach the highest throughputs, so the answer's thresholds rise
 /// early and the bounds leave out more of the rest (Llama-2-7B: 3,133 points evaluated instead of 16,897).
 std::vector<std::vector<size_t>> work_units(const std::vector<hw::Design>& designs, const BucketOrder& order,
-                                            bool exhaustive);
+                                            bool exact);
 
 /// The designs in visiting order, handed out to threads in work units, and the buckets finished so far.
 /// Every member is guarded by `mutex`.
@@ -51,7 +51,7 @@ struct Walk {
   const BucketOrder& order;
   std::vector<std::vector<size_t>> units;
   size_t combinations;
-  std::optional<int64_t> window;  ///< nothing: exhaustive
+  std::optional<int64_t> window;  ///< nothing: the exact rule, which never stops
   size_t look_ahead;              ///< designs beyond the start of the first unfinished bucket
   std::mutex mutex;
   std::condition_variable changed;

@@ -20,6 +20,7 @@
 #include "search/answer_thresholds.h"
 #include "search/design_walk.h"
 #include "search/evaluate.h"
+#include "search/point_row.h"
 #include "search/point_store.h"
 #include "search/pricer.h"
 #include "search/rank_evaluation.h"
@@ -160,13 +161,22 @@ SearchRun::SearchRun(const SearchQuestion& q, const RunSettings& settings)
       workload_(prepare_workload(q)),
       threads_(std::max(1, settings.threads)),
       store_(settings.db_path, q),
-      leaving_out_(settings.leave_out_by_bound && q.exhaustive && !settings.keep_all && settings.db_path.empty() &&
+      leaving_out_(settings.leave_out_by_bound && q.stop_rule == StopRule::Exact && !settings.keep_all &&
                    make_pricer(q)->bounds_points()),
       reached_(combos_.size(), q.models.size(), settings.top) {
-  if (q.exhaustive) store_.reserve(designs_.size() * combos_.size());
+  if (q.stop_rule == StopRule::Exact) store_.reserve(designs_.size() * combos_.size());
+  // A resumed run starts from the thresholds its stored points reached, so that it leaves out what the run it
+  // resumes left out (those points are not in the file) instead of evaluating them.
+  if (leaving_out_ && store_.has_file())
+    for (const PointRow& row : store_.take_rows()) {
+      const PointOutcome point = outline_of(row);
+      const auto c = std::find(combos_.begin(), combos_.end(),
+                               Combination{point.micro_batch, point.design.hbm_bytes, point.recompute});
+      if (c != combos_.end()) reached_.add(point, static_cast<size_t>(c - combos_.begin()));
+    }
   if (settings.job && settings.job->size() > 1) remote_.emplace(*settings.job);
   slots_ = threads_ + (remote_ ? remote_->slots() : 0);
-  walk_.emplace(order_, work_units(designs_, order_, q.exhaustive), combos_.size(), stop_window(q),
+  walk_.emplace(order_, work_units(designs_, order_, q.stop_rule == StopRule::Exact), combos_.size(), stop_window(q),
                 kLookAheadPerThread * static_cast<size_t>(slots_));
   argmins_.emplace(q, designs_, cache_);
 }
@@ -177,13 +187,13 @@ void SearchRun::walk_designs() {
     walk_->changed.notify_all();
   });
   {
-    // The bucket search counts buckets, whose total is only a bound; the exhaustive search counts points.
-    Progress progress = q_.exhaustive
+    // The bucket search counts buckets, whose total is only a bound; the exact search counts points.
+    Progress progress = q_.stop_rule == StopRule::Exact
                             ? Progress(static_cast<int64_t>(designs_.size() * combos_.size()), settings_.progress)
                             : Progress(static_cast<int64_t>(order_.buckets()), settings_.progress, "buckets",
                                        /*total_is_bound=*/true);
     run_walk(*walk_, slots_, [&] { take_designs(progress); });
-    if (!q_.exhaustive) progress.set_total(static_cast<int64_t>(walk_->frontier));
+    if (q_.stop_rule == StopRule::Buckets) progress.set_total(static_cast<int64_t>(walk_->frontier));
     progress.finish();
   }
   sharing_.set_on_post({});
@@ -269,7 +279,7 @@ void SearchRun::record(size_t position, const DesignPoints& split, const std::ve
                        const std::vector<LeftOutPoint>& out, Progress& progress) {
   Walk& walk = *walk_;
   for (const auto& [c, score] : split.resumed) walk.slot(position, c) = {true, false, score};
-  // A point left out has no score; the exhaustive search, the only one that leaves points out, visits every
+  // A point left out has no score; the exact search, the only one that leaves points out, visits every
   // bucket whatever their scores.
   for (const LeftOutPoint& p : out) {
     walk.slot(position, *split.combination_of(p.key)) = {true, true, std::nullopt};
@@ -287,8 +297,9 @@ void SearchRun::record(size_t position, const DesignPoints& split, const std::ve
   }
   evaluated_ += static_cast<int64_t>(points.size());
   const int64_t buckets_finished = walk.finish_design(position);
-  progress.advance(q_.exhaustive ? static_cast<int64_t>(points.size() + out.size() + split.resumed.size())
-                                 : buckets_finished);
+  progress.advance(q_.stop_rule == StopRule::Exact
+                       ? static_cast<int64_t>(points.size() + out.size() + split.resumed.size())
+                       : buckets_finished);
 }
 
 std::vector<PointOutcome> SearchRun::points_in_full(const std::vector<PointOutcome>& outlines) {
@@ -331,7 +342,7 @@ SearchAnswer SearchRun::answer(RunStats* stats) {
       AnswerSpace{q_, designs_, order_, combos_}, score, store_.take_rows(),
       [&](const std::vector<PointOutcome>& outlines) { return points_in_full(outlines); },
       AnswerListing{settings_.top, settings_.keep_all});
-  answer.feasible_points += left_out_feasible_;  // explored (the search is exhaustive), though not evaluated
+  answer.feasible_points += left_out_feasible_;  // explored (the search is exact), though not evaluated
 
   // The baseline is evaluated afresh (it is one design) through the same path as every point.
   Evaluator evaluator(workload_, cache_);

@@ -1,8 +1,8 @@
 #pragma once
 
 // The search driver: visits the designs of the space on N threads in the order of the area-bucket search
-// (search/buckets.h; every design with --exhaustive), stores each evaluated point in the results file,
-// resumes a killed run, and builds the answer from the stored points.
+// (every design under the exact stop rule; by area bucket under --stop-rule buckets, search/buckets.h), stores each
+// evaluated point in the results file, resumes a killed run, and builds the answer from the stored points.
 
 #include <cstdint>
 #include <string>
@@ -21,8 +21,9 @@ struct RunSettings {
   std::string db_path;    ///< results file, locked for the run (one search per file); empty: in memory only
   int64_t top = 5;        ///< designs listed in the answer's top list
   bool keep_all = false;  ///< return every point (for a CSV of all points)
-  /// An exhaustive search that lists only its best points (no keep_all, no results file; PHAZE's execution
-  /// and planner) leaves out the points whose bounds show they cannot enter its answer (answer_thresholds.h).
+  /// A search under the exact rule that lists only its best points (no keep_all; PHAZE's execution, either
+  /// planner) leaves out the points whose bounds show they cannot enter its answer (answer_thresholds.h); a
+  /// results file then holds the points evaluated.
   /// False: every point is evaluated. The answer is the same either way.
   bool leave_out_by_bound = true;
   ProgressOutput progress;  ///< where the progress line goes (default: nowhere)

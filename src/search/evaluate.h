@@ -103,10 +103,10 @@ class Evaluator {
   /// `wanted` is asked again before each width is scheduled for a point and before the point is returned: a
   /// point it no longer accepts is dropped (not returned; no more widths are scheduled for it), and the
   /// other points are those it would give had the point never been asked for.
-  /// Where the pricer bounds its points (Pricer::bounds_points: PHAZE's execution and planner), a point
+  /// Where the pricer bounds its points (Pricer::bounds_points: PHAZE's execution, either planner), a point
   /// `leave_out` accepts on its bounds (each model's samples/s with its layers at their schedules' root
-  /// bounds, the best over its widths) is not evaluated: it is added to `left_out` instead, and no layer is
-  /// scheduled for it alone.
+  /// bounds: PHAZE's planner's placement or the stagewise planner's work bound) is not evaluated: it is added to
+  /// `left_out` instead, and no layer is scheduled for it alone.
   std::vector<PointOutcome> evaluate(const hw::Design& design, const std::function<bool(const std::string&)>& wanted,
                                      const LeaveOutTest& leave_out = {}, std::vector<LeftOutPoint>* left_out = nullptr);
 

@@ -34,7 +34,7 @@ class PointStore {
   void keep(const std::vector<PointOutcome>& points);
 
   bool has_file() const { return db_ != nullptr; }
-  /// Without a results file, makes room for the rows of this many points at once (an exhaustive search
+  /// Without a results file, makes room for the rows of this many points at once (an exact search
   /// knows how many it evaluates): the rows then take no more memory than they need.
   void reserve(size_t points);
   /// The row of every point stored now, any order. The rows kept in memory are handed over (the store keeps

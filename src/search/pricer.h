@@ -6,7 +6,8 @@
 //
 //   UniformPricer    PHAZE's execution, PHAZE's planner (placement::CorrectedPlanner): one width and one
 //                    data-parallel degree, whole-stage recomputation; bounds every point first
-//   StagewisePricer  PHAZE's execution, the stagewise planner (placement::StagewisePlanner)
+//   StagewisePricer  PHAZE's execution, the stagewise planner (placement::StagewisePlanner); bounds every point by
+//                    its layers' work first (placement/stagewise_bound.h)
 //   MegatronPricer   Megatron-LM's execution (megatron::predict_step on the design's layer schedules)
 
 #include <atomic>

@@ -85,8 +85,15 @@ inline constexpr int64_t kTop = 100000;                      ///< points in the 
 inline constexpr int64_t kStagewiseLayers = 512;
 }  // namespace limits
 
+/// When the search stops. Exact: every point is evaluated or left out by a bound that proves it cannot enter
+/// the answer, so the answer and the top list are the optimum. Buckets: PHAZE's area-bucket rule of method.md
+/// 7 (search/buckets.h): per outer combination the designs are visited by area bucket, largest first, until
+/// the maxima of the last `stop_window` buckets with a feasible design are non-increasing; a heuristic whose
+/// answer can miss the optimum.
+enum class StopRule { Exact, Buckets };
+
 /// The search question. Defaults are those of the original evaluation (method.md 4), with micro-batches
-/// 1, 2, 4, 8.
+/// 1, 2, 4, 8, and the exact stop rule.
 struct SearchQuestion {
   std::vector<ModelCase> models;
   int64_t devices = 1024;       ///< K, accelerators in the cluster
@@ -105,11 +112,9 @@ struct SearchQuestion {
   bool overlap_dp = false;
   hw::EnumerationOptions space;  ///< area budget, lower fraction, ranges; `base` is set from the settings above
   DesignFilter filter;
-  /// Visit every design. Otherwise the area-bucket search of method.md 7 (search/buckets.h): per outer
-  /// combination the designs are visited by area bucket, largest first, until the maxima of the last
-  /// `stop_window` buckets with a feasible design are non-increasing.
-  bool exhaustive = false;
-  int64_t stop_window = 5;     ///< buckets with a feasible design in the stop rule's window (D23: a parameter)
+  StopRule stop_rule = StopRule::Exact;
+  /// Under StopRule::Buckets: buckets with a feasible design in the stop rule's window (D23: a parameter).
+  int64_t stop_window = 5;
   double bucket_um2 = 10'000;  ///< width of an area bucket, µm² (0.01 mm²)
   /// Search nodes each layer schedule may use before the best schedule found is taken unproven
   /// (kSearchScheduleNodes when 0). Part of the run identity: it can change answers.

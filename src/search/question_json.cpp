@@ -22,7 +22,9 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 
 /// Version of the question format; a file of another version is refused.
-constexpr int64_t kQuestionVersion = 1;
+/// 2: `strategy.stop_rule` ("exact" or "buckets") in place of `strategy.exhaustive` (true or false), which a
+///    file of version 1 still gives.
+constexpr int64_t kQuestionVersion = 2;
 /// Version of the search's point records and evaluation rules: part of the run identity, so a results file
 /// written by an older evaluation is never mixed with newer points.
 /// 2: a search that names no node budget gives each layer schedule kSearchScheduleNodes, not the solver's default.
@@ -30,7 +32,8 @@ constexpr int64_t kQuestionVersion = 1;
 ///    the outer tier (cost::group_link), as under Megatron-LM execution, not one device's.
 /// 4: under PHAZE's execution the data-parallel rings and the pipeline sends run on the links of the plan's
 ///    layout (placement/links.h: cost::group_link, cost::send_link), not on the tier spanning the cluster.
-constexpr int kSearchVersion = 4;
+/// 5: the stop rule is named in the question (exact by default).
+constexpr int kSearchVersion = 5;
 
 // ---- Names of the enumerations, both ways ----
 
@@ -43,6 +46,7 @@ constexpr Names<Execution, 2> kExecution{{{Execution::Phaze, "phaze"}, {Executio
 // "piper", the planner's first name, is read as "stagewise" and never written.
 constexpr Names<PlannerChoice, 3> kPlanner{
     {{PlannerChoice::Phaze, "phaze"}, {PlannerChoice::Stagewise, "stagewise"}, {PlannerChoice::Stagewise, "piper"}}};
+constexpr Names<StopRule, 2> kStopRule{{{StopRule::Exact, "exact"}, {StopRule::Buckets, "buckets"}}};
 constexpr Names<placement::Optimizer, 2> kOptimizer{
     {{placement::Optimizer::Sgd, "sgd"}, {placement::Optimizer::Adam, "adam"}}};
 constexpr Names<model::NormKind, 2> kNorm{
@@ -63,6 +67,9 @@ const auto& names(Execution) {
 }
 const auto& names(PlannerChoice) {
   return kPlanner;
+}
+const auto& names(StopRule) {
+  return kStopRule;
 }
 const auto& names(placement::Optimizer) {
   return kOptimizer;
@@ -208,7 +215,7 @@ void question_fields(Q& q, V& v) {
     });
   });
   v.section("strategy", [&](auto& s) {
-    s("exhaustive", q.exhaustive);
+    s("stop_rule", q.stop_rule);
     s("stop_window", q.stop_window, Range{1, static_cast<double>(limits::kStopWindow)});
     s("bucket_um2", q.bucket_um2, Range{0, limits::kAreaUm2, true});
     s("schedule_node_budget", q.schedule_node_budget, Range{0, static_cast<double>(limits::kScheduleNodes)});
@@ -418,8 +425,23 @@ SearchQuestion read_question(const json& j, const std::string& source) {
   Reader r(j, "", source);
   int64_t version = 0;
   r("version", version);
-  if (version != kQuestionVersion)
-    throw InputError(fmt::format("{}: version = {}: only version {} is known", source, version, kQuestionVersion));
+  if (version != kQuestionVersion && version != 1)
+    throw InputError(
+        fmt::format("{}: version = {}: only versions 1 and {} are known", source, version, kQuestionVersion));
+  if (version == 1) {
+    // Version 1 named the rule by `strategy.exhaustive`: true is the exact rule, false the bucket rule.
+    json upgraded = j;
+    json* strategy = upgraded.contains("strategy") ? &upgraded["strategy"] : nullptr;
+    if (strategy && strategy->is_object() && strategy->contains("exhaustive")) {
+      const json& exhaustive = (*strategy)["exhaustive"];
+      if (!exhaustive.is_boolean())
+        throw InputError(fmt::format("{}: strategy.exhaustive = {}: must be true or false", source, exhaustive.dump()));
+      (*strategy)["stop_rule"] = exhaustive.get<bool>() ? "exact" : "buckets";
+      strategy->erase("exhaustive");
+    }
+    upgraded["version"] = kQuestionVersion;
+    return read_question(upgraded, source);
+  }
   question_fields(q, r);
   r.finish();
   return q;
@@ -437,9 +459,9 @@ SearchQuestion parse_question(const std::string& text, const std::string& source
 
 std::string run_identity(const SearchQuestion& question) {
   SearchQuestion q = question;
-  // The window and the bucket width decide which points an answer is built from; an exhaustive search takes
+  // The window and the bucket width decide which points an answer is built from; the exact rule takes
   // every point whatever they are.
-  if (q.exhaustive) {
+  if (q.stop_rule == StopRule::Exact) {
     q.stop_window = SearchQuestion{}.stop_window;
     q.bucket_um2 = SearchQuestion{}.bucket_um2;
   }

@@ -23,7 +23,7 @@ SearchQuestion parse_question(const std::string& text, const std::string& source
 SearchQuestion read_question(const nlohmann::json& json, const std::string& source);
 
 /// A canonical string of everything that determines the answer, for the results file: the search and cost
-/// model versions and the question's JSON (the bucket rule's settings left out of an exhaustive search's).
+/// model versions and the question's JSON (the bucket rule's settings at their defaults under the exact rule).
 std::string run_identity(const SearchQuestion& question);
 
 }  // namespace phaze::search

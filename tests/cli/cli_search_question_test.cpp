@@ -80,9 +80,9 @@ TEST(CliSearchQuestion, FlagsBesideTheFileReplaceItsValues) {
                                   "--width 8,16",
                                   "--depth 16",
                                   "--glb-mib 4",
-                                  "--exhaustive",
-                                  "--stop-window 2",
-                                  "--bucket-um2 5000",
+                                  "--stop-rule buckets",
+                                  "--stop-rule buckets --stop-window 2",
+                                  "--stop-rule buckets --bucket-um2 5000",
                                   "--schedule-nodes 100",
                                   "--seq 64",
                                   "--tp 1,2"}) {
@@ -93,6 +93,13 @@ TEST(CliSearchQuestion, FlagsBesideTheFileReplaceItsValues) {
       EXPECT_NE(from_file.out, read(q)) << extra;  // the default budget
     }
   }
+  // The bucket rule's settings beside a file of the bucket rule apply to it; --exhaustive, the exact rule's
+  // earlier name, replaces the file's rule.
+  const std::string buckets = dir.file("buckets.json");
+  ok(base + " --stop-rule buckets --write-question " + quoted(buckets));
+  EXPECT_EQ(ok("search --question " + quoted(buckets) + " --stop-window 2 --write-question -").out,
+            ok(base + " --stop-rule buckets --stop-window 2 --write-question -").out);
+  EXPECT_EQ(ok("search --question " + quoted(buckets) + " --exhaustive --write-question -").out, read(q));
   // --model replaces the file's models.
   const json other =
       phaze_test::parse_json(ok("search --question " + quoted(q) + " --model gpt2-xl --write-question -"));

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "placement/corrected_planner.h"
+#include "placement/stagewise_bound.h"
 #include "placement/stagewise_plan.h"
 #include "test_clusters.h"
 
@@ -202,6 +203,10 @@ TEST(StagewisePlanner, MatchesBruteForceOnRandomChains) {
     if (!plan.feasible) continue;
     ++feasible;
     EXPECT_TRUE(close(plan.time_per_batch, expected)) << plan.time_per_batch << " vs " << expected;
+    // The work bound holds against the brute force's optimum, whatever the plan.
+    const double bound = stagewise_work_bound_s(chains, cluster);
+    EXPECT_LE(bound, expected);
+    EXPECT_GT(bound, 0);
     EXPECT_LE(plan.devices(), cluster.devices);
     // A plan of another question on the same chains, given as a hint, changes nothing but the work.
     Cluster other = random_cluster(rng, chains);

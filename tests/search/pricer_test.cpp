@@ -1,5 +1,6 @@
 // The co-search's pricing seam (search/pricer.h): the question's execution and planner pick one pricer, and
-// only the pricer that bounds its points before scheduling their layers (PHAZE's planner) leaves any out.
+// only the pricers that bound their points before scheduling their layers (PHAZE's execution, either planner)
+// leave any out.
 
 #include "search/pricer.h"
 
@@ -16,8 +17,8 @@ namespace {
 
 using namespace phaze;
 
-// A leave-out test that takes every point: the uniform pricer leaves all 12 points of the tiny question out
-// and schedules nothing for them; the others never ask it.
+// A leave-out test that takes every point: the pricers of PHAZE's execution leave all 12 points of the tiny
+// question out and schedule nothing for them; Megatron-LM's never asks it.
 TEST(PricerSeam, OnlyThePricerThatBoundsItsPointsLeavesThemOut) {
   struct Case {
     search::Execution execution;
@@ -25,7 +26,7 @@ TEST(PricerSeam, OnlyThePricerThatBoundsItsPointsLeavesThemOut) {
     bool bounds;
   };
   for (const Case& c : {Case{search::Execution::Phaze, search::PlannerChoice::Phaze, true},
-                        Case{search::Execution::Phaze, search::PlannerChoice::Stagewise, false},
+                        Case{search::Execution::Phaze, search::PlannerChoice::Stagewise, true},
                         Case{search::Execution::Megatron, search::PlannerChoice::Phaze, false}}) {
     const search::SearchQuestion q = search::testing::tiny_question(c.execution, c.planner);
     SCOPED_TRACE(std::string(c.execution == search::Execution::Megatron ? "megatron" : "phaze") +

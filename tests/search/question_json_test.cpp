@@ -76,7 +76,7 @@ std::vector<json> other_values(const std::string& key, const json& v) {
       {"recompute", {"both", "on", "off"}}, {"optimizer", {"sgd", "adam"}},
       {"norm", {"layernorm", "rmsnorm"}},   {"activation", {"gelu", "gelu_tanh", "relu", "swiglu"}},
       {"mask", {"causal", "padding"}},      {"head", {"causal_lm", "bert_pretraining"}},
-      {"kind", {"phaze", "megatron"}}};
+      {"kind", {"phaze", "megatron"}},      {"stop_rule", {"exact", "buckets"}}};
   if (v.is_array()) return {json::array({2})};  // an empty filter gets one value
   if (v.is_boolean()) return {!v.get<bool>()};
   if (v.is_string()) {
@@ -112,11 +112,12 @@ void for_each_leaf(json& j, const std::string& key, const std::function<void(jso
 
 TEST(QuestionJson, EveryFieldOfTheFileChangesTheRunIdentity) {
   // A field the reader or the identity forgot would read back unchanged: each leaf is changed to another value
-  // the reader accepts, and the identity must differ. Not exhaustive, so the bucket rule's fields count.
+  // the reader accepts, and the identity must differ. The bucket rule, so that its fields count.
   // DeepSeek-V3 writes the sections of a mixture of experts and of latent attention.
   for (const char* model : {"gpt2-xl", "deepseek-v3"}) {
     SCOPED_TRACE(model);
-    const search::SearchQuestion q = question_of({model});
+    search::SearchQuestion q = question_of({model});
+    q.stop_rule = search::StopRule::Buckets;
     const std::string base = search::run_identity(q);
     json original = text_of(q);
     int leaves = 0;
@@ -255,14 +256,41 @@ TEST(QuestionJson, MegatronExecutionNeedsAdamAndOverlapNeedsIt) {
   EXPECT_EQ(error_of(kind), "q.json: execution.kind = \"deepspeed\": must be one of phaze, megatron");
 }
 
-TEST(QuestionJson, ExhaustiveSearchIdentityIgnoresTheBucketRule) {
+TEST(QuestionJson, ExactRuleIdentityIgnoresTheBucketRulesSettings) {
   search::SearchQuestion a = question_of({"gpt2-xl"}), b = a;
-  a.exhaustive = b.exhaustive = true;
+  EXPECT_EQ(a.stop_rule, search::StopRule::Exact);  // the default
   b.stop_window = 3;
   b.bucket_um2 = 1;
   EXPECT_EQ(search::run_identity(a), search::run_identity(b));
-  b.exhaustive = false;
+  b.stop_rule = search::StopRule::Buckets;
   EXPECT_NE(search::run_identity(a), search::run_identity(b));
+}
+
+TEST(QuestionJson, VersionOneFilesNameTheRuleByExhaustive) {
+  // A file of version 1 said `"exhaustive": false` for the bucket rule (then the default) and true for the
+  // exact one; it reads as the question it was.
+  search::SearchQuestion q = question_of({"gpt2-xl"});
+  for (const search::StopRule rule : {search::StopRule::Exact, search::StopRule::Buckets}) {
+    q.stop_rule = rule;
+    json old = text_of(q);
+    old["version"] = 1;
+    old["strategy"].erase("stop_rule");
+    old["strategy"]["exhaustive"] = rule == search::StopRule::Exact;
+    const search::SearchQuestion back = search::read_question(old, "q.json");
+    EXPECT_EQ(back.stop_rule, rule);
+    EXPECT_EQ(search::run_identity(back), search::run_identity(q));
+  }
+  json old = text_of(q);
+  old["version"] = 1;
+  old["strategy"].erase("stop_rule");
+  old["strategy"]["exhaustive"] = "yes";
+  EXPECT_EQ(error_of(old), "q.json: strategy.exhaustive = \"yes\": must be true or false");
+  json mixed = text_of(q);  // version 2 has no `exhaustive`
+  mixed["strategy"]["exhaustive"] = true;
+  EXPECT_NE(error_of(mixed).find("exhaustive"), std::string::npos);
+  json future = text_of(q);
+  future["version"] = 3;
+  EXPECT_EQ(error_of(future), "q.json: version = 3: only versions 1 and 2 are known");
 }
 
 std::string error_of(const json& j) {
@@ -310,8 +338,11 @@ TEST(QuestionJson, BadFilesNameTheFileTheFieldAndTheValue) {
   divides["micro_batches"] = {3};
   EXPECT_EQ(error_of(divides), "q.json: --mbs 3: does not divide the global batch of 4096");
   json version = good;
-  version["version"] = 2;
-  EXPECT_EQ(error_of(version), "q.json: version = 2: only version 1 is known");
+  version["version"] = 0;
+  EXPECT_EQ(error_of(version), "q.json: version = 0: only versions 1 and 2 are known");
+  json rule = good;
+  rule["strategy"]["stop_rule"] = "soon";
+  EXPECT_EQ(error_of(rule), "q.json: strategy.stop_rule = \"soon\": must be one of exact, buckets");
   EXPECT_EQ(error_of(json::array()), "q.json: the question = []: must be an object");
 }
 

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -285,7 +286,8 @@ TEST(SearchEndToEnd, BucketSearchGivesIdenticalOutputsOnOneAndTwoThreads) {
   EXPECT_EQ(read(dir.file("1.json")), read(dir.file("2.json")));
   EXPECT_EQ(read(dir.file("1.csv")), read(dir.file("2.csv")));
   const json answer = json::parse(read(dir.file("1.json")));
-  EXPECT_EQ(answer["settings"]["strategy"], "area buckets");
+  EXPECT_EQ(answer["settings"]["stop_rule"], "buckets");
+  EXPECT_EQ(answer["search"]["optimum"]["proven"], false);
   EXPECT_LT(answer["search"]["points_explored"].get<int64_t>(), 12 * 18);
 }
 
@@ -324,14 +326,20 @@ std::string expect_resume_after_sigkill(const std::vector<std::string>& question
 
 TEST(SearchEndToEnd, ResumesAfterSigkillWithTheIdenticalAnswer) {
   std::vector<std::string> question = small_argv();
-  question.push_back("--exhaustive");
+  question.push_back("--stop-rule");
+  question.push_back("exact");
   const std::string again = expect_resume_after_sigkill(question);
-  EXPECT_NE(again.find("0 points evaluated, 144 resumed"), std::string::npos) << again;
+  // The file holds the points evaluated; the run that completes it leaves the others out again on the
+  // thresholds its stored points reach, evaluating none: all 144 points are accounted for.
+  std::smatch resumed, left_out;
+  ASSERT_TRUE(std::regex_search(again, resumed, std::regex("0 points evaluated, (\\d+) resumed"))) << again;
+  ASSERT_TRUE(std::regex_search(again, left_out, std::regex("(\\d+) points left out unevaluated"))) << again;
+  EXPECT_EQ(std::stoll(resumed[1].str()) + std::stoll(left_out[1].str()), 144) << again;
 }
 
 TEST(SearchEndToEnd, BucketSearchResumesAfterSigkillWithTheIdenticalAnswer) {
   std::vector<std::string> question = twelve_argv();
-  question.insert(question.end(), {"--bucket-um2", "20000", "--stop-window", "2"});
+  question.insert(question.end(), {"--stop-rule", "buckets", "--bucket-um2", "20000", "--stop-window", "2"});
   expect_resume_after_sigkill(question);
 }
 
@@ -566,8 +574,11 @@ TEST(SearchEndToEnd, BadOptionsExitTwoNamingTheOption) {
   phaze_test::expect_input_error(run_phaze(tiny + " --bucket-um2 0"), "--bucket-um2");
   phaze_test::expect_input_error(run_phaze(tiny + " --bucket-um2 -5"), "--bucket-um2");
   phaze_test::expect_input_error(run_phaze(tiny + " --bucket-um2 inf"), "--bucket-um2");
-  phaze_test::expect_input_error(run_phaze(tiny + " --exhaustive --stop-window 3"), "--stop-window");
+  phaze_test::expect_input_error(run_phaze(tiny + " --stop-window 3"),
+                                 "--stop-window: applies to --stop-rule buckets only");
   phaze_test::expect_input_error(run_phaze(tiny + " --bucket-um2 5000 --exhaustive"), "--bucket-um2");
+  phaze_test::expect_input_error(run_phaze(tiny + " --stop-rule soon"), "--stop-rule");
+  phaze_test::expect_input_error(run_phaze(tiny + " --stop-rule buckets --exhaustive"), "--exhaustive");
   phaze_test::expect_input_error(run_phaze(tiny + " --lower-fraction 2"), "--lower-fraction");
   phaze_test::expect_input_error(run_phaze(tiny + " --budget-um2 -5"), "--budget-um2");
   phaze_test::expect_input_error(run_phaze(tiny + " --budget no-such-arch"), "no-such-arch");

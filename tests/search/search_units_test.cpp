@@ -328,18 +328,17 @@ TEST(SearchQuestion, IdentityNamesEveryAnswerDeterminingOption) {
   EXPECT_TRUE(differs([](auto& o) { o.filter.num_tc = {8}; }));
   EXPECT_TRUE(differs([](auto& o) { o.filter.glb_bytes = {2 << 20}; }));
   EXPECT_TRUE(differs([](auto& o) { o.schedule_node_budget = 1000; }));
-  EXPECT_TRUE(differs([](auto& o) { o.exhaustive = true; }));
-  EXPECT_TRUE(differs([](auto& o) { o.stop_window = 4; }));
-  EXPECT_TRUE(differs([](auto& o) { o.bucket_um2 = 20'000; }));
-}
-
-TEST(SearchQuestion, IdentityOfAnExhaustiveSearchIgnoresTheBucketRule) {
-  // The window and the bucket width choose the points of an answer only when there is a stop rule.
-  search::SearchQuestion a, b;
-  a.exhaustive = b.exhaustive = true;
-  b.stop_window = 3;
-  b.bucket_um2 = 1;
-  EXPECT_EQ(search::run_identity(a), search::run_identity(b));
+  EXPECT_TRUE(differs([](auto& o) { o.stop_rule = search::StopRule::Buckets; }));
+  // The window and the bucket width choose the points of an answer only under the bucket rule.
+  EXPECT_FALSE(differs([](auto& o) { o.stop_window = 4; }));
+  EXPECT_FALSE(differs([](auto& o) { o.bucket_um2 = 20'000; }));
+  search::SearchQuestion buckets;
+  buckets.stop_rule = search::StopRule::Buckets;
+  search::SearchQuestion window = buckets, width = buckets;
+  window.stop_window = 4;
+  width.bucket_um2 = 20'000;
+  EXPECT_NE(search::run_identity(window), search::run_identity(buckets));
+  EXPECT_NE(search::run_identity(width), search::run_identity(buckets));
 }
 
 TEST(SearchEvaluate, MemoryFitDoesNotDependOnTheDesign) {

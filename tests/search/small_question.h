@@ -59,14 +59,14 @@ inline std::vector<std::string> small_argv() {
           fmt::format("{}", kLinkGibS)};
 }
 
-/// The small question with four-core designs too: 12 designs, in 8 buckets of 20,000 µm² (kBucketArgs), four
-/// of them with two designs.
+/// The small question with four-core designs too: 12 designs, in 8 buckets of 20,000 µm² (kBucketArgs: the
+/// bucket rule), four of them with two designs.
 inline std::vector<std::string> twelve_argv() {
   std::vector<std::string> argv = small_argv();
   *(std::find(argv.begin(), argv.end(), "--tc") + 1) = "1,2,4";
   return argv;
 }
-inline const char* const kBucketArgs = " --bucket-um2 20000";
+inline const char* const kBucketArgs = " --stop-rule buckets --bucket-um2 20000";
 
 /// Arguments for run_phaze's shell, each quoted.
 inline std::string joined(const std::vector<std::string>& argv) {

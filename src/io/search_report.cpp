@@ -120,11 +120,18 @@ ordered_json point_json(const SearchQuestion& q, const PointOutcome& p) {
           {"feasible", p.feasible},   {"average_samples_per_s", p.score}, {"models", models}};
 }
 
-/// A baseline point with the best design's speed-up over it (null without a best design).
-ordered_json baseline_point_json(const SearchQuestion& q, const PointOutcome& p, const SearchAnswer& a) {
+/// A baseline point with the best design's speed-up over it (null without a best design), and whether it is a
+/// point of the searched space (which an exact answer is never slower than).
+ordered_json baseline_point_json(const SearchQuestion& q, const PointOutcome& p, const SearchAnswer& a, bool in_space) {
   ordered_json out = point_json(q, p);
   out["speedup_of_best"] = a.best ? ordered_json(a.best->score / p.score) : ordered_json(nullptr);
+  out["in_space"] = in_space;
   return out;
+}
+
+/// Whether the strict TPUv4-like point (32 GiB) is a point of the searched space.
+bool strict_tpuv4_in_space(const SearchQuestion& q, const SearchAnswer& a) {
+  return a.tpuv4_in_space && std::find(q.hbm_bytes.begin(), q.hbm_bytes.end(), kTpuv4HbmBytes) != q.hbm_bytes.end();
 }
 
 ordered_json hand_set_json(const ModelCase& mc, const HandSetOutcome& h) {
@@ -194,7 +201,7 @@ ordered_json spotlight_json(const SearchQuestion& q, const SearchAnswer& a) {
   ordered_json out;
   if (s.chosen) {
     const SpotlightChoice& c = s.per_micro_batch[*s.chosen];
-    out = baseline_point_json(q, *c.best, a);
+    out = baseline_point_json(q, *c.best, a, true);
     out["single_chip_s_per_sample"] = c.seconds_per_sample;
   } else {
     out = {{"feasible", false}, {"reason", "no micro-batch size's Spotlight-style design has a feasible point"}};
@@ -210,8 +217,9 @@ const char* const kNoStrictPoint =
 ordered_json baselines_json(const SearchQuestion& q, const SearchAnswer& a) {
   const Baselines& b = a.baselines;
   ordered_json out;
-  out["tpuv4_like"] = a.tpuv4_baseline ? baseline_point_json(q, *a.tpuv4_baseline, a) : ordered_json(nullptr);
-  out["tpuv4_like_32gib"] = b.tpuv4_32gib ? baseline_point_json(q, *b.tpuv4_32gib, a)
+  out["tpuv4_like"] =
+      a.tpuv4_baseline ? baseline_point_json(q, *a.tpuv4_baseline, a, a.tpuv4_in_space) : ordered_json(nullptr);
+  out["tpuv4_like_32gib"] = b.tpuv4_32gib ? baseline_point_json(q, *b.tpuv4_32gib, a, strict_tpuv4_in_space(q, a))
                                           : ordered_json{{"feasible", false}, {"reason", kNoStrictPoint}};
   out["spotlight_style"] = spotlight_json(q, a);
   out["megatron_hand_set"] = {{"on_best", hand_set_point_json(q, a.best, b.hand_set_on_best)},
@@ -311,14 +319,14 @@ std::string point_brief(const SearchQuestion& q, const PointOutcome& p) {
 
 /// One baseline point and the best design's speed-up over it, or why there is none.
 void baseline_point_text(std::string& out, const std::string& label, const SearchQuestion& q,
-                         const std::optional<PointOutcome>& point, const PointOutcome& best,
+                         const std::optional<PointOutcome>& point, const PointOutcome& best, bool in_space,
                          const std::string& missing) {
   if (!point) {
     out += fmt::format("  {}: {}\n", label, missing);
     return;
   }
-  out += fmt::format("  {}: {}\n    the best design is {:.4g}× as fast\n", label, point_brief(q, *point),
-                     best.score / point->score);
+  out += fmt::format("  {}: {}\n    the best design is {:.4g}× as fast ({} the searched space)\n", label,
+                     point_brief(q, *point), best.score / point->score, in_space ? "a point of" : "outside");
 }
 
 void hand_set_text(std::string& out, const std::string& label, const SearchQuestion& q,
@@ -354,13 +362,15 @@ void baselines_text(std::string& out, const SearchQuestion& q, const SearchAnswe
   const PointOutcome& best = *a.best;
   const Baselines& b = a.baselines;
   out += "\nbaselines:\n";
-  baseline_point_text(out, "TPUv4-like chip, best over the HBM sizes", q, a.tpuv4_baseline, best, "no feasible point");
-  baseline_point_text(out, "TPUv4-like chip with 32 GiB of HBM (TPUv4's)", q, b.tpuv4_32gib, best, kNoStrictPoint);
+  baseline_point_text(out, "TPUv4-like chip, best over the HBM sizes", q, a.tpuv4_baseline, best, a.tpuv4_in_space,
+                      "no feasible point");
+  baseline_point_text(out, "TPUv4-like chip with 32 GiB of HBM (TPUv4's)", q, b.tpuv4_32gib, best,
+                      strict_tpuv4_in_space(q, a), kNoStrictPoint);
   const SpotlightBaseline& s = b.spotlight;
   std::optional<PointOutcome> spotlight;
   if (s.chosen) spotlight = s.per_micro_batch[*s.chosen].best;
   baseline_point_text(out, "Spotlight-style design (least single-chip latency per sample at t = 1)", q, spotlight, best,
-                      "no micro-batch size's design has a feasible point");
+                      true, "no micro-batch size's design has a feasible point");
   for (const SpotlightChoice& c : s.per_micro_batch) {
     if (!c.found) {
       out += fmt::format("    micro-batch {}: {}\n", c.micro_batch, kNoSpotlightDesign);

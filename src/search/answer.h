@@ -46,6 +46,9 @@ struct SearchAnswer {
   /// sizes and recomputation settings, whether or not it lies in the searched space; nothing when no point
   /// of it is feasible.
   std::optional<PointOutcome> tpuv4_baseline;
+  /// Whether the TPUv4-like chip is one of the searched designs: its points at the question's HBM sizes are
+  /// then points of the space, which an exact answer is never slower than.
+  bool tpuv4_in_space = false;
   /// The other baselines (baselines.h): the strict 32 GiB TPUv4-like point, the hand-set Megatron-style
   /// plans, the Spotlight-style design.
   Baselines baselines;

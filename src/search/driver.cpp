@@ -346,7 +346,13 @@ SearchAnswer SearchRun::answer(RunStats* stats) {
 
   // The baseline is evaluated afresh (it is one design) through the same path as every point.
   Evaluator evaluator(workload_, cache_);
-  answer.tpuv4_baseline = best_feasible(evaluator.evaluate(tpuv4_design(q_), [](const std::string&) { return true; }));
+  const hw::Design tpuv4 = tpuv4_design(q_);
+  answer.tpuv4_baseline = best_feasible(evaluator.evaluate(tpuv4, [](const std::string&) { return true; }));
+  const DesignValues tpuv4_chip = design_values(tpuv4.arch);
+  answer.tpuv4_in_space = std::any_of(designs_.begin(), designs_.end(), [&](const hw::Design& d) {
+    const DesignValues chip = design_values(d.arch);
+    return std::equal(chip.begin(), chip.begin() + kChipFields, tpuv4_chip.begin());
+  });
   answer.baselines = compute_baselines(q_, answer.best, answer.tpuv4_baseline, workload_, cache_, threads_,
                                        stats ? &stats->baseline_times : nullptr, &*argmins_);
 

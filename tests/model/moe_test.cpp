@@ -227,7 +227,9 @@ TEST(MixtureOfExperts, CapacityIsMegatronCoresCeilingOfTheBalancedShareTimesTheF
                         .transformer;
   EXPECT_EQ(qwen.forward.ops[static_cast<size_t>(qwen.forward.find("F14p"))].passes.front().elements, 63 * 128 * 2048);
   for (const auto& pass : qwen.backward.ops[static_cast<size_t>(qwen.backward.find("B14p"))].passes)
-    if (pass.kind == phaze::model::VectorKind::ScatterAdd) EXPECT_EQ(pass.elements, 8000 * 2048);
+    if (pass.kind == phaze::model::VectorKind::ScatterAdd) {
+      EXPECT_EQ(pass.elements, 8000 * 2048);
+    }
   // The load lies in (0, E/k]: no expert takes more than all T tokens.
   for (double load : {0.0, -1.0, 4.0001}) {
     phaze::model::Shape shape{T, 1, 1, ep};

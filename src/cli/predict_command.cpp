@@ -10,11 +10,14 @@
 #include "cli/option_values.h"
 #include "cli/text_format.h"
 #include "hw/system_json.h"
+#include "io/chrome_trace.h"
 #include "io/megatron_args.h"
+#include "io/pipeline_trace.h"
 #include "io/prediction_json.h"
 #include "megatron/assumptions.h"
 #include "model/hf_config.h"
 #include "util/input_error.h"
+#include "util/output_file.h"
 
 namespace phaze::cli {
 
@@ -28,6 +31,7 @@ struct PredictOptions {
   std::string recompute = "full";
   megatron::TrainingPlan plan = megatron::current_practice();
   bool json = false;
+  std::string trace;                       ///< write the iteration here as Chrome trace-event JSON
   std::vector<std::string> megatron_args;  ///< pretrain_gpt.py's arguments, after --
   bool distributed_optimizer = false;      ///< --distributed-optimizer: ZeRO 1 unless --zero says more
   bool fp8_recipe_given = false;
@@ -97,8 +101,14 @@ void predict(PredictOptions o) {
                                    o.plan.tp, o.plan.cp, o.plan.pp, o.plan.dp, o.plan.gpus()));
   }
   const hw::System system = hw::load_system(o.system);
+  if (!o.trace.empty()) check_writable("--trace", o.trace);
   const megatron::StepPrediction p = megatron::predict_step(spec, system, o.plan);
   const std::string assumptions = megatron::assumptions_line(o.plan, hw::gpu_of(system), spec);
+  if (!o.trace.empty()) {
+    const std::string name =
+        fmt::format("{} on {} × {} ({})", spec.name, o.plan.gpus(), hw::device_name(system.device), system.name);
+    write_text_file(o.trace, io::chrome_trace_json({io::prediction_timeline(name, p)}).dump(1) + "\n");
+  }
   if (o.json) {
     nlohmann::json out = io::to_json(p);
     out["model"] = spec.name;
@@ -220,6 +230,9 @@ void add_predict_command(CLI::App& app) {
                      "parameters (FSDP)");
   add_feature_options(cmd, o->plan);
   cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_option("--trace", o->trace,
+                  "Write the iteration as Chrome trace-event JSON (Perfetto, chrome://tracing): one track per "
+                  "pipeline stage, one for the gradients and the optimizer, ending at the iteration time");
   cmd->add_option("megatron-args", o->megatron_args,
                   "After --: Megatron-LM's pretrain_gpt.py arguments (the model and plan are read from them)");
   cmd->callback([o, cmd] {

@@ -15,6 +15,7 @@
 #include "cli/system_options.h"
 #include "cost/operator_cost.h"
 #include "hw/architecture_json.h"
+#include "io/chrome_trace.h"
 #include "io/schedule_json.h"
 #include "model/hf_config.h"
 #include "model/layer_graph.h"
@@ -50,6 +51,7 @@ struct ScheduleOptions {
   bool comm_as_vector = false;
   bool overlap_across_types = false;
   std::string question_out;                   ///< write the question here as JSON ("-": stdout) and stop
+  std::string trace;                          ///< write the schedule here as Chrome trace-event JSON
   std::vector<std::string> model_only_given;  ///< --model options given (an error with FILE)
 };
 
@@ -136,6 +138,33 @@ std::vector<Lane> lanes(const Problem& p, const Schedule& s) {
     }
     if (tc && slot.tensor_core >= 0) out[static_cast<size_t>(slot.tensor_core)].tasks.push_back(i);
     if (vc && slot.vector_core >= 0) out[vc0 + static_cast<size_t>(slot.vector_core)].tasks.push_back(i);
+  }
+  return out;
+}
+
+/// The schedule as a timeline: one track per tensor core, vector core and the link, one event per operator on
+/// each lane it occupies (a parallel operator on every core of its kind).
+io::Timeline schedule_timeline(const std::string& title, const Problem& p, const Schedule& s) {
+  io::Timeline out;
+  out.name = title;
+  const std::vector<Lane> rows = lanes(p, s);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    out.tracks.push_back(rows[r].label);
+    for (const size_t i : rows[r].tasks) {
+      const TaskSlot& slot = s.tasks[i];
+      const TaskKind kind = effective_kind(p, p.tasks[i].kind);
+      io::TraceEvent e;
+      e.name = p.tasks[i].id;
+      e.category = kind == TaskKind::Tensor   ? "tensor"
+                   : kind == TaskKind::Vector ? "vector"
+                   : kind == TaskKind::Fused  ? "fused"
+                                              : "communication";
+      e.track = r;
+      e.start_s = slot.start_s;
+      e.duration_s = slot.finish_s - slot.start_s;
+      e.args = {{"cores", cores_text(p, i, slot)}, {"mode", slot.parallel ? "parallel" : "single"}};
+      out.events.push_back(std::move(e));
+    }
   }
   return out;
 }
@@ -275,6 +304,7 @@ void run_schedule(const ScheduleOptions& o) {
   if (!o.file.empty() && !o.model_only_given.empty())
     throw InputError(fmt::format("schedule: {} applies only with --model, not with FILE", o.model_only_given[0]));
   if (!o.question_out.empty() && o.question_out != "-") check_writable("--write-question", o.question_out);
+  if (!o.trace.empty()) check_writable("--trace", o.trace);
 
   Context ctx;
   Problem problem;
@@ -315,6 +345,8 @@ void run_schedule(const ScheduleOptions& o) {
     std::cerr << "phaze: no feasible schedule: an operator has no finite estimate on this design\n";
   }
 
+  if (!o.trace.empty())
+    write_text_file(o.trace, io::chrome_trace_json({schedule_timeline(ctx.title, problem, result)}).dump(1) + "\n");
   if (o.json) {
     nlohmann::ordered_json out = ctx.json.is_null() ? nlohmann::ordered_json::object() : ctx.json;
     const nlohmann::ordered_json result_json = io::schedule_output_json(problem, result, solver->name());
@@ -346,6 +378,9 @@ void add_schedule_command(CLI::App& app) {
       ->type_name("SECONDS")
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_option("--trace", o->trace,
+                  "Write the schedule as Chrome trace-event JSON (Perfetto, chrome://tracing): one track per core "
+                  "and the link, one event per operator");
   const std::vector<std::string> model_only = {"--arch", "--system", "--seq",   "--mbs",     "--tp",
                                                "--pass", "--layer",  "--cache", "--no-cache"};
   add_system_options(cmd, o->system, " (with --model)");

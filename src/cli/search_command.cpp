@@ -12,6 +12,8 @@
 #include "hw/architecture_json.h"
 #include "hw/area.h"
 #include "hw/system_json.h"
+#include "io/chrome_trace.h"
+#include "io/pipeline_trace.h"
 #include "io/search_report.h"
 #include "model/hf_config.h"
 #include "search/driver.h"
@@ -52,7 +54,7 @@ struct SearchOptions {
   int64_t stop_window = 5;
   double bucket_um2 = 10'000;
   int threads = 0;
-  std::string db, output, csv;
+  std::string db, output, csv, trace;
   int64_t top = 5;
   bool json = false;
   int64_t schedule_nodes = 0;
@@ -257,6 +259,7 @@ void run(const SearchOptions& o, const GivenFn& given) {
   // The answer of a long search must not be lost to a mistyped output path: check them all first.
   if (!o.output.empty()) check_writable("--output", o.output);
   if (!o.csv.empty()) check_writable("--csv", o.csv);
+  if (!o.trace.empty()) check_writable("--trace", o.trace);
   search::RunSettings settings;
   settings.threads = thread_count(o);
   settings.job = &job;
@@ -276,6 +279,11 @@ void run(const SearchOptions& o, const GivenFn& given) {
   const std::string json = io::answer_json(q, answer).dump(2) + "\n";
   if (!o.output.empty()) write_text_file(o.output, json);
   if (!o.csv.empty()) write_file(o.csv, [&](std::ostream& out) { io::write_points_csv(out, q, answer); });
+  if (!o.trace.empty())
+    write_text_file(o.trace, io::chrome_trace_json(answer.best ? io::best_point_timelines(q, *answer.best)
+                                                               : std::vector<io::Timeline>{})
+                                     .dump(1) +
+                                 "\n");
   if (o.json) {
     std::cout << json;
   } else {
@@ -419,6 +427,9 @@ void add_output_options(CLI::App* cmd, SearchOptions& o) {
                   "SQLite results file: every point evaluated is stored; a killed search run again with it resumes");
   cmd->add_option("-o,--output", o.output, "Write the answer as JSON to this file");
   cmd->add_option("--csv", o.csv, "Write every point as CSV to this file");
+  cmd->add_option("--trace", o.trace,
+                  "Write the best point's pipelines as Chrome trace-event JSON (Perfetto, chrome://tracing): one "
+                  "track per stage, one for the gradients and the optimizer, ending at the time per batch");
   add_integer_option(cmd, "--top", o.top, 0, search::limits::kTop, "Points listed in the top list");
   cmd->add_flag("--json", o.json, "Print the answer as JSON instead of text");
   cmd->add_option("--question", o.question_in,

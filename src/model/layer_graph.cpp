@@ -21,11 +21,16 @@ std::vector<DistinctLayer> LayerGraph::distinct_layers() const {
 }
 
 size_t LayerGraph::distinct_index(int64_t index) const {
-  if (index < 0 || index >= size()) throw std::out_of_range("layer graph node index");
-  const size_t dense = dense_layers() > 0 ? 1 : 0;
+  return distinct_layer_index(spec, index);
+}
+
+size_t distinct_layer_index(const ModelSpec& spec, int64_t index) {
+  const int64_t nodes = spec.num_layers + 2;
+  if (index < 0 || index >= nodes) throw std::out_of_range("layer graph node index");
+  const size_t dense = spec.first_dense_layers > 0 ? 1 : 0;
   if (index == 0) return 0;
-  if (index == size() - 1) return 2 + dense;
-  return index < first_main_node() ? 1 : 1 + dense;
+  if (index == nodes - 1) return 2 + dense;
+  return index <= spec.first_dense_layers ? 1 : 1 + dense;
 }
 
 std::vector<LayerKind> distinct_layer_kinds(const ModelSpec& spec) {

@@ -68,6 +68,8 @@ struct LayerGraph {
 /// The kinds of the distinct layers of a model of `spec`, in the order of LayerGraph::distinct_layers (for
 /// naming per-layer figures without building the graph).
 std::vector<LayerKind> distinct_layer_kinds(const ModelSpec& spec);
+/// The index in those kinds (and in LayerGraph::distinct_layers) of chain node `index` of a model of `spec`.
+size_t distinct_layer_index(const ModelSpec& spec, int64_t index);
 
 /// Builds the layer graph; validates spec and shape first (InputError naming `source`).
 LayerGraph build_layer_graph(const ModelSpec& spec, const Shape& shape, const Precision& precision,

@@ -55,6 +55,7 @@ struct SearchOptions {
   double bucket_um2 = 10'000;
   int threads = 0;
   std::string db, output, csv, trace;
+  std::string progress = "auto";
   int64_t top = 5;
   bool json = false;
   int64_t schedule_nodes = 0;
@@ -267,7 +268,9 @@ void run(const SearchOptions& o, const GivenFn& given) {
   settings.top = o.top;
   settings.keep_all = !o.csv.empty();
   settings.leave_out_by_bound = !o.evaluate_all;
-  settings.progress = stderr_progress_output();
+  settings.progress = stderr_progress_output(o.progress == "plain"  ? ProgressMode::Plain
+                                             : o.progress == "none" ? ProgressMode::None
+                                                                    : ProgressMode::Auto);
   search::RunStats stats;
   search::SearchAnswer answer;
   try {
@@ -432,6 +435,11 @@ void add_output_options(CLI::App* cmd, SearchOptions& o) {
                   "track per stage, one for the gradients and the optimizer, ending at the time per batch");
   add_integer_option(cmd, "--top", o.top, 0, search::limits::kTop, "Points listed in the top list");
   cmd->add_flag("--json", o.json, "Print the answer as JSON instead of text");
+  cmd->add_option("--progress", o.progress,
+                  "Progress on standard error: auto (a bar on a terminal, nothing otherwise), plain (a line every "
+                  "5 s, for logs) or none")
+      ->check(CLI::IsMember({"auto", "plain", "none"}))
+      ->capture_default_str();
   cmd->add_option("--question", o.question_in,
                   "Search question JSON (docs/question.md), as --write-question writes it; flags given beside it "
                   "replace its values");

@@ -104,9 +104,13 @@ std::string render_progress(int64_t done, int64_t total, double elapsed_s, std::
   return std::string(first_columns(line, available));
 }
 
-ProgressOutput stderr_progress_output() {
+ProgressOutput stderr_progress_output(ProgressMode mode) {
   ProgressOutput output;
-  output.is_terminal = ::isatty(STDERR_FILENO) == 1;
+  output.is_terminal = mode == ProgressMode::Plain || (mode == ProgressMode::Auto && ::isatty(STDERR_FILENO) == 1);
+  if (mode == ProgressMode::Plain) {
+    output.line_per_update = true;
+    output.min_interval_s = kPlainProgressInterval;
+  }
   output.write = [](std::string_view text) {
     std::fwrite(text.data(), 1, text.size(), stderr);
     std::fflush(stderr);
@@ -171,6 +175,11 @@ void Progress::finish() {
 void Progress::draw_locked(double now_s, bool last) {
   const std::string line =
       render_progress(done(), total_, now_s - start_s_, best_, output_.columns(), unit_, total_is_bound_);
+  next_draw_s_.store(now_s + output_.min_interval_s, std::memory_order_relaxed);
+  if (output_.line_per_update) {
+    output_.write(line + "\n");
+    return;
+  }
   const int columns = columns_of(line);
   std::string update = "\r" + line;
   if (columns < drawn_columns_) update.append(static_cast<size_t>(drawn_columns_ - columns), ' ');

@@ -36,14 +36,22 @@ std::string render_progress(int64_t done, int64_t total, double elapsed_s, std::
 /// left empty mean: never draw (write), 80 columns (columns), std::chrono::steady_clock (now_s).
 struct ProgressOutput {
   std::function<void(std::string_view)> write;  ///< receives whole updates: "\r", the line, blanks over the rest
-  bool is_terminal = false;                     ///< draw at all: progress bars are for people, not logs
-  std::function<int()> columns;                 ///< terminal width in columns, asked before each draw
-  std::function<double()> now_s;                ///< a monotonic clock, seconds
-  double min_interval_s = 0.1;                  ///< at most one redraw per interval (about 10 per second)
+  bool is_terminal = false;       ///< draw at all: a terminal, or plain lines asked for (not a log by default)
+  std::function<int()> columns;   ///< terminal width in columns, asked before each draw
+  std::function<double()> now_s;  ///< a monotonic clock, seconds
+  double min_interval_s = 0.1;    ///< at most one redraw per interval (about 10 per second)
+  /// Each update on a line of its own ("line\n"), for a log rather than a terminal.
+  bool line_per_update = false;
 };
 
-/// Standard error: drawn when it is a terminal (isatty), as wide as the terminal (80 if unknown).
-ProgressOutput stderr_progress_output();
+/// How a long run shows its progress on standard error: `auto` a bar redrawn in place when it is a terminal
+/// and nothing otherwise; `plain` one line every kPlainProgressInterval seconds whatever it is (a log, a
+/// batch job's output); `none` nothing.
+enum class ProgressMode { Auto, Plain, None };
+inline constexpr double kPlainProgressInterval = 5;
+
+/// Standard error as `mode` says, as wide as the terminal (80 if unknown or not a terminal).
+ProgressOutput stderr_progress_output(ProgressMode mode = ProgressMode::Auto);
 
 /// Progress of a long run on one terminal line: points done of total, rate, ETA and a "best so far" text,
 /// redrawn in place (carriage return) at most about ten times a second, nothing at all when the output is not

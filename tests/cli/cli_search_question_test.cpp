@@ -136,4 +136,16 @@ TEST(CliSearchQuestion, BadFilesAndMissingModelsExitTwo) {
   expect_input_error(run_phaze("search --devices 8"), "--model is required");
 }
 
+TEST(CliSearchQuestion, PlainProgressWritesLinesToALogAndNoneWritesNothing) {
+  // Standard error is a pipe here: the bar stays away, plain lines do not.
+  const RunResult quiet = ok(kTinySearch + " --json");
+  EXPECT_EQ(quiet.err, "");
+  const RunResult plain = ok(kTinySearch + " --json --progress plain");
+  EXPECT_EQ(plain.err.find('\r'), std::string::npos);
+  EXPECT_EQ(plain.err.rfind("[....................] 0/", 0), 0u) << plain.err;  // the first line at once
+  EXPECT_NE(plain.err.find("100.0%"), std::string::npos) << plain.err;            // and the last
+  EXPECT_EQ(plain.out, quiet.out);  // the answer is the same
+  EXPECT_EQ(ok(kTinySearch + " --progress none").err, "");
+}
+
 }  // namespace

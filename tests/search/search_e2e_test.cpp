@@ -578,6 +578,7 @@ TEST(SearchEndToEnd, BadOptionsExitTwoNamingTheOption) {
                                  "--stop-window: applies to --stop-rule buckets only");
   phaze_test::expect_input_error(run_phaze(tiny + " --bucket-um2 5000 --exhaustive"), "--bucket-um2");
   phaze_test::expect_input_error(run_phaze(tiny + " --stop-rule soon"), "--stop-rule");
+  phaze_test::expect_input_error(run_phaze(tiny + " --progress sometimes"), "--progress");
   phaze_test::expect_input_error(run_phaze(tiny + " --stop-rule buckets --exhaustive"), "--exhaustive");
   phaze_test::expect_input_error(run_phaze(tiny + " --lower-fraction 2"), "--lower-fraction");
   phaze_test::expect_input_error(run_phaze(tiny + " --budget-um2 -5"), "--budget-um2");

@@ -303,9 +303,33 @@ TEST(Progress, ManyThreadsAdvance) {
 TEST(Progress, StandardErrorDrawsOnlyOnATerminal) {
   const ProgressOutput output = phaze::stderr_progress_output();
   EXPECT_EQ(output.is_terminal, ::isatty(STDERR_FILENO) == 1);
+  EXPECT_FALSE(output.line_per_update);
   EXPECT_GT(output.columns(), 0);
   const double t0 = output.now_s();
   EXPECT_GE(output.now_s(), t0);
+  // Plain lines are drawn whatever standard error is, every 5 s; none never draws.
+  const ProgressOutput plain = phaze::stderr_progress_output(phaze::ProgressMode::Plain);
+  EXPECT_TRUE(plain.is_terminal);
+  EXPECT_TRUE(plain.line_per_update);
+  EXPECT_EQ(plain.min_interval_s, 5.0);
+  EXPECT_FALSE(phaze::stderr_progress_output(phaze::ProgressMode::None).is_terminal);
+}
+
+TEST(Progress, PlainLinesEndEachUpdateAndNeverReturnTheCarriage) {
+  FakeTerminal log;
+  ProgressOutput out = log.output(/*is_terminal=*/true, /*min_interval_s=*/5);
+  out.line_per_update = true;
+  Progress progress(100, out);
+  log.now_s = 4;
+  progress.advance(40);  // too soon
+  log.now_s = 5;
+  progress.advance(10);  // 50 in 5 s: 10 points/s, 50 left take 5 s
+  log.now_s = 6;
+  progress.finish();  // 50 in 6 s: 8.33 points/s, 50 left take 6 s
+  ASSERT_EQ(log.updates.size(), 3u);
+  EXPECT_EQ(log.updates[0], "[....................] 0/100 0.0%  -- points/s  ETA --\n");
+  EXPECT_EQ(log.updates[1], "[##########..........] 50/100 50.0%  10.0 points/s  ETA 5s\n");
+  EXPECT_EQ(log.updates[2], "[##########..........] 50/100 50.0%  8.33 points/s  ETA 6s\n");
 }
 
 }  // namespace

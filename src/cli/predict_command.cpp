@@ -5,6 +5,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/feature_options.h"
 #include "cli/option_values.h"
@@ -15,6 +16,7 @@
 #include "io/pipeline_trace.h"
 #include "io/prediction_json.h"
 #include "megatron/assumptions.h"
+#include "megatron/training_run.h"
 #include "model/hf_config.h"
 #include "util/input_error.h"
 #include "util/output_file.h"
@@ -32,6 +34,8 @@ struct PredictOptions {
   megatron::TrainingPlan plan = megatron::current_practice();
   bool json = false;
   std::string trace;                       ///< write the iteration here as Chrome trace-event JSON
+  double train_tokens = 0;                 ///< --train-tokens: the run's token budget (0: not asked)
+  double usd_per_device_hour = 0;          ///< --usd-per-device-hour (with --train-tokens)
   std::vector<std::string> megatron_args;  ///< pretrain_gpt.py's arguments, after --
   bool distributed_optimizer = false;      ///< --distributed-optimizer: ZeRO 1 unless --zero says more
   bool fp8_recipe_given = false;
@@ -109,11 +113,16 @@ void predict(PredictOptions o) {
         fmt::format("{} on {} × {} ({})", spec.name, o.plan.gpus(), hw::device_name(system.device), system.name);
     write_text_file(o.trace, io::chrome_trace_json({io::prediction_timeline(name, p)}).dump(1) + "\n");
   }
+  std::optional<megatron::TrainingRun> run;
+  if (o.train_tokens > 0)
+    run = megatron::training_run(p, o.train_tokens,
+                                 o.usd_per_device_hour > 0 ? std::optional(o.usd_per_device_hour) : std::nullopt);
   if (o.json) {
     nlohmann::json out = io::to_json(p);
     out["model"] = spec.name;
     out["system"] = system.name;
     out["assumptions"] = assumptions;
+    if (run) out["training_run"] = io::to_json(*run);
     std::cout << out.dump(2) << "\n";
     return;
   }
@@ -121,6 +130,12 @@ void predict(PredictOptions o) {
   fmt::print("{} on {} × {} ({})\n", spec.description.empty() ? spec.name : spec.description, o.plan.gpus(),
              hw::device_name(system.device), system.name);
   std::cout << prediction_text(p);
+  if (run)
+    fmt::print(
+        "  training run    {:.4g} tokens: {:.0f} iterations of {:.4g} tokens, {:.4g} s ({:.2f} days), {:.4g} "
+        "GPU-hours{}\n",
+        run->tokens, run->iterations, run->tokens_per_iteration, run->seconds, run->seconds / 86400, run->gpu_hours,
+        run->usd ? fmt::format(", ${:.4g}", *run->usd) : "");
 }
 
 }  // namespace
@@ -168,9 +183,10 @@ std::string prediction_text(const megatron::StepPrediction& p) {
     if ((name != std::string("CP comm") || pl.cp > 1) && (name != std::string("EP comm") || pl.ep > 1))
       out += fmt::format("    {:<13} {:>12}  {:5.1f}%\n", name, seconds(s), 100 * s / t.iteration_s);
   out += fmt::format(
-      "  throughput      {:.0f} tokens/s, {:.1f} TFLOP/s per GPU (with recomputation), MFU {:.1f}% of the 16-bit "
-      "peak (ceiling {:.0f}%)\n",
-      p.tokens_per_s, p.flop_per_s_per_gpu / 1e12, 100 * p.mfu, 100 * p.mfu_ceiling);
+      "  throughput      {:.0f} tokens/s ({:.0f} per GPU), {:.1f} TFLOP/s per GPU (with recomputation), MFU {:.1f}% "
+      "of the 16-bit peak (ceiling {:.0f}%)\n",
+      p.tokens_per_s, p.tokens_per_s / static_cast<double>(pl.gpus()), p.flop_per_s_per_gpu / 1e12, 100 * p.mfu,
+      100 * p.mfu_ceiling);
   out += fmt::format(
       "  memory per GPU  stage {}: weights {}, gradients {}, optimizer {}, activations {}, allocator {}, "
       "runtime {}\n",
@@ -230,6 +246,11 @@ void add_predict_command(CLI::App& app) {
                      "parameters (FSDP)");
   add_feature_options(cmd, o->plan);
   cmd->add_flag("--json", o->json, "Print JSON");
+  add_number_option(cmd, "--train-tokens", o->train_tokens, 0, megatron::kMaxTrainTokens, true,
+                    "Tokens to train on: the run's iterations (whole global batches), time and GPU-hours");
+  add_number_option(cmd, "--usd-per-device-hour", o->usd_per_device_hour, 0, megatron::kMaxUsdPerDeviceHour, true,
+                    "Price of one GPU for one hour in US dollars: the run's cost (with --train-tokens)")
+      ->needs("--train-tokens");
   cmd->add_option("--trace", o->trace,
                   "Write the iteration as Chrome trace-event JSON (Perfetto, chrome://tracing): one track per "
                   "pipeline stage, one for the gradients and the optimizer, ending at the iteration time");

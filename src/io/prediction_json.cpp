@@ -69,6 +69,7 @@ json to_json(const megatron::StepPrediction& r) {
                 {"dp_comm_s", t.dp_comm_s},
                 {"optimizer_s", t.optimizer_s}}},
               {"tokens_per_s", r.tokens_per_s},
+              {"tokens_per_s_per_gpu", r.tokens_per_s / static_cast<double>(r.plan.gpus())},
               {"flop_per_s_per_gpu", r.flop_per_s_per_gpu},
               {"mfu", r.mfu},
               {"mfu_ceiling", r.mfu_ceiling},
@@ -86,6 +87,12 @@ json to_json(const megatron::StepPrediction& r) {
                 {"reserve_bytes", m.reserve_bytes},
                 {"capacity_bytes", m.capacity_bytes}}},
               {"fits", m.fits}};
+}
+
+json to_json(const megatron::TrainingRun& r) {
+  return json{{"tokens", r.tokens},         {"tokens_per_iteration", r.tokens_per_iteration},
+              {"iterations", r.iterations}, {"seconds", r.seconds},
+              {"gpu_hours", r.gpu_hours},   {"usd", r.usd ? json(*r.usd) : json(nullptr)}};
 }
 
 }  // namespace phaze::io

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "megatron/training_run.h"
 #include "megatron/training_step.h"
 
 namespace phaze::io {
@@ -13,5 +14,7 @@ namespace phaze::io {
 ///  "mfu", "memory": {weights_bytes, ..., "peak_bytes", "capacity_bytes", "stage"}, "fits"}.
 nlohmann::json to_json(const megatron::StepPrediction& prediction);
 nlohmann::json to_json(const megatron::TrainingPlan& plan);
+/// tokens, tokens_per_iteration, iterations, seconds, gpu_hours and usd (null without a price).
+nlohmann::json to_json(const megatron::TrainingRun& run);
 
 }  // namespace phaze::io

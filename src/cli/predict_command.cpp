@@ -16,6 +16,7 @@
 #include "io/pipeline_trace.h"
 #include "io/prediction_json.h"
 #include "megatron/assumptions.h"
+#include "megatron/fit_suggestions.h"
 #include "megatron/training_run.h"
 #include "model/hf_config.h"
 #include "util/input_error.h"
@@ -113,6 +114,9 @@ void predict(PredictOptions o) {
         fmt::format("{} on {} × {} ({})", spec.name, o.plan.gpus(), hw::device_name(system.device), system.name);
     write_text_file(o.trace, io::chrome_trace_json({io::prediction_timeline(name, p)}).dump(1) + "\n");
   }
+  // A configuration that does not fit says which near ones would.
+  const std::vector<megatron::FitSuggestion> would_fit =
+      p.memory.fits ? std::vector<megatron::FitSuggestion>{} : megatron::fitting_neighbours(spec, system, o.plan);
   std::optional<megatron::TrainingRun> run;
   if (o.train_tokens > 0)
     run = megatron::training_run(p, o.train_tokens,
@@ -123,6 +127,14 @@ void predict(PredictOptions o) {
     out["system"] = system.name;
     out["assumptions"] = assumptions;
     if (run) out["training_run"] = io::to_json(*run);
+    if (!p.memory.fits) {
+      nlohmann::json fits_with = nlohmann::json::array();
+      for (const megatron::FitSuggestion& s : would_fit)
+        fits_with.push_back({{"flags", s.flags},
+                             {"iteration_time_s", s.prediction.time.iteration_s},
+                             {"peak_bytes", s.prediction.memory.peak_bytes}});
+      out["fits_with"] = fits_with;
+    }
     std::cout << out.dump(2) << "\n";
     return;
   }
@@ -130,6 +142,15 @@ void predict(PredictOptions o) {
   fmt::print("{} on {} × {} ({})\n", spec.description.empty() ? spec.name : spec.description, o.plan.gpus(),
              hw::device_name(system.device), system.name);
   std::cout << prediction_text(p);
+  if (!p.memory.fits) {
+    if (would_fit.empty())
+      fmt::print(
+          "  would fit       nothing one or two steps away (recomputation, ZeRO, sequence parallelism, "
+          "twice t or p, half the micro-batch): more GPUs or less per GPU\n");
+    for (size_t i = 0; i < would_fit.size(); ++i)
+      fmt::print("  {}{}: {}, peak {}\n", i == 0 ? "would fit       " : "                ", would_fit[i].flags,
+                 seconds(would_fit[i].prediction.time.iteration_s), gib(would_fit[i].prediction.memory.peak_bytes));
+  }
   if (run)
     fmt::print(
         "  training run    {:.4g} tokens: {:.0f} iterations of {:.4g} tokens, {:.4g} s ({:.2f} days), {:.4g} "

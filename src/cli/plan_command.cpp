@@ -38,6 +38,7 @@ struct PlanOptions {
   bool no_fp8 = false;
   bool fp8_recipe_given = false;
   bool json = false;
+  TrainingRunOptions run;
 };
 
 void plan(const PlanOptions& o) {
@@ -76,7 +77,11 @@ void plan(const PlanOptions& o) {
   const std::string assumptions = megatron::assumptions_line(o.features, hw::gpu_of(system), spec);
   if (o.json) {
     nlohmann::json best = nlohmann::json::array();
-    for (const auto& p : a.best) best.push_back(io::to_json(p));
+    for (const auto& p : a.best) {
+      nlohmann::json entry = io::to_json(p);
+      if (const auto run = asked_training_run(o.run, p)) entry["training_run"] = io::to_json(*run);
+      best.push_back(std::move(entry));
+    }
     std::cout << nlohmann::json{{"model", spec.name},
                                 {"system", system.name},
                                 {"gpus", q.gpus},
@@ -109,6 +114,7 @@ void plan(const PlanOptions& o) {
   for (size_t i = 0; i < a.best.size(); ++i) {
     fmt::print("\n#{}\n", i + 1);
     std::cout << prediction_text(a.best[i]);
+    if (const auto run = asked_training_run(o.run, a.best[i])) std::cout << training_run_text(*run);
   }
 }
 
@@ -141,6 +147,7 @@ void add_plan_command(CLI::App& app) {
                   "Expert tensor-parallel widths tried for a mixture of experts, comma-separated (default: every "
                   "width dividing its expert FFN, ep × etp dividing a stage's GPUs)");
   cmd->add_flag("--json", o->json, "Print JSON");
+  add_training_run_options(cmd, o->run);
   cmd->callback([o, cmd] {
     o->fp8_given = cmd->count("--fp8") > 0 || o->no_fp8;
     o->fp8_recipe_given = cmd->count("--fp8-recipe") > 0;

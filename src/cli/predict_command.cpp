@@ -34,9 +34,8 @@ struct PredictOptions {
   std::string recompute = "full";
   megatron::TrainingPlan plan = megatron::current_practice();
   bool json = false;
-  std::string trace;                       ///< write the iteration here as Chrome trace-event JSON
-  double train_tokens = 0;                 ///< --train-tokens: the run's token budget (0: not asked)
-  double usd_per_device_hour = 0;          ///< --usd-per-device-hour (with --train-tokens)
+  std::string trace;  ///< write the iteration here as Chrome trace-event JSON
+  TrainingRunOptions run;
   std::vector<std::string> megatron_args;  ///< pretrain_gpt.py's arguments, after --
   bool distributed_optimizer = false;      ///< --distributed-optimizer: ZeRO 1 unless --zero says more
   bool fp8_recipe_given = false;
@@ -117,10 +116,7 @@ void predict(PredictOptions o) {
   // A configuration that does not fit says which near ones would.
   const std::vector<megatron::FitSuggestion> would_fit =
       p.memory.fits ? std::vector<megatron::FitSuggestion>{} : megatron::fitting_neighbours(spec, system, o.plan);
-  std::optional<megatron::TrainingRun> run;
-  if (o.train_tokens > 0)
-    run = megatron::training_run(p, o.train_tokens,
-                                 o.usd_per_device_hour > 0 ? std::optional(o.usd_per_device_hour) : std::nullopt);
+  const std::optional<megatron::TrainingRun> run = asked_training_run(o.run, p);
   if (o.json) {
     nlohmann::json out = io::to_json(p);
     out["model"] = spec.name;
@@ -151,12 +147,7 @@ void predict(PredictOptions o) {
       fmt::print("  {}{}: {}, peak {}\n", i == 0 ? "would fit       " : "                ", would_fit[i].flags,
                  seconds(would_fit[i].prediction.time.iteration_s), gib(would_fit[i].prediction.memory.peak_bytes));
   }
-  if (run)
-    fmt::print(
-        "  training run    {:.4g} tokens: {:.0f} iterations of {:.4g} tokens, {:.4g} s ({:.2f} days), {:.4g} "
-        "GPU-hours{}\n",
-        run->tokens, run->iterations, run->tokens_per_iteration, run->seconds, run->seconds / 86400, run->gpu_hours,
-        run->usd ? fmt::format(", ${:.4g}", *run->usd) : "");
+  if (run) std::cout << training_run_text(*run);
 }
 
 }  // namespace
@@ -220,6 +211,30 @@ std::string prediction_text(const megatron::StepPrediction& p) {
   return out;
 }
 
+void add_training_run_options(CLI::App* cmd, TrainingRunOptions& o) {
+  CLI::Option* tokens =
+      add_number_option(cmd, "--train-tokens", o.tokens, 0, megatron::kMaxTrainTokens, true,
+                        "Tokens to train on: the run's iterations (whole global batches), time and GPU-hours");
+  add_number_option(cmd, "--usd-per-device-hour", o.usd_per_device_hour, 0, megatron::kMaxUsdPerDeviceHour, true,
+                    "Price of one GPU for one hour in US dollars: the run's cost (with --train-tokens)")
+      ->needs(tokens);
+}
+
+std::optional<megatron::TrainingRun> asked_training_run(const TrainingRunOptions& o,
+                                                        const megatron::StepPrediction& prediction) {
+  if (o.tokens <= 0) return std::nullopt;
+  return megatron::training_run(prediction, o.tokens,
+                                o.usd_per_device_hour > 0 ? std::optional(o.usd_per_device_hour) : std::nullopt);
+}
+
+std::string training_run_text(const megatron::TrainingRun& run) {
+  return fmt::format(
+      "  training run    {:.4g} tokens: {:.0f} iterations of {:.4g} tokens, {:.4g} s ({:.2f} days), {:.4g} "
+      "GPU-hours{}\n",
+      run.tokens, run.iterations, run.tokens_per_iteration, run.seconds, run.seconds / 86400, run.gpu_hours,
+      run.usd ? fmt::format(", ${:.4g}", *run.usd) : "");
+}
+
 void add_predict_command(CLI::App& app) {
   auto o = std::make_shared<PredictOptions>();
   CLI::App* cmd = app.add_subcommand(
@@ -267,11 +282,7 @@ void add_predict_command(CLI::App& app) {
                      "parameters (FSDP)");
   add_feature_options(cmd, o->plan);
   cmd->add_flag("--json", o->json, "Print JSON");
-  add_number_option(cmd, "--train-tokens", o->train_tokens, 0, megatron::kMaxTrainTokens, true,
-                    "Tokens to train on: the run's iterations (whole global batches), time and GPU-hours");
-  add_number_option(cmd, "--usd-per-device-hour", o->usd_per_device_hour, 0, megatron::kMaxUsdPerDeviceHour, true,
-                    "Price of one GPU for one hour in US dollars: the run's cost (with --train-tokens)")
-      ->needs("--train-tokens");
+  add_training_run_options(cmd, o->run);
   cmd->add_option("--trace", o->trace,
                   "Write the iteration as Chrome trace-event JSON (Perfetto, chrome://tracing): one track per "
                   "pipeline stage, one for the gradients and the optimizer, ending at the iteration time");

@@ -1,8 +1,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
+#include "megatron/training_run.h"
 #include "megatron/training_step.h"
 
 namespace phaze::cli {
@@ -12,5 +14,18 @@ void add_predict_command(CLI::App& app);
 
 /// The text report of one prediction (shared with `phaze plan`).
 std::string prediction_text(const megatron::StepPrediction& prediction);
+
+/// The whole run a token budget asks for (shared with `phaze plan`).
+struct TrainingRunOptions {
+  double tokens = 0;               ///< --train-tokens (0: not asked)
+  double usd_per_device_hour = 0;  ///< --usd-per-device-hour (0: no price)
+};
+/// Adds --train-tokens and --usd-per-device-hour (which needs the first).
+void add_training_run_options(CLI::App* cmd, TrainingRunOptions& o);
+/// The run of `prediction` that `o` asks for; nothing without --train-tokens.
+std::optional<megatron::TrainingRun> asked_training_run(const TrainingRunOptions& o,
+                                                        const megatron::StepPrediction& prediction);
+/// The run's line of the text reports.
+std::string training_run_text(const megatron::TrainingRun& run);
 
 }  // namespace phaze::cli

@@ -44,6 +44,7 @@ struct SearchOptions {
   bool overlap_dp = false;
   std::string budget;
   double budget_um2 = 0;
+  double budget_mm2 = 0;  ///< --budget-mm2, the same budget in mm²
   double lower_fraction = 0.3;
   bool no_exemption = false;
   double link_gib_s = 4;
@@ -104,7 +105,7 @@ void set_seq_and_widths(std::vector<search::ModelCase>& models, const SearchOpti
 
 /// The question of the command line's flags, every setting not given at its default.
 search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, bool budget_um2_given,
-                                     bool optimizer_given) {
+                                     bool budget_mm2_given, bool optimizer_given) {
   search::SearchQuestion q;
   if (o.models.size() > kMaxListValues)
     throw InputError(fmt::format("--model: {} models, at most {} allowed", o.models.size(), kMaxListValues));
@@ -133,6 +134,7 @@ search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, 
   q.network = o.system.empty() ? hw::one_tier_network(o.link_gib_s * kGiB) : hw::load_system(o.system).network;
   if (budget_given) q.space.budget_um2 = hw::area_um2(hw::load_architecture(o.budget));
   if (budget_um2_given) q.space.budget_um2 = o.budget_um2;
+  if (budget_mm2_given) q.space.budget_um2 = o.budget_mm2 * 1e6;
   q.space.lower_fraction = o.lower_fraction;
   q.space.single_core_exemption = !o.no_exemption;
   // The template's ranges are checked in search::validate; these bounds only keep the values in range of it.
@@ -168,6 +170,7 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
     {"--system", [](auto& t, const auto& f) { t.network = f.network; }},
     {"--budget", [](auto& t, const auto& f) { t.space.budget_um2 = f.space.budget_um2; }},
     {"--budget-um2", [](auto& t, const auto& f) { t.space.budget_um2 = f.space.budget_um2; }},
+    {"--budget-mm2", [](auto& t, const auto& f) { t.space.budget_um2 = f.space.budget_um2; }},
     {"--lower-fraction", [](auto& t, const auto& f) { t.space.lower_fraction = f.space.lower_fraction; }},
     {"--no-single-core-exemption",
      [](auto& t, const auto& f) { t.space.single_core_exemption = f.space.single_core_exemption; }},
@@ -185,7 +188,8 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
 /// The question: the flags' alone, or the file's with the flags given beside it in place of its values
 /// (--model replaces its model list; --seq and --tp alone apply to its models).
 search::SearchQuestion the_question(const SearchOptions& o, const GivenFn& given) {
-  const search::SearchQuestion flags = question_from(o, given("--budget"), given("--budget-um2"), given("--optimizer"));
+  const search::SearchQuestion flags =
+      question_from(o, given("--budget"), given("--budget-um2"), given("--budget-mm2"), given("--optimizer"));
   if (o.question_in.empty()) return flags;
   search::SearchQuestion q = search::parse_question(read_text_file(o.question_in), o.question_in);
   for (const auto& [option, set] : kFlagSettings)
@@ -354,8 +358,11 @@ void add_space_options(CLI::App* cmd, SearchOptions& o) {
       cmd->add_option("--budget", o.budget, "Area budget = area of this preset or architecture file (default tpuv4)");
   CLI::Option* budget_um2 =
       add_number_option(cmd, "--budget-um2", o.budget_um2, 0, search::limits::kAreaUm2, false, "Area budget in µm²");
-  budget->excludes(budget_um2);
-  budget_um2->excludes(budget);
+  CLI::Option* budget_mm2 = add_number_option(cmd, "--budget-mm2", o.budget_mm2, 0, search::limits::kAreaUm2 * 1e-6,
+                                              false, "Area budget in mm² (default: the TPUv4-like chip's 278.8)");
+  for (CLI::Option* a : {budget, budget_um2, budget_mm2})
+    for (CLI::Option* b : {budget, budget_um2, budget_mm2})
+      if (a != b) a->excludes(b);
   add_number_option(cmd, "--lower-fraction", o.lower_fraction, 0, 1, false,
                     "Keep designs with area ≥ this fraction of the budget (not applied when num_tc = 1 or num_vc = 1)");
   cmd->add_flag("--no-single-core-exemption", o.no_exemption,

@@ -72,6 +72,7 @@ TEST(CliSearchQuestion, FlagsBesideTheFileReplaceItsValues) {
                                   "--optimizer adam",
                                   "--link-bandwidth 8",
                                   "--budget-um2 1e9",
+                                  "--budget-mm2 1000",
                                   "--budget tpuv4-like",
                                   "--lower-fraction 0",
                                   "--no-single-core-exemption",
@@ -100,6 +101,11 @@ TEST(CliSearchQuestion, FlagsBesideTheFileReplaceItsValues) {
   EXPECT_EQ(ok("search --question " + quoted(buckets) + " --stop-window 2 --write-question -").out,
             ok(base + " --stop-rule buckets --stop-window 2 --write-question -").out);
   EXPECT_EQ(ok("search --question " + quoted(buckets) + " --exhaustive --write-question -").out, read(q));
+  // A budget in mm² is the same question as in µm²; two budgets are refused.
+  EXPECT_EQ(ok(base + " --budget-mm2 250.5 --write-question -").out,
+            ok(base + " --budget-um2 250500000 --write-question -").out);
+  phaze_test::expect_input_error(run_phaze(base + " --budget-mm2 250 --budget-um2 5"), "--budget");
+  phaze_test::expect_input_error(run_phaze(base + " --budget-mm2 -1"), "--budget-mm2");
   // --model replaces the file's models.
   const json other =
       phaze_test::parse_json(ok("search --question " + quoted(q) + " --model gpt2-xl --write-question -"));
@@ -143,8 +149,8 @@ TEST(CliSearchQuestion, PlainProgressWritesLinesToALogAndNoneWritesNothing) {
   const RunResult plain = ok(kTinySearch + " --json --progress plain");
   EXPECT_EQ(plain.err.find('\r'), std::string::npos);
   EXPECT_EQ(plain.err.rfind("[....................] 0/", 0), 0u) << plain.err;  // the first line at once
-  EXPECT_NE(plain.err.find("100.0%"), std::string::npos) << plain.err;            // and the last
-  EXPECT_EQ(plain.out, quiet.out);  // the answer is the same
+  EXPECT_NE(plain.err.find("100.0%"), std::string::npos) << plain.err;          // and the last
+  EXPECT_EQ(plain.out, quiet.out);                                              // the answer is the same
   EXPECT_EQ(ok(kTinySearch + " --progress none").err, "");
 }
 

@@ -50,4 +50,20 @@ TEST(TrainingRun, PredictSaysTheRunAndRefusesBadBudgets) {
   for (const auto& [args, option] : bad) phaze_test::expect_input_error(phaze_test::run_phaze(predict + args), option);
 }
 
+TEST(TrainingRun, PlanGivesEachConfigurationItsRun) {
+  // Llama 2 7B at 4,096 tokens in batches of 512: 2·10¹² tokens take ⌈2·10¹² / 2,097,152⌉ = 953,675 iterations.
+  const auto r = phaze_test::run_phaze(
+      "plan --model llama2-7b --system dgx-h100 --gpus 64 --global-batch 512 --top 2 --json --train-tokens 2e12 "
+      "--usd-per-device-hour 2.5");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto out = phaze_test::parse_json(r);
+  ASSERT_EQ(out["best"].size(), 2u);
+  for (const auto& best : out["best"]) {
+    const auto& run = best["training_run"];
+    EXPECT_EQ(run["iterations"], 953675);
+    EXPECT_DOUBLE_EQ(run["seconds"].get<double>(), 953675 * best["iteration_time_s"].get<double>());
+    EXPECT_DOUBLE_EQ(run["usd"].get<double>(), run["seconds"].get<double>() * 64 / 3600 * 2.5);
+  }
+}
+
 }  // namespace

@@ -172,10 +172,21 @@ std::vector<hw::Design> search_designs(const SearchQuestion& q) {
     return !(admits(f.num_tc, a.num_tc) && admits(f.num_vc, a.num_vc) && admits(f.width, a.tc_width) &&
              admits(f.depth, a.tc_depth) && admits(f.glb_bytes, a.glb_bytes));
   });
-  if (designs.empty())
+  if (designs.empty()) {
+    // A budget under 1 mm² fits no chip: it was most likely meant in mm².
+    const hw::EnumerationOptions space = enumeration_options(q);
+    const double budget = space.budget_um2 ? *space.budget_um2 : hw::default_area_budget_um2();
+    const std::string unit = budget < 1e6
+                                 ? fmt::format(
+                                       "; the budget of {:g} µm² is {:g} mm², smaller than any chip: for {:g} mm² give "
+                                       "--budget-mm2 {:g}",
+                                       budget, budget * 1e-6, budget, budget)
+                                 : "";
     throw InputError(
         "design space: no design of the template lies within the area budget and the --tc/--vc/--width/--depth/"
-        "--glb-mib restrictions");
+        "--glb-mib restrictions" +
+        unit);
+  }
   return designs;
 }
 

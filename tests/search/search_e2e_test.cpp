@@ -579,6 +579,10 @@ TEST(SearchEndToEnd, BadOptionsExitTwoNamingTheOption) {
   phaze_test::expect_input_error(run_phaze(tiny + " --bucket-um2 5000 --exhaustive"), "--bucket-um2");
   phaze_test::expect_input_error(run_phaze(tiny + " --stop-rule soon"), "--stop-rule");
   phaze_test::expect_input_error(run_phaze(tiny + " --progress sometimes"), "--progress");
+  // A budget that looks like mm² given in µm² says so.
+  phaze_test::expect_input_error(run_phaze(fmt::format("search --model '{}' --budget-um2 280", kModel)),
+                                 "the budget of 280 µm² is 0.00028 mm², smaller than any chip: for 280 mm² give "
+                                 "--budget-mm2 280");
   phaze_test::expect_input_error(run_phaze(tiny + " --stop-rule buckets --exhaustive"), "--exhaustive");
   phaze_test::expect_input_error(run_phaze(tiny + " --lower-fraction 2"), "--lower-fraction");
   phaze_test::expect_input_error(run_phaze(tiny + " --budget-um2 -5"), "--budget-um2");

@@ -42,6 +42,20 @@ int64_t devices_used(const ModelOutcome& m) {
   return devices;
 }
 
+/// What the layer schedules' energy per batch gives per token and per device: tokens per joule, and the
+/// average power of a device in use over the time per batch (watts; link and optimizer energy not included).
+struct EnergyRates {
+  double tokens_per_j = 0;
+  double watts_per_device = 0;
+};
+EnergyRates energy_rates(const ModelOutcome& m) {
+  EnergyRates r;
+  const double devices = static_cast<double>(devices_used(m));
+  if (m.energy_per_batch_j > 0) r.tokens_per_j = m.tokens_per_s * m.time_per_batch_s / m.energy_per_batch_j;
+  if (m.time_per_batch_s > 0 && devices > 0) r.watts_per_device = m.energy_per_batch_j / m.time_per_batch_s / devices;
+  return r;
+}
+
 ordered_json stage_json(const placement::Stage& s, int64_t layers) {
   if (s.first == s.last) return {{"layers", 0}, {"devices", s.devices}};
   return {{"first_layer", chain_position_name(s.first, layers)},
@@ -105,6 +119,9 @@ ordered_json model_json(const ModelCase& mc, const ModelOutcome& m) {
   out["time_per_batch_s"] = m.time_per_batch_s;
   out["time_per_batch_parts_s"] = parts_json(m.parts);
   out["energy_per_batch_j"] = m.energy_per_batch_j;
+  const EnergyRates rates = energy_rates(m);
+  out["tokens_per_j"] = rates.tokens_per_j;
+  out["watts_per_device"] = rates.watts_per_device;
   out["utilisation"] = {{"tensor_cores", m.tensor_utilisation},
                         {"vector_cores", m.vector_utilisation},
                         {"model_flops", m.flops_utilisation}};
@@ -293,9 +310,10 @@ void model_text(std::string& out, const ModelCase& mc, const ModelOutcome& m) {
       "optimizer {:.6g}\n",
       m.time_per_batch_s, m.parts.steady_state, m.parts.fill_drain, m.parts.data_parallel_sync, m.parts.optimizer_step);
   out += fmt::format(
-      "    energy per batch {:.6g} J; utilisation: tensor cores {:.1f} %, vector cores {:.1f} %, model FLOPs {:.1f} "
-      "%\n",
-      m.energy_per_batch_j, 100 * m.tensor_utilisation, 100 * m.vector_utilisation, 100 * m.flops_utilisation);
+      "    energy per batch {:.6g} J ({:.6g} tokens/J, {:.4g} W per device); utilisation: tensor cores {:.1f} %, "
+      "vector cores {:.1f} %, model FLOPs {:.1f} %\n",
+      m.energy_per_batch_j, energy_rates(m).tokens_per_j, energy_rates(m).watts_per_device, 100 * m.tensor_utilisation,
+      100 * m.vector_utilisation, 100 * m.flops_utilisation);
   const std::vector<model::LayerKind> kinds = model::distinct_layer_kinds(mc.spec);
   for (size_t k = 0; k < m.layers.size() && k < kinds.size(); ++k)
     if (kinds[k] == model::LayerKind::Transformer)

@@ -36,6 +36,12 @@ TEST(StopRule, NoBaselineInsideTheSpaceBeatsTheExactAnswer) {
     EXPECT_GE(b["speedup_of_best"].get<double>(), 1.0);
   }
   EXPECT_EQ(inside, 3);  // the TPUv4-like chip is one of the default space's designs
+  // The energy per batch per token (4,096 sequences of 2,048 tokens) and per device over the batch's time.
+  const json& model = exact["best"]["models"][0];
+  const double energy = model["energy_per_batch_j"].get<double>();
+  EXPECT_NEAR(model["tokens_per_j"].get<double>(), 4096.0 * 2048 / energy, 1e-9 * 4096 * 2048 / energy);
+  EXPECT_NEAR(model["watts_per_device"].get<double>(),
+              energy / model["time_per_batch_s"].get<double>() / model["plan"]["devices_used"].get<double>(), 1e-6);
 
   // The bucket rule stops before the Spotlight-style design (4 × 256×256 cores, 213.5 mm²): the assertion
   // above is one it fails.

@@ -64,7 +64,8 @@ StagewisePricer::ModelPlans StagewisePricer::plan_model(const std::vector<model:
   out.plans.resize(clusters.size());
   bool any_needed = false;
   for (size_t k = 0; k < clusters.size(); ++k) any_needed = any_needed || needed(k);
-  if (!any_needed) return out;
+  // Without a usable width there is nothing to schedule or plan (the planner takes at least one chain).
+  if (!any_needed || !out.any_width) return out;
   std::vector<placement::Chain> chains;
   for (const size_t wi : bounds.chain_width) {
     const LayerSchedules& s = out.schedules[wi].emplace(solve_layers(bounds.problems[wi], scheduling));

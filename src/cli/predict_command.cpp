@@ -111,7 +111,7 @@ void predict(PredictOptions o) {
   if (!o.trace.empty()) {
     const std::string name =
         fmt::format("{} on {} × {} ({})", spec.name, o.plan.gpus(), hw::device_name(system.device), system.name);
-    write_text_file(o.trace, io::chrome_trace_json({io::prediction_timeline(name, p)}).dump(1) + "\n");
+    io::write_chrome_trace(o.trace, {io::prediction_timeline(name, p)});
   }
   // A configuration that does not fit says which near ones would.
   const std::vector<megatron::FitSuggestion> would_fit =

@@ -345,8 +345,7 @@ void run_schedule(const ScheduleOptions& o) {
     std::cerr << "phaze: no feasible schedule: an operator has no finite estimate on this design\n";
   }
 
-  if (!o.trace.empty())
-    write_text_file(o.trace, io::chrome_trace_json({schedule_timeline(ctx.title, problem, result)}).dump(1) + "\n");
+  if (!o.trace.empty()) io::write_chrome_trace(o.trace, {schedule_timeline(ctx.title, problem, result)});
   if (o.json) {
     nlohmann::ordered_json out = ctx.json.is_null() ? nlohmann::ordered_json::object() : ctx.json;
     const nlohmann::ordered_json result_json = io::schedule_output_json(problem, result, solver->name());

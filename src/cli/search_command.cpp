@@ -287,10 +287,8 @@ void run(const SearchOptions& o, const GivenFn& given) {
   if (!o.output.empty()) write_text_file(o.output, json);
   if (!o.csv.empty()) write_file(o.csv, [&](std::ostream& out) { io::write_points_csv(out, q, answer); });
   if (!o.trace.empty())
-    write_text_file(o.trace, io::chrome_trace_json(answer.best ? io::best_point_timelines(q, *answer.best)
-                                                               : std::vector<io::Timeline>{})
-                                     .dump(1) +
-                                 "\n");
+    io::write_chrome_trace(o.trace,
+                           answer.best ? io::best_point_timelines(q, *answer.best) : std::vector<io::Timeline>{});
   if (o.json) {
     std::cout << json;
   } else {

@@ -1,16 +1,10 @@
 #include "io/chrome_trace.h"
 
-#include <algorithm>
+#include "util/output_file.h"
 
 namespace phaze::io {
 
 using nlohmann::ordered_json;
-
-double Timeline::end_s() const {
-  double end = 0;
-  for (const TraceEvent& e : events) end = std::max(end, e.start_s + e.duration_s);
-  return end;
-}
 
 ordered_json chrome_trace_json(const std::vector<Timeline>& timelines) {
   constexpr double kMicroseconds = 1e6;
@@ -42,6 +36,10 @@ ordered_json chrome_trace_json(const std::vector<Timeline>& timelines) {
     }
   }
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
+
+void write_chrome_trace(const std::string& path, const std::vector<Timeline>& timelines) {
+  write_text_file(path, chrome_trace_json(timelines).dump(1) + "\n");
 }
 
 }  // namespace phaze::io

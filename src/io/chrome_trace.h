@@ -25,11 +25,11 @@ struct Timeline {
   std::string name;                 ///< the process's name
   std::vector<std::string> tracks;  ///< in display order
   std::vector<TraceEvent> events;
-  /// The end of the last event (seconds).
-  double end_s() const;
 };
 
 /// The trace-event JSON of `timelines`, process i + 1 for timelines[i].
 nlohmann::ordered_json chrome_trace_json(const std::vector<Timeline>& timelines);
+/// Writes chrome_trace_json(timelines) to `path` (util/output_file.h's errors).
+void write_chrome_trace(const std::string& path, const std::vector<Timeline>& timelines);
 
 }  // namespace phaze::io

@@ -309,10 +309,11 @@ void model_text(std::string& out, const ModelCase& mc, const ModelOutcome& m) {
       "    time per batch {:.6g} s = steady state {:.6g} + fill/drain {:.6g} + data-parallel sync {:.6g} + "
       "optimizer {:.6g}\n",
       m.time_per_batch_s, m.parts.steady_state, m.parts.fill_drain, m.parts.data_parallel_sync, m.parts.optimizer_step);
+  const EnergyRates rates = energy_rates(m);
   out += fmt::format(
       "    energy per batch {:.6g} J ({:.6g} tokens/J, {:.4g} W per device); utilisation: tensor cores {:.1f} %, "
       "vector cores {:.1f} %, model FLOPs {:.1f} %\n",
-      m.energy_per_batch_j, energy_rates(m).tokens_per_j, energy_rates(m).watts_per_device, 100 * m.tensor_utilisation,
+      m.energy_per_batch_j, rates.tokens_per_j, rates.watts_per_device, 100 * m.tensor_utilisation,
       100 * m.vector_utilisation, 100 * m.flops_utilisation);
   const std::vector<model::LayerKind> kinds = model::distinct_layer_kinds(mc.spec);
   for (size_t k = 0; k < m.layers.size() && k < kinds.size(); ++k)

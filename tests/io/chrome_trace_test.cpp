@@ -19,7 +19,6 @@ TEST(ChromeTrace, CompleteEventsInMicrosecondsOnNamedTracks) {
   b.name = "pipeline";
   b.tracks = {"stage 1"};
   b.events.push_back({"forward 1", "compute", 0, 2e-6, 3e-6, {}});
-  EXPECT_DOUBLE_EQ(a.end_s(), 0.75);
   const auto j = phaze::io::chrome_trace_json({a, b});
   EXPECT_EQ(j["displayTimeUnit"], "ms");
   int process_names = 0, thread_names = 0, complete = 0;

@@ -55,7 +55,7 @@ struct SearchOptions {
   int64_t stop_window = 5;
   double bucket_um2 = 10'000;
   int threads = 0;
-  std::string db, output, csv, trace;
+  std::string db, output, csv, trace, pareto;
   std::string progress = "auto";
   int64_t top = 5;
   bool json = false;
@@ -207,7 +207,13 @@ search::SearchQuestion the_question(const SearchOptions& o, const GivenFn& given
 void check_stop_rule(const SearchOptions& o, const search::SearchQuestion& q, const GivenFn& given) {
   if (o.exhaustive && given("--stop-rule") && o.stop_rule != "exact")
     throw InputError(fmt::format("--exhaustive: the exact rule; it contradicts --stop-rule {}", o.stop_rule));
-  if (q.stop_rule == search::StopRule::Buckets) return;
+  if (q.stop_rule == search::StopRule::Buckets) {
+    if (given("--pareto"))
+      throw InputError(
+          "--pareto: needs the exact rule, as the bucket rule leaves points of the frontier unexplored; drop "
+          "--stop-rule buckets");
+    return;
+  }
   for (const char* option : {"--stop-window", "--bucket-um2"})
     if (given(option))
       throw InputError(fmt::format("{}: applies to --stop-rule buckets only; this search's rule is exact", option));
@@ -265,12 +271,14 @@ void run(const SearchOptions& o, const GivenFn& given) {
   if (!o.output.empty()) check_writable("--output", o.output);
   if (!o.csv.empty()) check_writable("--csv", o.csv);
   if (!o.trace.empty()) check_writable("--trace", o.trace);
+  if (!o.pareto.empty()) check_writable("--pareto", o.pareto);
   search::RunSettings settings;
   settings.threads = thread_count(o);
   settings.job = &job;
   settings.db_path = o.db;
   settings.top = o.top;
   settings.keep_all = !o.csv.empty();
+  settings.pareto = !o.pareto.empty();
   settings.leave_out_by_bound = !o.evaluate_all;
   settings.progress = stderr_progress_output(o.progress == "plain"  ? ProgressMode::Plain
                                              : o.progress == "none" ? ProgressMode::None
@@ -286,6 +294,7 @@ void run(const SearchOptions& o, const GivenFn& given) {
   const std::string json = io::answer_json(q, answer).dump(2) + "\n";
   if (!o.output.empty()) write_text_file(o.output, json);
   if (!o.csv.empty()) write_file(o.csv, [&](std::ostream& out) { io::write_points_csv(out, q, answer); });
+  if (!o.pareto.empty()) write_file(o.pareto, [&](std::ostream& out) { io::write_pareto_csv(out, q, answer); });
   if (!o.trace.empty())
     io::write_chrome_trace(o.trace,
                            answer.best ? io::best_point_timelines(q, *answer.best) : std::vector<io::Timeline>{});
@@ -435,6 +444,10 @@ void add_output_options(CLI::App* cmd, SearchOptions& o) {
                   "SQLite results file: every point evaluated is stored; a killed search run again with it resumes");
   cmd->add_option("-o,--output", o.output, "Write the answer as JSON to this file");
   cmd->add_option("--csv", o.csv, "Write every point as CSV to this file");
+  cmd->add_option("--pareto", o.pareto,
+                  "Write the Pareto frontiers as CSV to this file: the points no other beats at once on samples/s, "
+                  "chip area and energy per sample, per model and averaged (exact rule only; bounds leave out the "
+                  "points they show to be beaten)");
   cmd->add_option("--trace", o.trace,
                   "Write the best point's pipelines as Chrome trace-event JSON (Perfetto, chrome://tracing): one "
                   "track per stage, one for the gradients and the optimizer, ending at the time per batch");

@@ -479,6 +479,35 @@ std::string chain_position_name(int64_t index, int64_t layers) {
   return fmt::format("layer{}", index);
 }
 
+namespace {
+
+/// A frontier's name: its model's, or "average".
+std::string frontier_name(const SearchQuestion& q, const ParetoFrontier& f) {
+  return f.model ? q.models[*f.model].spec.name : "average";
+}
+
+/// The Pareto frontiers, each point with its chip and figures.
+ordered_json pareto_json(const SearchQuestion& q, const SearchAnswer& a) {
+  ordered_json out = ordered_json::array();
+  hw::Architecture design;
+  for (const ParetoFrontier& f : a.pareto) {
+    ordered_json points = ordered_json::array();
+    for (const FrontierPoint& p : f.points) {
+      set_design_values(design, p.row.design);
+      points.push_back({{"design", chip_json(design, p.row.area_um2)},
+                        {"micro_batch", p.row.micro_batch},
+                        {"recompute", p.row.recompute},
+                        {"samples_per_s", p.figures.samples_per_s},
+                        {"energy_per_sample_j", p.figures.energy_per_sample_j},
+                        {"area_frontier", p.area_frontier}});
+    }
+    out.push_back({{"frontier", frontier_name(q, f)}, {"points", points}});
+  }
+  return out;
+}
+
+}  // namespace
+
 ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
   ordered_json models = ordered_json::array();
   for (const ModelCase& m : q.models)
@@ -539,6 +568,7 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
   out["top"] = top;
   // Baselines side by side, each with how much faster the best design is.
   out["baselines"] = baselines_json(q, a);
+  if (!a.pareto.empty()) out["pareto"] = pareto_json(q, a);
   return out;
 }
 
@@ -630,6 +660,15 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
                          p.micro_batch, p.recompute ? "on" : "off");
     }
   }
+  if (!a.pareto.empty()) {
+    out += "\nPareto frontiers (more samples/s, less chip area, less energy per sample):\n";
+    for (const ParetoFrontier& f : a.pareto) {
+      const auto on_area =
+          std::count_if(f.points.begin(), f.points.end(), [](const FrontierPoint& p) { return p.area_frontier; });
+      out += fmt::format("  {}: {} points, {} of them on the frontier of samples/s against area alone\n",
+                         frontier_name(q, f), f.points.size(), on_area);
+    }
+  }
   out += "\nper combination:\n";
   for (const CombinationResult& r : a.combinations) out += combination_text(q, a, r);
   return out;
@@ -663,6 +702,20 @@ void write_points_csv(std::ostream& to, const SearchQuestion& q, const SearchAns
     out += "\n";
     to << out;
   }
+}
+
+void write_pareto_csv(std::ostream& to, const SearchQuestion& q, const SearchAnswer& a) {
+  to << "frontier," << design_csv_header()
+     << ",area_um2,micro_batch,recompute,samples_per_s,energy_per_sample_j,area_frontier\n";
+  hw::Architecture design;
+  for (const ParetoFrontier& f : a.pareto)
+    for (const FrontierPoint& p : f.points) {
+      set_design_values(design, p.row.design);
+      to << fmt::format("{},{},{:.17g},{},{},{:.17g},{:.17g},{}\n",
+                        f.model ? csv_name(q.models[*f.model], *f.model) : "average", design_csv(design),
+                        p.row.area_um2, p.row.micro_batch, p.row.recompute ? 1 : 0, p.figures.samples_per_s,
+                        p.figures.energy_per_sample_j, p.area_frontier ? 1 : 0);
+    }
 }
 
 }  // namespace phaze::io

@@ -20,5 +20,9 @@ std::string answer_text(const search::SearchQuestion& question, const search::Se
 /// One row per point of `answer.all`, in canonical order, with a header, written row by row to `out` (an
 /// exhaustive sweep's CSV is tens of MB).
 void write_points_csv(std::ostream& out, const search::SearchQuestion& question, const search::SearchAnswer& answer);
+/// The answer's Pareto frontiers as CSV: one row per point of each frontier (a model's or the averages', named
+/// in the first column), by area, with its chip, samples/s, energy per sample (joules) and whether it is also
+/// on the frontier of samples/s against area alone.
+void write_pareto_csv(std::ostream& out, const search::SearchQuestion& question, const search::SearchAnswer& answer);
 
 }  // namespace phaze::io

@@ -117,6 +117,11 @@ std::string check_schedule(const Problem& problem, const Schedule& schedule, dou
 /// Fills energy, utilisation and peaks of a schedule whose slots are set (layer-schedule.md 5).
 void summarize(const Problem& problem, Schedule& schedule);
 
+/// The least energy any schedule of `problem` can have, joules: each operator in its cheaper mode (a
+/// collective and a single-core-only kind in their one mode), summed as summarize sums a schedule's, so that
+/// it is at most the energy summarize gives any schedule of the problem.
+double least_energy_j(const Problem& problem);
+
 /// Gives cores to the tasks of a schedule whose times and modes are set, by the greedy interval rule of
 /// layer-schedule.md 5; false when the greedy rule cannot pair every fused single-core task.
 bool assign_cores(const Problem& problem, Schedule& schedule);

@@ -256,6 +256,15 @@ std::string check_schedule(const Problem& problem, const Schedule& schedule, dou
   return "";
 }
 
+double least_energy_j(const Problem& problem) {
+  double energy = 0;
+  for (const Task& task : problem.tasks) {
+    if (task.kind == TaskKind::None) continue;
+    energy += is_compute(task.kind) ? std::min(task.single_energy_j, task.parallel_energy_j) : task.single_energy_j;
+  }
+  return energy;
+}
+
 void summarize(const Problem& problem, Schedule& schedule) {
   const size_t n = std::min(problem.tasks.size(), schedule.tasks.size());
   double energy = 0, tensor_busy = 0, vector_busy = 0;

@@ -48,6 +48,7 @@ SearchAnswer build_answer(const AnswerSpace& space, const ScoreOf& score, std::v
   const std::vector<Combination>& combos = space.combinations;
   const int64_t top = listing.top;
   const bool keep_all = listing.keep_all;
+  const bool keep_rows = keep_all || listing.pareto;
   const std::vector<CombinationState> states = replay(order, combos.size(), score, stop_window(q));
 
   SearchAnswer answer;
@@ -84,12 +85,13 @@ SearchAnswer build_answer(const AnswerSpace& space, const ScoreOf& score, std::v
     accumulate(answer, outline, top);
     std::optional<PointOutcome>& best = answer.combinations[c].best;
     if (outline.feasible && (!best || better(outline, *best))) best = outline;
-    if (!keep_all) continue;
+    if (!keep_rows) continue;
     if (&rows[kept] != &row) rows[kept] = std::move(row);  // no self-move: it would empty the row
     ++kept;
   }
+  if (keep_rows) rows.resize(kept);
+  if (listing.pareto) answer.pareto = pareto_frontiers(rows, q.models.size(), q.global_batch);
   if (keep_all) {
-    rows.resize(kept);
     std::sort(rows.begin(), rows.end(), [](const PointRow& a, const PointRow& b) { return before(a, b); });
     answer.all = std::move(rows);
   }

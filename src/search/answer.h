@@ -12,6 +12,7 @@
 #include "hw/enumerate.h"
 #include "search/baselines.h"
 #include "search/buckets.h"
+#include "search/pareto.h"
 #include "search/point.h"
 #include "search/point_row.h"
 #include "search/point_scores.h"
@@ -42,6 +43,8 @@ struct SearchAnswer {
   std::vector<PointOutcome> top;                ///< the best point of each of the `top` best designs, best first
   std::vector<std::optional<PointOutcome>> best_per_model;  ///< per model: the point of its highest throughput
   std::vector<PointRow> all;  ///< with keep_all: every explored point in canonical order, as a row
+  /// When asked for (AnswerListing::pareto): the Pareto frontiers of the explored points (pareto.h).
+  std::vector<ParetoFrontier> pareto;
   /// Baseline: the TPUv4-like chip (accelerator.md) with its best point over the same HBM sizes, micro-batch
   /// sizes and recomputation settings, whether or not it lies in the searched space; nothing when no point
   /// of it is feasible.
@@ -67,10 +70,12 @@ struct AnswerSpace {
   const std::vector<Combination>& combinations;
 };
 
-/// What an answer lists: `top` designs in the top list; with `keep_all`, every explored point in `all`.
+/// What an answer lists: `top` designs in the top list; with `keep_all`, every explored point in `all`; with
+/// `pareto`, the Pareto frontiers of the explored points.
 struct AnswerListing {
   int64_t top = 5;
   bool keep_all = false;
+  bool pareto = false;
 };
 
 /// The points an answer shows in full, given their outlines (outline_of), in the same order.

@@ -2,8 +2,13 @@
 
 namespace phaze::search {
 
-bool cannot_enter(const AnswerThresholds& t, size_t combination, const std::vector<std::optional<double>>& bounds) {
+bool cannot_enter(const AnswerThresholds& t, size_t combination, double area_um2,
+                  const std::vector<std::optional<ModelBound>>& bounds) {
   auto below = [](double bound, const std::optional<double>& reached) { return reached && bound < *reached; };
+  for (size_t f = 0; f < t.frontiers.size(); ++f) {
+    const std::optional<FrontierFigures> best = frontier_bound(bounds, f, area_um2);
+    if (best && !t.frontiers[f].rules_out(*best)) return false;
+  }
   bool feasible = true;
   double sum = 0;
   for (size_t m = 0; m < bounds.size(); ++m) {
@@ -11,8 +16,8 @@ bool cannot_enter(const AnswerThresholds& t, size_t combination, const std::vect
       feasible = false;
       continue;
     }
-    if (!below(*bounds[m], t.model_best[m])) return false;
-    sum += *bounds[m];
+    if (!below(bounds[m]->samples_per_s, t.model_best[m])) return false;
+    sum += bounds[m]->samples_per_s;
   }
   if (!feasible) return true;  // an infeasible point enters no best list, and its models no model's
   // The score's bound, summed as the score is (evaluate.cpp): rounding keeps the order of the terms.
@@ -20,15 +25,21 @@ bool cannot_enter(const AnswerThresholds& t, size_t combination, const std::vect
   return below(score, t.combination_best[combination]) && (t.top == 0 || below(score, t.top_last));
 }
 
-AnswerThresholdTracker::AnswerThresholdTracker(size_t combinations, size_t models, int64_t top) {
+AnswerThresholdTracker::AnswerThresholdTracker(size_t combinations, size_t models, int64_t top, bool pareto,
+                                               int64_t global_batch)
+    : global_batch_(global_batch) {
   answer_.best_per_model.resize(models);
   thresholds_.combination_best.resize(combinations);
   thresholds_.model_best.resize(models);
   thresholds_.top = top;
+  if (pareto) thresholds_.frontiers.resize(frontier_count(models));
 }
 
 void AnswerThresholdTracker::add(const PointOutcome& point, size_t combination) {
   accumulate(answer_, point, thresholds_.top);
+  for (size_t f = 0; f < thresholds_.frontiers.size(); ++f)
+    if (const std::optional<FrontierFigures> x = frontier_figures(point, f, global_batch_))
+      thresholds_.frontiers[f].add(*x);
   if (point.feasible) {
     std::optional<double>& best = thresholds_.combination_best[combination];
     if (!best || point.score > *best) best = point.score;

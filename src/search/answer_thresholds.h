@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "search/answer.h"
+#include "search/model_bound.h"
+#include "search/pareto.h"
 #include "search/point.h"
 
 namespace phaze::search {
@@ -21,17 +23,23 @@ struct AnswerThresholds {
   std::vector<std::optional<double>> model_best;        ///< per model, its best samples/s
   int64_t top = 0;                                      ///< designs in the top list
   std::optional<double> top_last;                       ///< the score of the last of a full top list
+  /// With the Pareto frontier asked for (pareto.h): per frontier, the non-dominated figures reached. Empty:
+  /// not asked for.
+  std::vector<FrontierSet> frontiers;
 };
 
-/// Whether a point of `combination` cannot enter an answer that has reached `t`, when each model's samples/s
-/// there is at most `bounds[m]` (nothing: the model has no plan there). Strictly below every threshold that
-/// concerns it: a tie could still win on canonical order.
-bool cannot_enter(const AnswerThresholds& t, size_t combination, const std::vector<std::optional<double>>& bounds);
+/// Whether a point of `combination` with `area_um2` of chip cannot enter an answer that has reached `t`, given
+/// its models' bounds (nothing: the model has no plan there). Strictly below every threshold that concerns
+/// it, as a tie could still win on canonical order; and on every frontier asked for, beaten by a point reached.
+bool cannot_enter(const AnswerThresholds& t, size_t combination, double area_um2,
+                  const std::vector<std::optional<ModelBound>>& bounds);
 
 /// The thresholds of the evaluated points, kept up to date as they are added.
 class AnswerThresholdTracker {
  public:
-  AnswerThresholdTracker(size_t combinations, size_t models, int64_t top);
+  /// With `pareto`, the frontiers of a question whose global batch is `global_batch` samples too.
+  AnswerThresholdTracker(size_t combinations, size_t models, int64_t top, bool pareto = false,
+                         int64_t global_batch = 1);
   /// Adds an evaluated point of `combination`.
   void add(const PointOutcome& point, size_t combination);
   const AnswerThresholds& now() const { return thresholds_; }
@@ -39,6 +47,7 @@ class AnswerThresholdTracker {
  private:
   SearchAnswer answer_;  ///< the top list and the per-model bests of the points added
   AnswerThresholds thresholds_;
+  int64_t global_batch_ = 1;
 };
 
 }  // namespace phaze::search

@@ -163,7 +163,7 @@ SearchRun::SearchRun(const SearchQuestion& q, const RunSettings& settings)
       store_(settings.db_path, q),
       leaving_out_(settings.leave_out_by_bound && q.stop_rule == StopRule::Exact && !settings.keep_all &&
                    make_pricer(q)->bounds_points()),
-      reached_(combos_.size(), q.models.size(), settings.top) {
+      reached_(combos_.size(), q.models.size(), settings.top, settings.pareto, q.global_batch) {
   if (q.stop_rule == StopRule::Exact) store_.reserve(designs_.size() * combos_.size());
   // A resumed run starts from the thresholds its stored points reached, so that it leaves out what the run it
   // resumes left out (those points are not in the file) instead of evaluating them.
@@ -248,8 +248,9 @@ std::vector<PointOutcome> SearchRun::evaluate(std::optional<Evaluator>& evaluato
   if (evaluator) {
     LeaveOutTest test;
     if (reached_then)
-      test = [&](const std::string& key, const std::vector<std::optional<double>>& bounds) {
-        return cannot_enter(*reached_then, *split.combination_of(key), bounds);
+      test = [&](const std::string& key, const std::vector<std::optional<ModelBound>>& bounds) {
+        return cannot_enter(*reached_then, *split.combination_of(key), designs_[order_.designs[position]].area_um2,
+                            bounds);
       };
     // A point whose combination stopped while the design was under way is not evaluated: it is past the
     // stop, out of the answer.
@@ -341,7 +342,7 @@ SearchAnswer SearchRun::answer(RunStats* stats) {
   SearchAnswer answer = build_answer(
       AnswerSpace{q_, designs_, order_, combos_}, score, store_.take_rows(),
       [&](const std::vector<PointOutcome>& outlines) { return points_in_full(outlines); },
-      AnswerListing{settings_.top, settings_.keep_all});
+      AnswerListing{settings_.top, settings_.keep_all, settings_.pareto});
   answer.feasible_points += left_out_feasible_;  // explored (the search is exact), though not evaluated
 
   // The baseline is evaluated afresh (it is one design) through the same path as every point.

@@ -21,6 +21,7 @@ struct RunSettings {
   std::string db_path;    ///< results file, locked for the run (one search per file); empty: in memory only
   int64_t top = 5;        ///< designs listed in the answer's top list
   bool keep_all = false;  ///< return every point (for a CSV of all points)
+  bool pareto = false;    ///< find the Pareto frontiers (SearchAnswer::pareto; the exact rule only)
   /// A search under the exact rule that lists only its best points (no keep_all; PHAZE's execution, either
   /// planner) leaves out the points whose bounds show they cannot enter its answer (answer_thresholds.h); a
   /// results file then holds the points evaluated.

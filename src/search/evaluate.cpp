@@ -89,6 +89,35 @@ placement::Cluster make_cluster(const SearchQuestion& q, const hw::Architecture&
   return c;
 }
 
+double uniform_batch_energy_j(const model::LayerGraph& graph, const LayerSchedules& schedules, int64_t micro_batches,
+                              int64_t recompute_before) {
+  double energy_j = 0;
+  for (int64_t i = 0; i < graph.size(); ++i) {
+    const LayerSchedules::Passes& p = schedules.node(graph, i);
+    energy_j += p.forward.energy_j + p.backward.energy_j;
+    if (i < recompute_before) energy_j += p.forward.energy_j;
+  }
+  return energy_j * (static_cast<double>(micro_batches) * static_cast<double>(graph.shape.tp));
+}
+
+double stagewise_batch_energy_bound_j(const std::vector<model::LayerGraph>& graphs,
+                                      const std::vector<std::optional<LayerSchedules>>& schedules,
+                                      int64_t micro_batches) {
+  if (graphs.empty()) return 0;
+  double energy_j = 0;
+  for (int64_t v = 0; v < graphs.front().size(); ++v) {
+    double least = std::numeric_limits<double>::infinity();
+    for (size_t wi = 0; wi < graphs.size(); ++wi) {
+      if (!schedules[wi]) continue;
+      const LayerSchedules::Passes& p = schedules[wi]->node(graphs[wi], v);
+      least = std::min(least, static_cast<double>(graphs[wi].shape.tp) * (p.forward.energy_j + p.backward.energy_j));
+    }
+    if (least == std::numeric_limits<double>::infinity()) return 0;  // no usable width
+    energy_j += least;
+  }
+  return energy_j * static_cast<double>(micro_batches) * (1 - 1e-9);
+}
+
 ModelOutcome model_outcome(const model::LayerGraph& graph, const LayerSchedules& schedules, const placement::Plan& plan,
                            const placement::Cluster& cluster, const hw::Architecture& design, int64_t global_batch) {
   ModelOutcome m;
@@ -104,21 +133,18 @@ ModelOutcome model_outcome(const model::LayerGraph& graph, const LayerSchedules&
   for (const LayerSchedules::Passes& p : schedules.layers)
     m.layers.push_back({p.forward.makespan_s, p.backward.makespan_s, p.forward.energy_j, p.backward.energy_j});
 
-  // Per micro-batch and rank: every layer's forward and backward, plus the re-forward of the layers outside
-  // the last stage with recomputation (the last stage keeps its activations, placement.md).
-  const int64_t n = graph.size();
+  // With recomputation the layers outside the last stage run their forward pass again (the last stage keeps
+  // its activations, placement.md).
   const int last_stage_first = plan.stages.empty() ? 0 : plan.stages.back().first;
-  double energy_j = 0;
+  m.energy_per_batch_j =
+      uniform_batch_energy_j(graph, schedules, cluster.micro_batches, cluster.recompute ? last_stage_first : 0);
   Utilisation use;
-  for (int64_t i = 0; i < n; ++i) {
+  for (int64_t i = 0; i < graph.size(); ++i) {
     const LayerSchedules::Passes& p = schedules.node(graph, i);
-    energy_j += p.forward.energy_j + p.backward.energy_j;
-    if (cluster.recompute && i < last_stage_first) energy_j += p.forward.energy_j;
     use.add(p.forward);
     use.add(p.backward);
   }
   const double ranks_work = static_cast<double>(cluster.micro_batches) * static_cast<double>(graph.shape.tp);
-  m.energy_per_batch_j = energy_j * ranks_work;
   m.tensor_utilisation = use.tensor();
   m.vector_utilisation = use.vector();
 

@@ -21,6 +21,7 @@
 #include "placement/stagewise_plan.h"
 #include "schedule/problem.h"
 #include "search/layer_scheduling.h"
+#include "search/model_bound.h"
 #include "search/point.h"
 #include "search/question.h"
 #include "search/schedule_cache.h"
@@ -65,6 +66,19 @@ double optimizer_seconds_per_byte(placement::Optimizer optimizer, double hbm_ban
 placement::Cluster make_cluster(const SearchQuestion& question, const hw::Architecture& design, int64_t micro_batch,
                                 int64_t hbm_bytes, bool recompute);
 
+/// Joules per batch of a plan of PHAZE's planner: each of its N micro-batches runs, on each of the t ranks of
+/// `graph`'s width, every layer's forward and backward pass in `schedules`, and again the forward pass of the
+/// layers before chain position `recompute_before` (recomputation's re-forward; 0: none).
+double uniform_batch_energy_j(const model::LayerGraph& graph, const LayerSchedules& schedules, int64_t micro_batches,
+                              int64_t recompute_before);
+
+/// At most the joules per batch of every stagewise plan of N micro-batches over `graphs` (one per width, of equal
+/// length) with layer schedules `schedules` (nothing: the width is not usable): each position's passes at the
+/// width where t · (forward + backward) is least, lowered by a part in 10^9 against rounding.
+double stagewise_batch_energy_bound_j(const std::vector<model::LayerGraph>& graphs,
+                                      const std::vector<std::optional<LayerSchedules>>& schedules,
+                                      int64_t micro_batches);
+
 /// The figures of one model's plan at one point (`graph` and `schedules` of the plan's width).
 ModelOutcome model_outcome(const model::LayerGraph& graph, const LayerSchedules& schedules, const placement::Plan& plan,
                            const placement::Cluster& cluster, const hw::Architecture& design, int64_t global_batch);
@@ -76,9 +90,9 @@ ModelOutcome stagewise_outcome(const std::vector<model::LayerGraph>& graphs,
                                const std::vector<size_t>& chain_width, const placement::StagewisePlan& plan,
                                const placement::Cluster& cluster, const hw::Architecture& design, int64_t global_batch);
 
-/// Whether a point may be left out of an evaluation, given its key and, per model, an upper bound of the
-/// model's samples/s there (nothing: the model has no plan there, on any schedules).
-using LeaveOutTest = std::function<bool(const std::string& key, const std::vector<std::optional<double>>& bounds)>;
+/// Whether a point may be left out of an evaluation, given its key and per model its bounds there (nothing:
+/// the model has no plan there, on any schedules).
+using LeaveOutTest = std::function<bool(const std::string& key, const std::vector<std::optional<ModelBound>>& bounds)>;
 
 /// A point an evaluation left out, with what the bounds tell of it.
 struct LeftOutPoint {

@@ -78,7 +78,7 @@ LayerSchedules bound_layers(const std::vector<schedule::Problem>& problems, Sche
   s.layers.resize(problems.size() / 2);
   for (size_t k = 0; k < problems.size(); ++k) {
     const double bound = cache.root_bound(problems[k]) * (1 - kBoundSlack);
-    pass_of(s, k) = {true, bound, 0, 0, 0, false, bound};
+    pass_of(s, k) = {true, bound, schedule::least_energy_j(problems[k]), 0, 0, false, bound};
   }
   return s;
 }

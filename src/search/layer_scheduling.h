@@ -54,8 +54,9 @@ bool all_finite(const std::vector<schedule::Problem>& problems);
 /// The schedules of layer_problems' problems (exact solver, through the cache), shared with idle threads
 /// through `scheduling.sharing` when set.
 LayerSchedules solve_layers(const std::vector<schedule::Problem>& problems, Scheduling& scheduling);
-/// Stand-in schedules whose makespans are the exact solver's root bounds (slightly lowered): a plan on their
-/// chain is no slower than on the optimal schedules, as every stage load grows with the layers' latencies.
+/// Stand-in schedules whose makespans are the exact solver's root bounds (slightly lowered) and whose energies
+/// are the least any schedule has (schedule::least_energy_j): a plan on their chain is no slower than on the
+/// optimal schedules, as every stage load grows with the layers' latencies, nor spends more energy than any.
 /// Needs finite latencies. The bounds are taken from `cache`, or computed and stored there.
 LayerSchedules bound_layers(const std::vector<schedule::Problem>& problems, ScheduleCache& cache);
 

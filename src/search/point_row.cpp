@@ -29,6 +29,7 @@ PointOutcome outline_of(const PointRow& row) {
     ModelOutcome& o = p.models.emplace_back();
     o.feasible = m.feasible;
     o.samples_per_s = m.samples_per_s;
+    o.energy_per_batch_j = m.energy_per_batch_j;
   }
   return p;
 }

@@ -37,8 +37,9 @@ struct PointRow {
 
 PointRow row_of(const PointOutcome& point);
 
-/// A point with the row's identity (its key included), feasibility, score and per model its feasibility and
-/// throughput, and nothing else: what the answer's order (better, better_for_model) and its top list read.
+/// A point with the row's identity (its key included), feasibility, score and per model its feasibility,
+/// throughput and energy per batch, and nothing else: what the answer's order (better, better_for_model) and its top
+/// list read.
 PointOutcome outline_of(const PointRow& row);
 
 /// Canonical order (as `before` of their points).

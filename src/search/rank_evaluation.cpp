@@ -69,6 +69,14 @@ nlohmann::json thresholds_json(const AnswerThresholds& t) {
                       {"top_last", bits_of(t.top_last)}};
   for (const std::optional<double>& x : t.combination_best) j["combination_best"].push_back(bits_of(x));
   for (const std::optional<double>& x : t.model_best) j["model_best"].push_back(bits_of(x));
+  if (!t.frontiers.empty()) {
+    nlohmann::json& frontiers = j["frontiers"] = nlohmann::json::array();
+    for (const FrontierSet& set : t.frontiers) {
+      nlohmann::json& figures = frontiers.emplace_back(nlohmann::json::array());
+      for (const FrontierFigures& x : set.figures())
+        figures.push_back({bits_of(x.samples_per_s), bits_of(x.area_um2), bits_of(x.energy_per_sample_j)});
+    }
+  }
   return j;
 }
 AnswerThresholds thresholds_from_json(const nlohmann::json& j) {
@@ -77,6 +85,11 @@ AnswerThresholds thresholds_from_json(const nlohmann::json& j) {
   for (const nlohmann::json& x : j.at("model_best")) t.model_best.push_back(from_bits(x));
   t.top = j.at("top").get<int64_t>();
   t.top_last = from_bits(j.at("top_last"));
+  if (j.contains("frontiers"))
+    for (const nlohmann::json& figures : j.at("frontiers")) {
+      FrontierSet& set = t.frontiers.emplace_back();
+      for (const nlohmann::json& x : figures) set.add({*from_bits(x.at(0)), *from_bits(x.at(1)), *from_bits(x.at(2))});
+    }
   return t;
 }
 
@@ -210,8 +223,8 @@ std::pair<int, std::string> answer_work(Evaluator& evaluator, const std::vector<
     // The test rank 0's own threads apply (driver.cpp), on the thresholds it sent.
     LeaveOutTest test;
     if (w.reached)
-      test = [&](const std::string& key, const std::vector<std::optional<double>>& bounds) {
-        return cannot_enter(*w.reached, w.combination.at(key), bounds);
+      test = [&](const std::string& key, const std::vector<std::optional<ModelBound>>& bounds) {
+        return cannot_enter(*w.reached, w.combination.at(key), designs[order.designs[w.position]].area_um2, bounds);
       };
     std::vector<LeftOutPoint> out;
     const std::vector<PointOutcome> points = evaluator.evaluate(

@@ -18,11 +18,15 @@ StagewisePricer::ModelBounds StagewisePricer::bound_model(const std::vector<mode
                                                           const hw::Architecture& design, Scheduling& scheduling,
                                                           bool with_chains) const {
   ModelBounds out;
+  out.stand_ins.resize(graphs.size());
   for (size_t wi = 0; wi < graphs.size(); ++wi) {
     std::vector<schedule::Problem>& problems =
         out.problems.emplace_back(layer_problems(graphs[wi], design, scheduling.estimator));
     if (!all_finite(problems)) continue;
-    if (with_chains) out.chains.push_back(make_chain(graphs[wi], bound_layers(problems, *scheduling.cache)));
+    if (with_chains) {
+      const LayerSchedules& stand_ins = out.stand_ins[wi].emplace(bound_layers(problems, *scheduling.cache));
+      out.chains.push_back(make_chain(graphs[wi], stand_ins));
+    }
     out.chain_width.push_back(wi);
   }
   return out;
@@ -32,14 +36,23 @@ void StagewisePricer::leave_out_on_bounds(const Workload& workload, ChainPoints&
                                           const std::vector<ModelBounds>& bounds, const LeaveOutTest& leave_out,
                                           std::vector<LeftOutPoint>* left_out) {
   const SearchQuestion& q = *workload.question;
-  std::vector<std::optional<double>> most(q.models.size());
+  // The points of a micro-batch share N, so each model's least energy per sample is the same for all of them.
+  std::vector<double> least_energy(q.models.size(), 0);
+  for (size_t mi = 0; mi < q.models.size(); ++mi)
+    if (!points.clusters[mi].empty())
+      least_energy[mi] = stagewise_batch_energy_bound_j(workload.graphs[mi][points.index], bounds[mi].stand_ins,
+                                                        points.clusters[mi].front().micro_batches) /
+                         static_cast<double>(q.global_batch);
+  std::vector<std::optional<ModelBound>> most(q.models.size());
   for (size_t j = 0; j < points.todo.size(); ++j) {
     for (size_t mi = 0; mi < q.models.size(); ++mi) {
       const std::optional<size_t> k = points.fitting_index(mi, j);
       most[mi] = std::nullopt;
       if (!k || bounds[mi].chains.empty()) continue;
       const double floor_s = placement::stagewise_work_bound_s(bounds[mi].chains, points.clusters[mi][*k]);
-      most[mi] = floor_s > 0 ? static_cast<double>(q.global_batch) / floor_s : std::numeric_limits<double>::infinity();
+      most[mi] = ModelBound{
+          floor_s > 0 ? static_cast<double>(q.global_batch) / floor_s : std::numeric_limits<double>::infinity(),
+          least_energy[mi]};
     }
     if (!leave_out(points.keys[j], most)) continue;
     points.left_out[j] = 1;

@@ -32,7 +32,9 @@ class StagewisePricer : public ChainPricer {
   struct ModelBounds {
     std::vector<std::vector<schedule::Problem>> problems;  ///< per width
     std::vector<placement::Chain> chains;                  ///< per usable width, when asked for
-    std::vector<size_t> chain_width;                       ///< the width index of each chain
+    /// Per width: its layers at their root bounds and least energies, when asked for and usable.
+    std::vector<std::optional<LayerSchedules>> stand_ins;
+    std::vector<size_t> chain_width;  ///< the width index of each chain
   };
   ModelBounds bound_model(const std::vector<model::LayerGraph>& graphs, const hw::Architecture& design,
                           Scheduling& scheduling, bool with_chains) const;

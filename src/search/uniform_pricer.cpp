@@ -217,7 +217,20 @@ void UniformPricer::leave_out_on_bounds(const Workload& workload, MicroBatch& mb
                                         std::vector<LeftOutPoint>* left_out) {
   const SearchQuestion& q = *workload.question;
   ChainPoints& points = mb.points;
-  std::vector<std::optional<double>> most(q.models.size());
+  // A model's energy per sample here is at least its least over the widths with their layers at their least
+  // energies; the points of a micro-batch share N, so it is the same for all of them.
+  std::vector<double> least_energy(q.models.size(), std::numeric_limits<double>::infinity());
+  for (size_t mi = 0; mi < q.models.size(); ++mi) {
+    const ModelBounds& b = mb.bounds[mi];
+    if (points.clusters[mi].empty()) continue;
+    const int64_t micro_batches = points.clusters[mi].front().micro_batches;
+    for (size_t wi = 0; wi < b.usable.size(); ++wi)
+      if (b.usable[wi])
+        least_energy[mi] = std::min(least_energy[mi], uniform_batch_energy_j(workload.graphs[mi][points.index][wi],
+                                                                             b.stand_ins[wi], micro_batches, 0) /
+                                                          static_cast<double>(q.global_batch));
+  }
+  std::vector<std::optional<ModelBound>> most(q.models.size());
   for (size_t j = 0; j < points.todo.size(); ++j) {
     // A model's samples/s here is at most the global batch over its least bound. Only the width holding
     // that least bound can change it, so the bounds start at their floors and that width is refined until
@@ -230,7 +243,9 @@ void UniformPricer::leave_out_on_bounds(const Workload& workload, MicroBatch& mb
         const std::optional<size_t> k = points.fitting_index(mi, j);
         const ModelBounds& b = mb.bounds[mi];
         const std::optional<size_t> at = k ? b.least_width(*k) : std::nullopt;
-        most[mi] = at ? std::optional(static_cast<double>(q.global_batch) / b.time_s[*at][*k]) : std::nullopt;
+        most[mi] =
+            at ? std::optional(ModelBound{static_cast<double>(q.global_batch) / b.time_s[*at][*k], least_energy[mi]})
+               : std::nullopt;
         if (at && b.level[*at][*k] != BoundLevel::kPlaced && !weak) weak.emplace(mi, *at);
       }
       // A bound not placed yet may be finite where no plan fits: taking it for a plan only keeps a point that

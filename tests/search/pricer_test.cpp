@@ -39,7 +39,8 @@ TEST(PricerSeam, OnlyThePricerThatBoundsItsPointsLeavesThemOut) {
     std::vector<search::LeftOutPoint> left_out;
     const std::vector<search::PointOutcome> points = evaluator.evaluate(
         search::testing::small_design(4, 32), [](const std::string&) { return true; },
-        [&](const std::string&, const std::vector<std::optional<double>>&) { return ++asked > 0; }, &left_out);
+        [&](const std::string&, const std::vector<std::optional<search::ModelBound>>&) { return ++asked > 0; },
+        &left_out);
     EXPECT_EQ(points.size() + left_out.size(), 12u);
     if (c.bounds) {
       EXPECT_EQ(asked, 12);

@@ -40,10 +40,10 @@ demo: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target phaze
 	./$(BUILD_DIR)/phaze search --model gpt3-175b
 
-# Only what the suite runs: the benchmarks (about 100 s of a 2-core build) are built by `make bench` and
-# `make build`.
+# Only what the suite runs (the CLI, the C++ tests, the Python package): the benchmarks (about 100 s of a
+# 2-core build) are built by `make bench` and `make build`.
 test: configure
-	@cmake --build $(BUILD_DIR) -j $(JOBS) --target phaze phaze_tests
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target phaze phaze_tests _phaze
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 # The whole suite built with AddressSanitizer and UndefinedBehaviorSanitizer: the first error fails the test

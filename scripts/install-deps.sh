@@ -2,12 +2,14 @@
 # Installs the Debian packages phaze needs to build and test, skipping those already present.
 set -euo pipefail
 
-# clang and its runtime libraries build the sanitized suite and the libFuzzer targets (docs/hardening.md).
+# clang and its runtime libraries build the sanitized suite and the libFuzzer targets (docs/hardening.md);
+# pybind11, Python's headers, pandas and setuptools the Python package (python/).
 packages=(build-essential cmake pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev
           libbenchmark-dev libsqlite3-dev libmimalloc-dev
           coinor-libcbc-dev
           openmpi-bin libopenmpi-dev
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev
+          pybind11-dev python3-dev python3-pandas python3-setuptools python3-venv)
 
 missing=()
 for p in "${packages[@]}"; do

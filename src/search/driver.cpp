@@ -216,6 +216,7 @@ void SearchRun::take_designs(Progress& progress) {
   walk.take_designs(
       lock,
       [&](size_t position) {
+        if (settings_.cancel && settings_.cancel->load()) throw SearchCancelled();
         std::vector<size_t> running_now;
         for (size_t c = 0; c < combos_.size(); ++c)
           if (running(walk.states[c], order_)) running_now.push_back(c);

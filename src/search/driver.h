@@ -4,7 +4,9 @@
 // (every design under the exact stop rule; by area bucket under --stop-rule buckets, search/buckets.h), stores each
 // evaluated point in the results file, resumes a killed run, and builds the answer from the stored points.
 
+#include <atomic>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include "search/answer.h"
@@ -31,6 +33,14 @@ struct RunSettings {
   /// The MPI job this process is rank 0 of: its other ranks evaluate designs too (search/rank_evaluation.h).
   /// Nothing, or a job of one rank: this process alone.
   MpiJob* job = nullptr;
+  /// Set (by another thread) to stop the run: no design is taken after it, and run_search throws
+  /// SearchCancelled once the designs under way are done. A results file keeps what was evaluated.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+/// What run_search throws when RunSettings::cancel was set.
+struct SearchCancelled : std::runtime_error {
+  SearchCancelled() : std::runtime_error("search cancelled") {}
 };
 
 /// What a run did (not part of the answer: a resumed run differs here, never in the answer).

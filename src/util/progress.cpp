@@ -125,7 +125,7 @@ ProgressOutput stderr_progress_output(ProgressMode mode) {
 
 Progress::Progress(int64_t total, ProgressOutput output, std::string unit, bool total_is_bound)
     : output_(std::move(output)), unit_(std::move(unit)), total_is_bound_(total_is_bound), total_(total) {
-  if (!output_.write) output_.is_terminal = false;
+  if (!output_.write && !output_.report) output_.is_terminal = false;
   if (!output_.columns) output_.columns = [] { return 80; };
   if (!output_.now_s) output_.now_s = steady_now_s;
   start_s_ = output_.now_s();
@@ -173,9 +173,13 @@ void Progress::finish() {
 }
 
 void Progress::draw_locked(double now_s, bool last) {
+  next_draw_s_.store(now_s + output_.min_interval_s, std::memory_order_relaxed);
+  if (output_.report) {
+    output_.report(done(), total_, best_);
+    return;
+  }
   const std::string line =
       render_progress(done(), total_, now_s - start_s_, best_, output_.columns(), unit_, total_is_bound_);
-  next_draw_s_.store(now_s + output_.min_interval_s, std::memory_order_relaxed);
   if (output_.line_per_update) {
     output_.write(line + "\n");
     return;

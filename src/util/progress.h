@@ -42,6 +42,9 @@ struct ProgressOutput {
   double min_interval_s = 0.1;    ///< at most one redraw per interval (about 10 per second)
   /// Each update on a line of its own ("line\n"), for a log rather than a terminal.
   bool line_per_update = false;
+  /// Receives each update's figures (done, total, best text) instead of a drawn line: for a caller that
+  /// shows progress its own way (the Python package's callback). Draws even without `write`.
+  std::function<void(int64_t done, int64_t total, std::string_view best)> report;
 };
 
 /// How a long run shows its progress on standard error: `auto` a bar redrawn in place when it is a terminal

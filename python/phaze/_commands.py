@@ -1,0 +1,164 @@
+"""The commands: keyword arguments become the command line's options, run in process by the C++ library."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from . import _phaze
+from ._phaze import InputError
+from ._results import PlanResult, Prediction, Result, SearchResult, Validation
+
+ProgressCallback = Callable[[int, int, str], Any]
+
+
+def _option_args(options: Mapping[str, Any]) -> list[str]:
+    """``--name value`` pairs of keyword arguments: underscores become dashes, a list a comma-separated value
+    (``model`` is repeated instead, as the search takes several), ``True`` a flag, ``False`` and ``None``
+    nothing."""
+    args: list[str] = []
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            args.append(flag)
+        elif key == "model" and isinstance(value, (list, tuple)):
+            for one in value:
+                args += [flag, str(one)]
+        elif isinstance(value, (list, tuple)):
+            args += [flag, ",".join(str(v) for v in value)]
+        else:
+            args += [flag, str(value)]
+    return args
+
+
+def _run(args: Sequence[str]) -> str:
+    """Runs ``phaze ARGS...``; returns its standard output, raises InputError on bad input."""
+    status, out, err = _phaze.run_command([str(a) for a in args])
+    if status == 0:
+        return out
+    message = err.strip().splitlines()[-1] if err.strip() else f"exit status {status}"
+    message = message.removeprefix("phaze: error: ")
+    if status == 2:
+        raise InputError(message)
+    raise RuntimeError(message)
+
+
+
+def command(*args: str) -> dict:
+    """Runs any phaze command with ``--json`` and returns its JSON answer, e.g. ``command("arch", "list")``."""
+    return json.loads(_run([*args, "--json"]))
+
+
+def predict(megatron_args: Optional[Sequence[str]] = None, **options: Any) -> Prediction:
+    """Iteration time, throughput and memory of one Megatron-LM training configuration on a GPU system.
+
+    Parameters
+    ----------
+    megatron_args
+        Megatron-LM's ``pretrain_gpt.py`` arguments, as a list of strings, read instead of the model and plan
+        options (``--`` on the command line).
+    **options
+        ``phaze predict``'s options: ``model``, ``system``, ``tp``, ``pp``, ``dp``, ``mbs``, ``global_batch``, ...
+
+    Returns
+    -------
+    Prediction
+    """
+    args = ["predict", *_option_args(options), "--json"]
+    if megatron_args:
+        args += ["--", *megatron_args]
+    return Prediction(json.loads(_run(args)))
+
+
+def plan(**options: Any) -> PlanResult:
+    """The fastest Megatron-LM configurations of a model on a GPU system (``phaze plan``'s options)."""
+    return PlanResult(json.loads(_run(["plan", *_option_args(options), "--json"])))
+
+
+def validate(file: Optional[str] = None, **options: Any) -> Validation:
+    """Predicted against measured runs or kernels (``phaze validate``'s options; ``file`` the runs CSV)."""
+    args = ["validate", *([file] if file else []), *_option_args(options), "--json"]
+    return Validation(json.loads(_run(args)))
+
+
+def schedule(**options: Any) -> Result:
+    """The optimal schedule of one layer pass on a chip (``phaze schedule``'s options)."""
+    return Result(json.loads(_run(["schedule", *_option_args(options), "--json"])))
+
+
+def place(**options: Any) -> Result:
+    """PHAZE's placement of a model's layers on a cluster (``phaze place``'s options)."""
+    return Result(json.loads(_run(["place", *_option_args(options), "--json"])))
+
+
+def piper(file: str, **options: Any) -> Result:
+    """Piper's planner on a DAG file (``phaze piper``'s options)."""
+    return Result(json.loads(_run(["piper", file, *_option_args(options), "--json"])))
+
+
+def model(source: str, **options: Any) -> dict:
+    """A model's hyper-parameters and counts: a preset name or a Hugging Face config.json path."""
+    return json.loads(_run(["model", "show", source, *_option_args(options), "--json"]))
+
+
+def system(source: Optional[str] = None) -> dict:
+    """A GPU or accelerator system (a preset name or a system JSON file), or the list of presets."""
+    return json.loads(_run(["system", "show", source, "--json"] if source else ["system", "list", "--json"]))
+
+
+def search(
+    question: Optional[Mapping[str, Any]] = None,
+    *,
+    progress: Optional[ProgressCallback] = None,
+    threads: int = 0,
+    top: int = 5,
+    pareto: bool = False,
+    db: str = "",
+    **options: Any,
+) -> SearchResult:
+    """The co-search of the chip and the training plan: the best point, the top list, the baselines.
+
+    Parameters
+    ----------
+    question
+        A search question as a dict (the JSON of ``phaze search --write-question``); options given beside it
+        replace its values, as beside ``--question``.
+    progress
+        Called as ``progress(done, total, best)`` about ten times a second on the calling thread.
+    threads
+        Worker threads (0: one per CPU); the answer does not depend on it.
+    top
+        Designs in the top list.
+    pareto
+        Also find the exact Pareto frontiers (``SearchResult.pareto``).
+    db
+        A results file: a run stopped with Ctrl-C and run again with it resumes.
+    **options
+        ``phaze search``'s options: ``model`` (one or a list), ``devices``, ``global_batch``, ``mbs``, ``hbm``,
+        ``tc``, ``planner``, ``stop_rule``, ...
+
+    Returns
+    -------
+    SearchResult
+
+    The search runs with the GIL released; Ctrl-C stops it and raises KeyboardInterrupt.
+    """
+    import os
+    import tempfile
+
+    args = ["search", *_option_args(options), "--write-question", "-"]
+    path = None
+    try:
+        if question is not None:
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+                json.dump(question, f)
+                path = f.name
+            args += ["--question", path]
+        text = _run(args)
+    finally:
+        if path:
+            os.unlink(path)
+    answer, stats = _phaze.search(text, threads, top, pareto, False, db, progress)
+    return SearchResult(json.loads(answer), stats)

@@ -3,13 +3,15 @@
 set -euo pipefail
 
 # clang and its runtime libraries build the sanitized suite and the libFuzzer targets (docs/hardening.md);
-# pybind11, Python's headers, pandas and setuptools the Python package (python/).
+# pybind11, Python's headers, pandas and setuptools the Python package (python/); Chart.js the HTML
+# report's charts, and headless Chromium the test that opens a report.
 packages=(build-essential cmake pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev
           libbenchmark-dev libsqlite3-dev libmimalloc-dev
           coinor-libcbc-dev
           openmpi-bin libopenmpi-dev
           clang libclang-rt-14-dev
-          pybind11-dev python3-dev python3-pandas python3-setuptools python3-venv)
+          pybind11-dev python3-dev python3-pandas python3-setuptools python3-venv
+          libjs-chart.js chromium)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -162,3 +162,47 @@ def search(
             os.unlink(path)
     answer, stats = _phaze.search(text, threads, top, pareto, False, db, progress)
     return SearchResult(json.loads(answer), stats)
+
+
+def report(answer: "Result | Mapping[str, Any] | str", output: str, traces: Sequence[str] = (),
+           title: Optional[str] = None) -> str:
+    """Writes the HTML report of a search, predict or plan answer (``phaze report``): one self-contained page.
+
+    Parameters
+    ----------
+    answer
+        A result of ``search``, ``predict`` or ``plan``, its ``to_dict()``, or the path of its JSON file.
+    output
+        The HTML file to write.
+    traces
+        Chrome trace files of the same run (``--trace``), each drawn as a timeline.
+    title
+        The page's title.
+
+    Returns
+    -------
+    str
+        ``output``.
+    """
+    import os
+    import tempfile
+
+    path = None
+    try:
+        if isinstance(answer, str):
+            source = answer
+        else:
+            data = answer.to_dict() if isinstance(answer, Result) else dict(answer)
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+                json.dump(data, f)
+                path = source = f.name
+        args = ["report", source, "-o", output]
+        for trace in traces:
+            args += ["--trace", trace]
+        if title or path:  # a temporary file's name makes no title
+            args += ["--title", title or "phaze report"]
+        _run(args)
+    finally:
+        if path:
+            os.unlink(path)
+    return output

@@ -14,6 +14,7 @@
 #include "cli/place_command.h"
 #include "cli/plan_command.h"
 #include "cli/predict_command.h"
+#include "cli/report_command.h"
 #include "cli/schedule_command.h"
 #include "cli/search_command.h"
 #include "cli/system_command.h"
@@ -52,6 +53,7 @@ int run(int argc, const char* const* argv) {
   add_plan_command(app);
   add_validate_command(app);
   add_piper_command(app);
+  add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

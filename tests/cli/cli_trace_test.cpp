@@ -14,24 +14,19 @@
 #include <string>
 #include <vector>
 
+#include "support/file_text.h"
 #include "support/run_phaze.h"
 #include "support/temp_dir.h"
 
 namespace {
 
 using nlohmann::json;
+using phaze_test::file_text;
 using phaze_test::quoted;
 using phaze_test::run_phaze;
 using phaze_test::TempDir;
 
 const std::string kTinyModel = std::string(PHAZE_TEST_DATA) + "/hf/tiny-gpt2/config.json";
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 struct Track {
   std::string name;
@@ -74,7 +69,7 @@ TEST(CliTrace, ScheduleTraceHasACoreTrackPerCoreAndEndsAtTheMakespan) {
   const json out = phaze_test::parse_json(r);
   std::map<std::pair<int, int>, Track> tracks;
   std::set<std::string> names;
-  const double end_s = read_trace(json::parse(read_file(trace)), tracks, names);
+  const double end_s = read_trace(json::parse(file_text(trace)), tracks, names);
   EXPECT_NEAR(end_s, out["makespan_s"].get<double>(), 1e-12);
   // The TPUv4-like chip: 8 tensor cores and 2 vector cores, one track each.
   EXPECT_EQ(tracks.size(), 10u);
@@ -96,7 +91,7 @@ TEST(CliTrace, PredictTraceHasAStageTrackPerStageAndEndsAtTheIterationTime) {
   const json out = phaze_test::parse_json(r);
   std::map<std::pair<int, int>, Track> tracks;
   std::set<std::string> names;
-  const double end_s = read_trace(json::parse(read_file(trace)), tracks, names);
+  const double end_s = read_trace(json::parse(file_text(trace)), tracks, names);
   EXPECT_NEAR(end_s, out["iteration_time_s"].get<double>(), 1e-9 * end_s);
   EXPECT_EQ(tracks.size(), 17u);  // 8 stages, each with its communication, and the gradients' track
   // 1,536 / 2 = 768 micro-batches a pipeline: the first and last 32 one by one, by phase, the others as one
@@ -118,7 +113,7 @@ TEST(CliTrace, SearchTraceDrawsEachModelOfTheBestPointAndEndsAtItsTimePerBatch) 
                   quoted(kTinyModel), quoted(trace)));
   ASSERT_EQ(r.status, 0) << r.err;
   const json out = phaze_test::parse_json(r);
-  const json trace_json = json::parse(read_file(trace));
+  const json trace_json = json::parse(file_text(trace));
   for (int pid : {1, 2}) {
     json one = json::object();
     one["displayTimeUnit"] = "ms";

@@ -59,6 +59,23 @@ class Commands(unittest.TestCase):
         with self.assertRaises(phaze.InputError):
             phaze.model("no-such-model")
 
+    def test_report_of_a_result_equals_the_command_line_page(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            answer = os.path.join(d, "predict.json")
+            with open(answer, "w") as f:
+                f.write(subprocess.run([PHAZE, "predict", "--model", "llama2-7b", "--system", "dgx-h100", "--tp", "2",
+                                        "--global-batch", "64", "--json"], check=True, capture_output=True,
+                                       text=True).stdout)
+            subprocess.run([PHAZE, "report", answer, "-o", os.path.join(d, "cli.html"), "--title", "run"],
+                           check=True)
+            run = phaze.predict(model="llama2-7b", system="dgx-h100", tp=2, global_batch=64)
+            phaze.report(run, os.path.join(d, "py.html"), title="run")
+            with open(os.path.join(d, "cli.html")) as a, open(os.path.join(d, "py.html")) as b:
+                self.assertEqual(a.read(), b.read())
+            with self.assertRaises(phaze.InputError):
+                phaze.report({"a": 1}, os.path.join(d, "x.html"))
+
 
 class Search(unittest.TestCase):
     def test_search_equals_the_command_line_and_reports_progress(self):

@@ -1,0 +1,22 @@
+# cmake -DINPUT=<file> -DOUTPUT=<file.cpp> -DNAMESPACE=<ns> -DFUNCTION=<name> -P embed_text.cmake
+# Writes a C++ source whose function returns the text of INPUT (empty when INPUT does not exist), in raw
+# string literals of at most 16,000 characters each (compilers bound one literal's length).
+set(text "")
+if(EXISTS "${INPUT}")
+  file(READ "${INPUT}" text)
+endif()
+string(LENGTH "${text}" length)
+set(delimiter "phaze_embedded_")
+string(FIND "${text}" ")${delimiter}\"" clash)
+if(NOT clash EQUAL -1)
+  message(FATAL_ERROR "${INPUT} holds the raw string delimiter ${delimiter}")
+endif()
+file(WRITE "${OUTPUT}" "// Generated from ${INPUT} by cmake/embed_text.cmake; do not edit.\n#include <string>\n\n")
+file(APPEND "${OUTPUT}" "namespace ${NAMESPACE} {\n\nconst std::string& ${FUNCTION}() {\n  static const std::string text = std::string()")
+set(offset 0)
+while(offset LESS length)
+  string(SUBSTRING "${text}" ${offset} 16000 chunk)
+  file(APPEND "${OUTPUT}" "\n      + R\"${delimiter}(${chunk})${delimiter}\"")
+  math(EXPR offset "${offset} + 16000")
+endwhile()
+file(APPEND "${OUTPUT}" ";\n  return text;\n}\n\n}  // namespace ${NAMESPACE}\n")

@@ -12,11 +12,15 @@
 #include "cli/option_values.h"
 #include "cli/predict_command.h"
 #include "hw/system_json.h"
+#include "io/chrome_trace.h"
+#include "io/html_report.h"
+#include "io/pipeline_trace.h"
 #include "io/prediction_json.h"
 #include "megatron/assumptions.h"
 #include "megatron/plan_search.h"
 #include "model/hf_config.h"
 #include "util/input_error.h"
+#include "util/output_file.h"
 
 namespace phaze::cli {
 
@@ -38,6 +42,7 @@ struct PlanOptions {
   bool no_fp8 = false;
   bool fp8_recipe_given = false;
   bool json = false;
+  std::string report;  ///< write the HTML report here
   TrainingRunOptions run;
 };
 
@@ -75,26 +80,35 @@ void plan(const PlanOptions& o) {
   const megatron::GpuPlanAnswer a = megatron::search_gpu_plans(spec, system, q);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string assumptions = megatron::assumptions_line(o.features, hw::gpu_of(system), spec);
-  if (o.json) {
+  if (o.json || !o.report.empty()) {
     nlohmann::json best = nlohmann::json::array();
     for (const auto& p : a.best) {
       nlohmann::json entry = io::to_json(p);
       if (const auto run = asked_training_run(o.run, p)) entry["training_run"] = io::to_json(*run);
       best.push_back(std::move(entry));
     }
-    std::cout << nlohmann::json{{"model", spec.name},
-                                {"system", system.name},
-                                {"gpus", q.gpus},
-                                {"global_batch", q.global_batch},
-                                {"seq", q.seq},
-                                {"evaluated", a.evaluated},
-                                {"fitting", a.fitting},
-                                {"fits_only_with_context_parallelism", a.fits_only_with_context_parallelism},
-                                {"best", best},
-                                {"assumptions", assumptions}}
-                     .dump(2)
-              << "\n";
-    return;
+    const nlohmann::json out{
+        {"model", spec.name},   {"system", system.name},
+        {"gpus", q.gpus},       {"global_batch", q.global_batch},
+        {"seq", q.seq},         {"evaluated", a.evaluated},
+        {"fitting", a.fitting}, {"fits_only_with_context_parallelism", a.fits_only_with_context_parallelism},
+        {"best", best},         {"assumptions", assumptions}};
+    if (!o.report.empty()) {
+      // The best plan's iteration as a timeline beside the plans.
+      std::vector<nlohmann::json> traces;
+      if (!a.best.empty()) {
+        const std::string name = fmt::format("{} on {} × {} ({}), the best plan", spec.name, q.gpus,
+                                             hw::device_name(system.device), system.name);
+        traces.push_back(
+            nlohmann::json::parse(io::chrome_trace_json({io::prediction_timeline(name, a.best[0])}).dump()));
+      }
+      write_text_file(o.report, io::html_report(out, io::ReportKind::Plan, traces,
+                                                fmt::format("phaze: plans of {} on {} GPUs", spec.name, q.gpus)));
+    }
+    if (o.json) {
+      std::cout << out.dump(2) << "\n";
+      return;
+    }
   }
   fmt::print("{}\n", assumptions);
   fmt::print("{} on {} × {} ({}), global batch {}, seq {}\n", spec.description.empty() ? spec.name : spec.description,
@@ -147,6 +161,9 @@ void add_plan_command(CLI::App& app) {
                   "Expert tensor-parallel widths tried for a mixture of experts, comma-separated (default: every "
                   "width dividing its expert FFN, ep × etp dividing a stage's GPUs)");
   cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_option("--report", o->report,
+                  "Write an HTML page of the plans (phaze report): the best plans side by side, where their "
+                  "iterations go, memory per GPU, the best plan's timeline");
   add_training_run_options(cmd, o->run);
   cmd->callback([o, cmd] {
     o->fp8_given = cmd->count("--fp8") > 0 || o->no_fp8;

@@ -12,6 +12,7 @@
 #include "cli/text_format.h"
 #include "hw/system_json.h"
 #include "io/chrome_trace.h"
+#include "io/html_report.h"
 #include "io/megatron_args.h"
 #include "io/pipeline_trace.h"
 #include "io/prediction_json.h"
@@ -34,7 +35,8 @@ struct PredictOptions {
   std::string recompute = "full";
   megatron::TrainingPlan plan = megatron::current_practice();
   bool json = false;
-  std::string trace;  ///< write the iteration here as Chrome trace-event JSON
+  std::string trace;   ///< write the iteration here as Chrome trace-event JSON
+  std::string report;  ///< write the HTML report here
   TrainingRunOptions run;
   std::vector<std::string> megatron_args;  ///< pretrain_gpt.py's arguments, after --
   bool distributed_optimizer = false;      ///< --distributed-optimizer: ZeRO 1 unless --zero says more
@@ -106,18 +108,17 @@ void predict(PredictOptions o) {
   }
   const hw::System system = hw::load_system(o.system);
   if (!o.trace.empty()) check_writable("--trace", o.trace);
+  if (!o.report.empty()) check_writable("--report", o.report);
   const megatron::StepPrediction p = megatron::predict_step(spec, system, o.plan);
   const std::string assumptions = megatron::assumptions_line(o.plan, hw::gpu_of(system), spec);
-  if (!o.trace.empty()) {
-    const std::string name =
-        fmt::format("{} on {} × {} ({})", spec.name, o.plan.gpus(), hw::device_name(system.device), system.name);
-    io::write_chrome_trace(o.trace, {io::prediction_timeline(name, p)});
-  }
+  const std::string name =
+      fmt::format("{} on {} × {} ({})", spec.name, o.plan.gpus(), hw::device_name(system.device), system.name);
+  if (!o.trace.empty()) io::write_chrome_trace(o.trace, {io::prediction_timeline(name, p)});
   // A configuration that does not fit says which near ones would.
   const std::vector<megatron::FitSuggestion> would_fit =
       p.memory.fits ? std::vector<megatron::FitSuggestion>{} : megatron::fitting_neighbours(spec, system, o.plan);
   const std::optional<megatron::TrainingRun> run = asked_training_run(o.run, p);
-  if (o.json) {
+  {
     nlohmann::json out = io::to_json(p);
     out["model"] = spec.name;
     out["system"] = system.name;
@@ -131,8 +132,16 @@ void predict(PredictOptions o) {
                              {"peak_bytes", s.prediction.memory.peak_bytes}});
       out["fits_with"] = fits_with;
     }
-    std::cout << out.dump(2) << "\n";
-    return;
+    if (!o.report.empty())
+      write_text_file(
+          o.report,
+          io::html_report(out, io::ReportKind::Predict,
+                          {nlohmann::json::parse(io::chrome_trace_json({io::prediction_timeline(name, p)}).dump())},
+                          "phaze: " + name));
+    if (o.json) {
+      std::cout << out.dump(2) << "\n";
+      return;
+    }
   }
   fmt::print("{}\n", assumptions);
   fmt::print("{} on {} × {} ({})\n", spec.description.empty() ? spec.name : spec.description, o.plan.gpus(),
@@ -283,6 +292,9 @@ void add_predict_command(CLI::App& app) {
   add_feature_options(cmd, o->plan);
   cmd->add_flag("--json", o->json, "Print JSON");
   add_training_run_options(cmd, o->run);
+  cmd->add_option("--report", o->report,
+                  "Write an HTML page of the prediction (phaze report): where the iteration goes, memory per GPU "
+                  "and the iteration's timeline");
   cmd->add_option("--trace", o->trace,
                   "Write the iteration as Chrome trace-event JSON (Perfetto, chrome://tracing): one track per "
                   "pipeline stage, one for the gradients and the optimizer, ending at the iteration time");

@@ -13,6 +13,7 @@
 #include "hw/area.h"
 #include "hw/system_json.h"
 #include "io/chrome_trace.h"
+#include "io/html_report.h"
 #include "io/pipeline_trace.h"
 #include "io/search_report.h"
 #include "model/hf_config.h"
@@ -55,7 +56,7 @@ struct SearchOptions {
   int64_t stop_window = 5;
   double bucket_um2 = 10'000;
   int threads = 0;
-  std::string db, output, csv, trace, pareto;
+  std::string db, output, csv, trace, pareto, report;
   std::string progress = "auto";
   int64_t top = 5;
   bool json = false;
@@ -272,6 +273,7 @@ void run(const SearchOptions& o, const GivenFn& given) {
   if (!o.csv.empty()) check_writable("--csv", o.csv);
   if (!o.trace.empty()) check_writable("--trace", o.trace);
   if (!o.pareto.empty()) check_writable("--pareto", o.pareto);
+  if (!o.report.empty()) check_writable("--report", o.report);
   search::RunSettings settings;
   settings.threads = thread_count(o);
   settings.job = &job;
@@ -295,9 +297,17 @@ void run(const SearchOptions& o, const GivenFn& given) {
   if (!o.output.empty()) write_text_file(o.output, json);
   if (!o.csv.empty()) write_file(o.csv, [&](std::ostream& out) { io::write_points_csv(out, q, answer); });
   if (!o.pareto.empty()) write_file(o.pareto, [&](std::ostream& out) { io::write_pareto_csv(out, q, answer); });
-  if (!o.trace.empty())
-    io::write_chrome_trace(o.trace,
-                           answer.best ? io::best_point_timelines(q, *answer.best) : std::vector<io::Timeline>{});
+  const std::vector<io::Timeline> timelines =
+      answer.best ? io::best_point_timelines(q, *answer.best) : std::vector<io::Timeline>{};
+  if (!o.trace.empty()) io::write_chrome_trace(o.trace, timelines);
+  if (!o.report.empty()) {
+    std::vector<nlohmann::json> traces;
+    if (!timelines.empty()) traces.push_back(nlohmann::json::parse(io::chrome_trace_json(timelines).dump()));
+    std::string models;
+    for (const search::ModelCase& m : q.models) models += (models.empty() ? "" : ", ") + m.spec.name;
+    write_text_file(o.report, io::html_report(nlohmann::json::parse(json), io::ReportKind::Search, traces,
+                                              "phaze: co-search for " + models));
+  }
   if (o.json) {
     std::cout << json;
   } else {
@@ -444,6 +454,9 @@ void add_output_options(CLI::App* cmd, SearchOptions& o) {
                   "SQLite results file: every point evaluated is stored; a killed search run again with it resumes");
   cmd->add_option("-o,--output", o.output, "Write the answer as JSON to this file");
   cmd->add_option("--csv", o.csv, "Write every point as CSV to this file");
+  cmd->add_option("--report", o.report,
+                  "Write an HTML page of the answer (phaze report): the design space with the Pareto frontier when "
+                  "--pareto is given, throughput per model against the baselines, the best point's timeline");
   cmd->add_option("--pareto", o.pareto,
                   "Write the Pareto frontiers as CSV to this file: the points no other beats at once on samples/s, "
                   "chip area and energy per sample, per model and averaged (exact rule only; bounds leave out the "

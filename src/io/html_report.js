@@ -210,6 +210,8 @@ function runCharts(runs, labels, title) {
                       pointRadius: 14,
                       pointStyle: 'line',
                       pointBorderWidth: 3,
+                      showLine: false,
+                      stack: 'capacity',  // not piled on the memory
                       data: runs.map((r) => r.memory.capacity_bytes / 1073741824)
                     }])
     },

@@ -548,7 +548,8 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   time.cp_comm_s = md * (top.forward.cp_comm_s + top.backward.cp_comm_s + top.recompute.cp_comm_s);
   time.ep_comm_s = md * (top.forward.ep_comm_s + top.backward.ep_comm_s + top.recompute.ep_comm_s);
   time.pp_comm_s = md * top.send_s;
-  time.bubble_s = pipeline_s - md * top.busy_s() - weight_cast_s;
+  // The fill and drain as it enters pipeline_s, not as a difference of it (which rounds to -0 without one).
+  time.bubble_s = (sum - top.busy_s()) / v;
   const double hidden_s = hidden_expert_comm_s(plan, top);
   pipeline_s -= hidden_s;
   time.ep_comm_s -= hidden_s;

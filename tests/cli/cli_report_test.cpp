@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "support/file_text.h"
 #include "support/run_phaze.h"
@@ -106,6 +107,26 @@ TEST(Report, BadInputIsRefusedNamingTheFile) {
   r = run_phaze("report " + a.predict + " -o " + dir.file("x.html") + " --trace " + a.predict);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("no traceEvents"), std::string::npos) << r.err;
+}
+
+TEST(Report, SearchPredictAndPlanWriteTheirPageWithTheirTimeline) {
+  TempDir dir;
+  const std::vector<std::string> commands{
+      "search --model " + quoted(kTinyModel) + " --tc 1 --vc 1,2 --width 8 --depth 8 --glb-mib 2",
+      "predict --model llama2-7b --system dgx-h100 --tp 2 --pp 2 --dp 2 --global-batch 64",
+      "plan --model llama2-7b --system dgx-h100 --gpus 8 --global-batch 64 --top 2"};
+  for (const std::string& command : commands) {
+    SCOPED_TRACE(command);
+    const auto r = run_phaze(command + " --json --report " + dir.file("page.html"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string page = file_text(dir.file("page.html"));
+    EXPECT_EQ(carried_answer(page), json::parse(r.out));
+    const std::string open = "<script id=\"phaze-traces\"";
+    const size_t start = page.find('>', page.find(open)) + 1;
+    const json traces = json::parse(page.substr(start, page.find("</script>", start) - start));
+    ASSERT_EQ(traces.size(), 1u);
+    EXPECT_FALSE(traces[0]["traceEvents"].empty());
+  }
 }
 
 /// The <body> tag of the page after Chromium ran its scripts (headless, no network, a virtual time budget).

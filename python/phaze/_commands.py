@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from . import _phaze
@@ -12,10 +14,35 @@ from ._results import PlanResult, Prediction, Result, SearchResult, Validation
 ProgressCallback = Callable[[int, int, str], Any]
 
 
-def _option_args(options: Mapping[str, Any]) -> list[str]:
+class _Files:
+    """Temporary JSON files for dict arguments (a model's config.json, a system, a question), removed on exit."""
+
+    def __init__(self):
+        self.paths: list[str] = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for path in self.paths:
+            os.unlink(path)
+
+    def path_of(self, value: Mapping[str, Any]) -> str:
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(value, f)
+        self.paths.append(f.name)
+        return f.name
+
+
+def _value(value: Any, files: _Files) -> str:
+    """One option value: a dict becomes the path of a JSON file holding it."""
+    return files.path_of(value) if isinstance(value, Mapping) else str(value)
+
+
+def _option_args(options: Mapping[str, Any], files: _Files) -> list[str]:
     """``--name value`` pairs of keyword arguments: underscores become dashes, a list a comma-separated value
-    (``model`` is repeated instead, as the search takes several), ``True`` a flag, ``False`` and ``None``
-    nothing."""
+    (``model`` is repeated instead, as the search takes several), a dict a JSON file (a model's Hugging Face
+    config, a system), ``True`` a flag, ``False`` and ``None`` nothing."""
     args: list[str] = []
     for key, value in options.items():
         flag = "--" + key.replace("_", "-")
@@ -25,11 +52,11 @@ def _option_args(options: Mapping[str, Any]) -> list[str]:
             args.append(flag)
         elif key == "model" and isinstance(value, (list, tuple)):
             for one in value:
-                args += [flag, str(one)]
+                args += [flag, _value(one, files)]
         elif isinstance(value, (list, tuple)):
             args += [flag, ",".join(str(v) for v in value)]
         else:
-            args += [flag, str(value)]
+            args += [flag, _value(value, files)]
     return args
 
 
@@ -66,46 +93,56 @@ def predict(megatron_args: Optional[Sequence[str]] = None, **options: Any) -> Pr
     -------
     Prediction
     """
-    args = ["predict", *_option_args(options), "--json"]
-    if megatron_args:
-        args += ["--", *megatron_args]
-    return Prediction(json.loads(_run(args)))
+    with _Files() as files:
+        args = ["predict", *_option_args(options, files), "--json"]
+        if megatron_args:
+            args += ["--", *megatron_args]
+        return Prediction(json.loads(_run(args)))
 
 
 def plan(**options: Any) -> PlanResult:
     """The fastest Megatron-LM configurations of a model on a GPU system (``phaze plan``'s options)."""
-    return PlanResult(json.loads(_run(["plan", *_option_args(options), "--json"])))
+    with _Files() as files:
+        return PlanResult(json.loads(_run(["plan", *_option_args(options, files), "--json"])))
 
 
 def validate(file: Optional[str] = None, **options: Any) -> Validation:
     """Predicted against measured runs or kernels (``phaze validate``'s options; ``file`` the runs CSV)."""
-    args = ["validate", *([file] if file else []), *_option_args(options), "--json"]
-    return Validation(json.loads(_run(args)))
+    with _Files() as files:
+        args = ["validate", *([file] if file else []), *_option_args(options, files), "--json"]
+        return Validation(json.loads(_run(args)))
 
 
 def schedule(**options: Any) -> Result:
     """The optimal schedule of one layer pass on a chip (``phaze schedule``'s options)."""
-    return Result(json.loads(_run(["schedule", *_option_args(options), "--json"])))
+    with _Files() as files:
+        return Result(json.loads(_run(["schedule", *_option_args(options, files), "--json"])))
 
 
 def place(**options: Any) -> Result:
     """PHAZE's placement of a model's layers on a cluster (``phaze place``'s options)."""
-    return Result(json.loads(_run(["place", *_option_args(options), "--json"])))
+    with _Files() as files:
+        return Result(json.loads(_run(["place", *_option_args(options, files), "--json"])))
 
 
 def piper(file: str, **options: Any) -> Result:
     """Piper's planner on a DAG file (``phaze piper``'s options)."""
-    return Result(json.loads(_run(["piper", file, *_option_args(options), "--json"])))
+    with _Files() as files:
+        return Result(json.loads(_run(["piper", _value(file, files), *_option_args(options, files), "--json"])))
 
 
-def model(source: str, **options: Any) -> dict:
-    """A model's hyper-parameters and counts: a preset name or a Hugging Face config.json path."""
-    return json.loads(_run(["model", "show", source, *_option_args(options), "--json"]))
+def model(source: "str | Mapping[str, Any]", **options: Any) -> dict:
+    """A model's hyper-parameters and counts: a preset name, a Hugging Face config.json path or its dict."""
+    with _Files() as files:
+        return json.loads(_run(["model", "show", _value(source, files), *_option_args(options, files), "--json"]))
 
 
-def system(source: Optional[str] = None) -> dict:
-    """A GPU or accelerator system (a preset name or a system JSON file), or the list of presets."""
-    return json.loads(_run(["system", "show", source, "--json"] if source else ["system", "list", "--json"]))
+def system(source: "str | Mapping[str, Any] | None" = None) -> dict:
+    """A GPU or accelerator system (a preset name, a system JSON file or its dict), or the list of presets."""
+    if source is None:
+        return json.loads(_run(["system", "list", "--json"]))
+    with _Files() as files:
+        return json.loads(_run(["system", "show", _value(source, files), "--json"]))
 
 
 def search(
@@ -145,21 +182,11 @@ def search(
 
     The search runs with the GIL released; Ctrl-C stops it and raises KeyboardInterrupt.
     """
-    import os
-    import tempfile
-
-    args = ["search", *_option_args(options), "--write-question", "-"]
-    path = None
-    try:
+    with _Files() as files:
+        args = ["search", *_option_args(options, files), "--write-question", "-"]
         if question is not None:
-            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-                json.dump(question, f)
-                path = f.name
-            args += ["--question", path]
+            args += ["--question", files.path_of(question)]
         text = _run(args)
-    finally:
-        if path:
-            os.unlink(path)
     answer, stats = _phaze.search(text, threads, top, pareto, False, db, progress)
     return SearchResult(json.loads(answer), stats)
 
@@ -184,25 +211,13 @@ def report(answer: "Result | Mapping[str, Any] | str", output: str, traces: Sequ
     str
         ``output``.
     """
-    import os
-    import tempfile
-
-    path = None
-    try:
-        if isinstance(answer, str):
-            source = answer
-        else:
-            data = answer.to_dict() if isinstance(answer, Result) else dict(answer)
-            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-                json.dump(data, f)
-                path = source = f.name
+    with _Files() as files:
+        saved = isinstance(answer, str)
+        source = answer if saved else files.path_of(answer.to_dict() if isinstance(answer, Result) else answer)
         args = ["report", source, "-o", output]
         for trace in traces:
             args += ["--trace", trace]
-        if title or path:  # a temporary file's name makes no title
+        if title or not saved:  # a temporary file's name makes no title
             args += ["--title", title or "phaze report"]
         _run(args)
-    finally:
-        if path:
-            os.unlink(path)
     return output

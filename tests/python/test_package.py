@@ -59,6 +59,18 @@ class Commands(unittest.TestCase):
         with self.assertRaises(phaze.InputError):
             phaze.model("no-such-model")
 
+    def test_a_model_as_a_dict_is_its_config_json(self):
+        with open(TINY) as f:
+            config = json.load(f)
+        # The same model, named by the file that held it: a temporary one for a dict.
+        def unnamed(answer):
+            return {k: v for k, v in answer.items() if k not in ("model", "description")}
+        shown = phaze.model(config)
+        self.assertEqual(unnamed(shown), unnamed(cli_json("model", "show", TINY)))
+        run = phaze.predict(model=config, system="dgx-h100", global_batch=8, seq=64)
+        self.assertEqual(unnamed(run.to_dict()), unnamed(cli_json("predict", "--model", TINY, "--system", "dgx-h100",
+                                                                  "--global-batch", "8", "--seq", "64")))
+
     def test_report_of_a_result_equals_the_command_line_page(self):
         import tempfile
         with tempfile.TemporaryDirectory() as d:

@@ -102,10 +102,11 @@ std::vector<ParetoFrontier> pareto_frontiers(const std::vector<PointRow>& rows, 
         return a.first.energy_per_sample_j < b.first.energy_per_sample_j;
       return before(*a.second, *b.second);
     });
-    for (const auto& [x, row] : candidates) {
+    for (const auto& candidate : candidates) {
+      const FrontierFigures& x = candidate.first;
       const bool beaten = std::any_of(frontier.points.begin(), frontier.points.end(),
                                       [&](const FrontierPoint& k) { return dominates(k.figures, x); });
-      if (!beaten) frontier.points.push_back({*row, x, false});
+      if (!beaten) frontier.points.push_back({*candidate.second, x, false});
     }
     for (FrontierPoint& p : frontier.points)
       p.area_frontier = std::none_of(frontier.points.begin(), frontier.points.end(), [&](const FrontierPoint& q) {

@@ -237,9 +237,9 @@ TEST(ParetoSearch, TheFrontiersAreThoseOfEveryPointFoundByBruteForce) {
                              FrontierFigures{std::stod(row.at("average_samples_per_s")), std::stod(row.at("area_um2")),
                                              energy / static_cast<double>(names.size())});
       }
-      for (const auto& [id, x] : figures)
-        if (std::none_of(figures.begin(), figures.end(), [&](const auto& y) { return beats(y.second, x); }))
-          expected[f][id] = x;
+      for (const auto& point : figures)
+        if (std::none_of(figures.begin(), figures.end(), [&](const auto& y) { return beats(y.second, point.second); }))
+          expected[f][point.first] = point.second;
     }
     std::map<std::string, std::map<std::string, FrontierFigures>> found;
     for (const auto& row : table(read(dir.file("pareto.csv")))) {

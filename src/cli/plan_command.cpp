@@ -38,6 +38,8 @@ struct PlanOptions {
   std::string context_widths;        ///< "" : 1 and the powers of two up to 64 that divide the GPUs
   std::string expert_widths;         ///< "" : every width dividing the experts and d · c
   std::string expert_tensor_widths;  ///< "" : every width dividing the expert FFN
+  /// Settings pinned (comma-separated values; "": every value).
+  std::string widths, pipelines, replicas, micro_batches, chunks, recomputes;
   bool fp8_given = false;  ///< --fp8 or --no-fp8: precision fixed; else FP8 tried off and on where the GPU has it
   bool no_fp8 = false;
   bool fp8_recipe_given = false;
@@ -57,6 +59,20 @@ void plan(const PlanOptions& o) {
   q.features = o.features;
   if (!o.zero_stages.empty()) q.zero_stages = parse_integer_list("--zero", o.zero_stages, 0, 3);
   q.context_widths = parse_integer_list("--cp", o.context_widths, 1, megatron::plan_limits::kContextParallel);
+  q.widths = parse_integer_list("--tp", o.widths, 1, model::limits::kTensorParallel);
+  q.pipelines = parse_integer_list("--pp", o.pipelines, 1, model::limits::kLayers);
+  q.replicas = parse_integer_list("--dp", o.replicas, 1, megatron::plan_limits::kGpus);
+  q.micro_batches = parse_integer_list("--mbs", o.micro_batches, 1, model::limits::kMicroBatch);
+  q.chunks = parse_integer_list("--vp", o.chunks, 1, megatron::plan_limits::kChunks);
+  if (!o.recomputes.empty()) {
+    std::string rest = o.recomputes;
+    while (true) {
+      const size_t comma = rest.find(',');
+      q.recomputes.push_back(megatron::parse_recompute(rest.substr(0, comma), "--recompute"));
+      if (comma == std::string::npos) break;
+      rest = rest.substr(comma + 1);
+    }
+  }
   q.expert_widths = parse_integer_list("--ep", o.expert_widths, 1, model::limits::kExperts);
   if (!q.expert_widths.empty() && !spec.moe() &&
       std::any_of(q.expert_widths.begin(), q.expert_widths.end(), [](int64_t ep) { return ep > 1; }))
@@ -150,6 +166,16 @@ void add_plan_command(CLI::App& app) {
   add_integer_option(cmd, "--top", o->top, 1, 1000, "Configurations to print");
   add_feature_options(cmd, o->features);
   cmd->add_flag("--no-fp8", o->no_fp8, "BF16 GEMMs only (without --fp8 or --no-fp8, FP8 is tried off and on)");
+  // Megatron-LM's names, each a comma-separated list of the values tried: one value pins the setting.
+  cmd->add_option("--tp", o->widths, "Tensor-parallel widths tried, comma-separated (default: every admissible)");
+  cmd->add_option("--pp", o->pipelines, "Pipeline stage counts tried, comma-separated (default: every admissible)");
+  cmd->add_option("--dp", o->replicas,
+                  "Data-parallel degrees tried, comma-separated (default: whatever --gpus leaves, as Megatron-LM "
+                  "derives it)");
+  cmd->add_option("--mbs", o->micro_batches, "Micro-batch sizes tried, comma-separated (default: every divisor)");
+  cmd->add_option("--vp", o->chunks, "Model chunks per GPU tried, comma-separated (default: every admissible)");
+  cmd->add_option("--recompute", o->recomputes,
+                  "Recomputation tried, comma-separated: none, selective, full (default: all three)");
   cmd->add_option("--zero", o->zero_stages, "ZeRO stages tried, comma-separated (default: 0,1,2,3)");
   cmd->add_option("--cp", o->context_widths,
                   "Context-parallel widths tried, comma-separated (default: 1 and the powers of two up to 64 that "

@@ -47,6 +47,7 @@ struct PredictOptions {
   std::string layout;  ///< --pipeline-model-parallel-layout
   bool layout_given = false;
   bool vp_given = false;
+  bool dp_given = false;
 };
 
 std::string seconds(double s) {
@@ -102,6 +103,14 @@ void predict(PredictOptions o) {
     if (o.layout_given) megatron::set_pipeline_layout(o.plan, o.layout, "--pipeline-model-parallel-layout", o.vp_given);
     if (o.fp8_recipe_given && !o.plan.fp8) throw InputError("--fp8-recipe needs --fp8");
     if (o.cp_comm_given && o.plan.cp == 1) throw InputError("--cp-comm-type needs context parallelism (--cp > 1)");
+    // Megatron-LM derives d from the world size: --gpus without --dp leaves it what t × c × p leave.
+    if (o.gpus > 0 && !o.dp_given) {
+      const int64_t model_parallel = o.plan.tp * o.plan.cp * o.plan.pp;
+      if (o.gpus % model_parallel != 0)
+        throw InputError(fmt::format("--gpus = {} is not a multiple of --tp {} × --cp {} × --pp {} = {}", o.gpus,
+                                     o.plan.tp, o.plan.cp, o.plan.pp, model_parallel));
+      o.plan.dp = o.gpus / model_parallel;
+    }
     if (o.gpus > 0 && o.gpus != o.plan.gpus())
       throw InputError(fmt::format("--gpus = {} must equal --tp {} × --cp {} × --pp {} × --dp {} = {}", o.gpus,
                                    o.plan.tp, o.plan.cp, o.plan.pp, o.plan.dp, o.plan.gpus()));
@@ -276,7 +285,8 @@ void add_predict_command(CLI::App& app) {
                   "L loss, | between chunks, X*n repeats, e.g. \"Et*3|(tt|)*29,m|L\" (sets --vp unless given)")
       ->type_name("TEXT");
   add_integer_option(cmd, "--gpus", o->gpus, 0, megatron::plan_limits::kGpus,
-                     "GPUs of the run (0: tp × cp × pp × dp); must equal tp × cp × pp × dp");
+                     "GPUs of the run (0: tp × cp × pp × dp); without --dp, d is what tp × cp × pp leave, as "
+                     "Megatron-LM derives it; with --dp, must equal tp × cp × pp × dp");
   add_integer_option(cmd, "--mbs", o->plan.micro_batch, 1, model::limits::kMicroBatch, "Sequences per micro-batch");
   add_integer_option(cmd, "--global-batch", o->plan.global_batch, 1, megatron::plan_limits::kGlobalBatch,
                      "Sequences per iteration (required unless Megatron-LM's arguments follow --)");
@@ -337,6 +347,7 @@ void add_predict_command(CLI::App& app) {
       o->plan_options_given = o->plan_options_given || cmd->count(option) > 0;
     o->global_batch_given = cmd->count("--global-batch") > 0;
     o->vp_given = cmd->count("--vp") > 0;
+    o->dp_given = cmd->count("--dp") > 0;
     o->layout_given = cmd->count("--pipeline-model-parallel-layout") > 0;
     o->fp8_recipe_given = cmd->count("--fp8-recipe") > 0;
     o->cp_comm_given = cmd->count("--cp-comm-type") > 0;

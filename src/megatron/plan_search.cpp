@@ -49,6 +49,12 @@ GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& s
   space.context_widths = q.context_widths;
   space.expert_widths = q.expert_widths;
   space.expert_tensor_widths = q.expert_tensor_widths;
+  space.widths = q.widths;
+  space.pipelines = q.pipelines;
+  space.replicas = q.replicas;
+  space.micro_batches = q.micro_batches;
+  space.chunks = q.chunks;
+  if (!q.recomputes.empty()) space.recomputes = q.recomputes;
   if (space.context_widths.empty())
     for (int64_t c = 1; c <= 64 && q.gpus % c == 0; c *= 2) space.context_widths.push_back(c);
   // The layer costs depend on t, c, ep, etp, b, sequence parallelism and FP8 alone (the other settings are the

@@ -23,9 +23,13 @@ struct GpuPlanQuestion {
   /// PlanSpace::expert_widths; empty: every width dividing the experts and d · c (a mixture of experts).
   std::vector<int64_t> expert_widths;
   std::vector<int64_t> expert_tensor_widths;  ///< PlanSpace::expert_tensor_widths
-  bool try_fp8 = false;                       ///< PlanSpace::try_fp8
-  bool try_split_accounting = true;           ///< PlanSpace::try_split_accounting
-  size_t top = 5;                             ///< configurations to return
+  /// Settings pinned to the values given (PlanSpace's lists; empty: every value).
+  std::vector<int64_t> widths, pipelines, replicas, micro_batches, chunks;
+  /// Recomputation tried (empty: none, selective and full).
+  std::vector<Recompute> recomputes;
+  bool try_fp8 = false;              ///< PlanSpace::try_fp8
+  bool try_split_accounting = true;  ///< PlanSpace::try_split_accounting
+  size_t top = 5;                    ///< configurations to return
 };
 
 struct GpuPlanAnswer {

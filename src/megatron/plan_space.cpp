@@ -56,7 +56,7 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
         const bool counted_split = space.try_split_accounting && p > 1 && (L + 2) % p == 0 && (L + 2) / p >= 2;
         if (L % p != 0 && !counted_split) continue;
         const int64_t d = space.devices / t / c / p;
-        if (space.global_batch % d != 0) continue;
+        if (space.global_batch % d != 0 || !allowed(space.pipelines, p) || !allowed(space.replicas, d)) continue;
         for (const ExpertLayout& experts : expert_layouts(spec, space, t, t * c * d)) {
           plan.ep = experts.ep;
           plan.etp = experts.etp;
@@ -80,6 +80,7 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
                 plan.embedding_in_pipeline_split = plan.loss_in_pipeline_split = counted;
                 for (int64_t v : divisors(plan.split_slots(L) / p)) {
                   if (v > 1 && (p == 1 || m % p != 0 || v > megatron::plan_limits::kChunks)) continue;
+                  if (!allowed(space.chunks, v)) continue;
                   // Two stages of L/2 + 1 slots, each a layer short: the even split unless interleaved.
                   if (counted && p == 2 && v == 1) continue;
                   plan.vp = v;

@@ -18,6 +18,9 @@ struct PlanSpace {
   int64_t seq = 0;                     ///< tokens per sequence
   std::vector<int64_t> widths;         ///< t tried; empty: every divisor of the devices
   std::vector<int64_t> micro_batches;  ///< b tried; empty: every b up to model::limits::kMicroBatch
+  std::vector<int64_t> pipelines;      ///< p tried; empty: every p that splits the layers
+  std::vector<int64_t> replicas;       ///< d tried; empty: every d the others leave
+  std::vector<int64_t> chunks;         ///< v tried; empty: every v that splits the stages
   std::vector<megatron::Recompute> recomputes{megatron::Recompute::None, megatron::Recompute::Selective,
                                               megatron::Recompute::Full};
   /// ZeRO stages tried (ascending; a stage > 0 only where d · c > 1).

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "support/run_phaze.h"
 #include "support/temp_dir.h"
@@ -291,6 +292,49 @@ TEST(CliGpu, GpuSystemFromAFile) {
   const RunResult era = run_phaze("system show " + quoted(dir.file("era.json")));
   EXPECT_EQ(era.status, 2);
   EXPECT_NE(era.err.find("generation"), std::string::npos) << era.err;
+}
+
+}  // namespace
+
+namespace {
+
+// `plan` with settings pinned: its list is the unpinned list's plans with those settings, in the same order
+// (brute force: every fitting configuration of a small run listed, then filtered).
+TEST(CliGpu, PinnedPlanSettingsFilterTheFullList) {
+  const std::string model = std::string(PHAZE_TEST_DATA) + "/hf/tiny-llama/config.json";
+  const std::string run = "plan --model " + quoted(model) + " --system dgx-h100 --gpus 4 --global-batch 8 --json";
+  const RunResult all = run_phaze(run + " --top 1000");
+  ASSERT_EQ(all.status, 0) << all.err;
+  const json every = json::parse(all.out);
+  ASSERT_LT(every["best"].size(), 1000u);  // the whole list
+  ASSERT_EQ(every["best"].size(), every["fitting"].get<size_t>());
+  const RunResult pinned = run_phaze(run + " --top 5 --tp 2 --mbs 2 --recompute none,full");
+  ASSERT_EQ(pinned.status, 0) << pinned.err;
+  std::vector<json> expected;
+  for (const json& p : every["best"])
+    if (p["plan"]["tp"] == 2 && p["plan"]["micro_batch"] == 2 && p["plan"]["recompute"] != "selective" &&
+        expected.size() < 5)
+      expected.push_back(p);
+  const json got = json::parse(pinned.out)["best"];
+  ASSERT_EQ(got.size(), expected.size());
+  ASSERT_FALSE(expected.empty());
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(got[i], expected[i]) << i;
+  const RunResult bad = run_phaze(run + " --recompute some");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--recompute"), std::string::npos) << bad.err;
+}
+
+// predict derives d from --gpus as Megatron-LM derives it from the world size.
+TEST(CliGpu, PredictDerivesDataParallelFromTheGpus) {
+  const std::string run = "predict --model llama2-7b --system dgx-h100 --tp 2 --pp 2 --global-batch 64 --json";
+  const RunResult derived = run_phaze(run + " --gpus 16");
+  const RunResult given = run_phaze(run + " --dp 4");
+  ASSERT_EQ(derived.status, 0) << derived.err;
+  EXPECT_EQ(derived.out, given.out);
+  const RunResult bad = run_phaze(run + " --gpus 10");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--gpus = 10 is not a multiple of --tp 2 × --cp 1 × --pp 2 = 4"), std::string::npos)
+      << bad.err;
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "io/pipeline_trace.h"
 #include "io/prediction_json.h"
 #include "megatron/assumptions.h"
+#include "megatron/no_plan.h"
 #include "megatron/plan_search.h"
 #include "model/hf_config.h"
 #include "util/input_error.h"
@@ -96,6 +97,9 @@ void plan(const PlanOptions& o) {
   const megatron::GpuPlanAnswer a = megatron::search_gpu_plans(spec, system, q);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string assumptions = megatron::assumptions_line(o.features, hw::gpu_of(system), spec);
+  // With nothing to offer, why, and what would give a configuration.
+  const std::optional<megatron::NoPlanReason> why =
+      a.best.empty() ? std::optional(megatron::explain_no_plan(spec, system, q, a)) : std::nullopt;
   if (o.json || !o.report.empty()) {
     nlohmann::json best = nlohmann::json::array();
     for (const auto& p : a.best) {
@@ -103,12 +107,19 @@ void plan(const PlanOptions& o) {
       if (const auto run = asked_training_run(o.run, p)) entry["training_run"] = io::to_json(*run);
       best.push_back(std::move(entry));
     }
-    const nlohmann::json out{
+    nlohmann::json out{
         {"model", spec.name},   {"system", system.name},
         {"gpus", q.gpus},       {"global_batch", q.global_batch},
         {"seq", q.seq},         {"evaluated", a.evaluated},
         {"fitting", a.fitting}, {"fits_only_with_context_parallelism", a.fits_only_with_context_parallelism},
         {"best", best},         {"assumptions", assumptions}};
+    if (why) {
+      nlohmann::json& no_plan = out["no_plan"] = {{"constraints", why->constraints}};
+      if (a.least_memory) no_plan["least_memory"] = io::to_json(*a.least_memory);
+      if (why->without_pins) no_plan["without_pins"] = io::to_json(*why->without_pins);
+      if (why->least_gpus) no_plan["least_gpus"] = *why->least_gpus;
+      if (why->nearest_global_batch) no_plan["nearest_global_batch"] = *why->nearest_global_batch;
+    }
     if (!o.report.empty()) {
       // The best plan's iteration as a timeline beside the plans.
       std::vector<nlohmann::json> traces;
@@ -137,8 +148,21 @@ void plan(const PlanOptions& o) {
              a.fitting, seconds);
   if (a.fits_only_with_context_parallelism)
     fmt::print("only configurations with context parallelism fit: the sequence of {} tokens needs it\n", q.seq);
-  if (a.best.empty()) {
-    fmt::print("no configuration fits in memory\n");
+  if (why) {
+    fmt::print("{}\n", a.evaluated == 0 ? "no configuration: Megatron-LM accepts none of these settings"
+                                        : "no configuration fits in memory");
+    for (const std::string& c : why->constraints) fmt::print("  {}\n", c);
+    if (why->without_pins)
+      fmt::print("  without the pinned settings, {} fits ({:.3f} s per iteration)\n",
+                 megatron::plan_line(why->without_pins->plan), why->without_pins->time.iteration_s);
+    if (why->nearest_global_batch)
+      fmt::print("  the nearest global batch that divides: --global-batch {}\n", *why->nearest_global_batch);
+    if (why->least_gpus) {
+      fmt::print("  the least GPU count that fits{}: --gpus {}\n", why->without_pins ? " with the pins" : "",
+                 *why->least_gpus);
+    } else {
+      fmt::print("  no GPU count up to {} fits either (a GPU with more memory, or a shorter --seq)\n", 64 * q.gpus);
+    }
     return;
   }
   for (size_t i = 0; i < a.best.size(); ++i) {

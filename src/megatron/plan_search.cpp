@@ -73,7 +73,12 @@ GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& s
     if (at == costs.end()) at = costs.emplace(key, megatron::layer_costs(spec, system, plan)).first;
     megatron::StepPrediction prediction = megatron::predict_step(spec, system, plan, at->second);
     ++answer.evaluated;
-    if (!prediction.memory.fits) return;
+    if (!prediction.memory.fits) {
+      if (answer.fitting == 0 &&
+          (!answer.least_memory || prediction.memory.peak_bytes < answer.least_memory->memory.peak_bytes))
+        answer.least_memory = std::move(prediction);
+      return;
+    }
     ++answer.fitting;
     fits_without_context_parallelism = fits_without_context_parallelism || plan.cp == 1;
     top.offer(std::move(prediction));
@@ -82,6 +87,7 @@ GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& s
       std::find(space.context_widths.begin(), space.context_widths.end(), 1) != space.context_widths.end();
   answer.fits_only_with_context_parallelism = tried_without && answer.fitting > 0 && !fits_without_context_parallelism;
   answer.best = top.take();
+  if (answer.fitting > 0) answer.least_memory.reset();
   return answer;
 }
 

@@ -4,6 +4,7 @@
 // found by trying every one (docs/gpu.md, "Planning").
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "hw/system.h"
@@ -38,6 +39,9 @@ struct GpuPlanAnswer {
   int64_t fitting = 0;                         ///< of those, the ones that fit in memory
   /// Whether, c = 1 tried, only configurations with context parallelism (c > 1) fit: the sequence needs it.
   bool fits_only_with_context_parallelism = false;
+  /// When configurations were predicted and none fits: the one that needs least memory (the nearest to
+  /// fitting), first of equals in the enumeration's order.
+  std::optional<megatron::StepPrediction> least_memory;
 };
 
 /// Every configuration of for_each_megatron_plan (plan_space.h) over the question's GPUs, batch, sequence,

@@ -338,3 +338,48 @@ TEST(CliGpu, PredictDerivesDataParallelFromTheGpus) {
 }
 
 }  // namespace
+
+namespace {
+
+json plan_json(const std::string& args) {
+  const RunResult r = run_phaze("plan " + args + " --json");
+  EXPECT_EQ(r.status, 0) << r.err;
+  return json::parse(r.out);
+}
+
+// With nothing to offer, plan says which constraint failed and what would give a configuration; each claim
+// is checked by running plan on what it proposes, and on every GPU count it passed over.
+TEST(CliGpu, NoPlanSaysWhyAndWhatWouldFit) {
+  // The batch: 7 sequences on 3 GPUs (d = 3 the only degree the heads and layers leave).
+  json a = plan_json("--model llama2-7b --system dgx-h100 --gpus 3 --global-batch 7");
+  ASSERT_TRUE(a["best"].empty());
+  EXPECT_NE(a["no_plan"]["constraints"][0].get<std::string>().find("batch: the global batch 7"), std::string::npos);
+  EXPECT_EQ(a["no_plan"]["nearest_global_batch"], 6);
+  EXPECT_FALSE(plan_json("--model llama2-7b --system dgx-h100 --gpus 3 --global-batch 6")["best"].empty());
+  EXPECT_EQ(a["no_plan"]["least_gpus"], 4);
+  EXPECT_FALSE(plan_json("--model llama2-7b --system dgx-h100 --gpus 4 --global-batch 7")["best"].empty());
+
+  // Memory: GPT-3 175B on 8 H100s; every multiple of 8 and power of two below the answer fits nothing.
+  a = plan_json("--model gpt3-175b --system dgx-h100 --gpus 8 --global-batch 64");
+  ASSERT_TRUE(a["best"].empty());
+  EXPECT_NE(a["no_plan"]["constraints"][0].get<std::string>().find("memory: the configuration that needs least"),
+            std::string::npos);
+  EXPECT_GT(a["no_plan"]["least_memory"]["memory"]["peak_bytes"].get<double>(),
+            a["no_plan"]["least_memory"]["memory"]["capacity_bytes"].get<double>());
+  const int64_t least = a["no_plan"]["least_gpus"];
+  for (int64_t g = 16; g < least; g += 8)
+    EXPECT_TRUE(
+        plan_json(fmt::format("--model gpt3-175b --system dgx-h100 --gpus {} --global-batch 64", g))["best"].empty())
+        << g;
+  EXPECT_FALSE(
+      plan_json(fmt::format("--model gpt3-175b --system dgx-h100 --gpus {} --global-batch 64", least))["best"].empty());
+
+  // Pins: without them, the unpinned plan's best.
+  a = plan_json(
+      "--model llama2-7b --system dgx-h100 --gpus 8 --global-batch 64 --zero 0 --recompute none --tp 1 --pp 1");
+  ASSERT_TRUE(a["best"].empty());
+  const json free = plan_json("--model llama2-7b --system dgx-h100 --gpus 8 --global-batch 64 --top 1");
+  EXPECT_EQ(a["no_plan"]["without_pins"], free["best"][0]);
+}
+
+}  // namespace

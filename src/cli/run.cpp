@@ -15,6 +15,7 @@
 #include "cli/plan_command.h"
 #include "cli/predict_command.h"
 #include "cli/report_command.h"
+#include "cli/saved_answer_commands.h"
 #include "cli/schedule_command.h"
 #include "cli/search_command.h"
 #include "cli/system_command.h"
@@ -54,6 +55,8 @@ int run(int argc, const char* const* argv) {
   add_validate_command(app);
   add_piper_command(app);
   add_report_command(app);
+  add_show_command(app);
+  add_compare_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -45,7 +45,8 @@ struct PlanOptions {
   bool no_fp8 = false;
   bool fp8_recipe_given = false;
   bool json = false;
-  std::string report;  ///< write the HTML report here
+  bool rank_of = false;  ///< rank the best pinned configuration among all instead of listing the pinned ones
+  std::string report;    ///< write the HTML report here
   TrainingRunOptions run;
 };
 
@@ -94,6 +95,19 @@ void plan(const PlanOptions& o) {
     throw InputError("--zero-group needs a ZeRO stage among --zero (1, 2 or 3)");
   q.top = static_cast<size_t>(o.top);
   const auto start = std::chrono::steady_clock::now();
+  // --rank-of: the pins name the configuration; the list and its rank are over every configuration.
+  std::optional<megatron::StepPrediction> ranked;
+  if (o.rank_of) {
+    megatron::GpuPlanQuestion pinned = q;
+    pinned.top = 1;
+    const megatron::GpuPlanAnswer own = megatron::search_gpu_plans(spec, system, pinned);
+    if (own.best.empty())
+      throw InputError("--rank-of: no configuration with the pinned settings fits (plan without --rank-of says why)");
+    ranked = own.best.front();
+    q = megatron::unpinned(q);
+    q.top = static_cast<size_t>(o.top);
+    q.faster_than_s = ranked->time.iteration_s;
+  }
   const megatron::GpuPlanAnswer a = megatron::search_gpu_plans(spec, system, q);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string assumptions = megatron::assumptions_line(o.features, hw::gpu_of(system), spec);
@@ -113,6 +127,8 @@ void plan(const PlanOptions& o) {
         {"seq", q.seq},         {"evaluated", a.evaluated},
         {"fitting", a.fitting}, {"fits_only_with_context_parallelism", a.fits_only_with_context_parallelism},
         {"best", best},         {"assumptions", assumptions}};
+    if (ranked)
+      out["rank_of"] = {{"rank", a.faster + 1}, {"fitting", a.fitting}, {"configuration", io::to_json(*ranked)}};
     if (why) {
       nlohmann::json& no_plan = out["no_plan"] = {{"constraints", why->constraints}};
       if (a.least_memory) no_plan["least_memory"] = io::to_json(*a.least_memory);
@@ -165,6 +181,13 @@ void plan(const PlanOptions& o) {
     }
     return;
   }
+  if (ranked) {
+    const double best_s = a.best.front().time.iteration_s;
+    fmt::print("\nthe pinned configuration ranks #{} of the {} that fit, {:.1f} % slower than the best:\n",
+               a.faster + 1, a.fitting, 100 * (ranked->time.iteration_s / best_s - 1));
+    std::cout << prediction_text(*ranked);
+    fmt::print("\nthe fastest configurations:\n");
+  }
   for (size_t i = 0; i < a.best.size(); ++i) {
     fmt::print("\n#{}\n", i + 1);
     std::cout << prediction_text(a.best[i]);
@@ -198,6 +221,9 @@ void add_plan_command(CLI::App& app) {
                   "derives it)");
   cmd->add_option("--mbs", o->micro_batches, "Micro-batch sizes tried, comma-separated (default: every divisor)");
   cmd->add_option("--vp", o->chunks, "Model chunks per GPU tried, comma-separated (default: every admissible)");
+  cmd->add_flag("--rank-of", o->rank_of,
+                "Rank the configuration the pins name (--tp, --pp, --dp, --mbs, --vp, --recompute, --zero, --cp; the "
+                "fastest of them if they leave several) among every configuration that fits, listed unpinned");
   cmd->add_option("--recompute", o->recomputes,
                   "Recomputation tried, comma-separated: none, selective, full (default: all three)");
   cmd->add_option("--zero", o->zero_stages, "ZeRO stages tried, comma-separated (default: 0,1,2,3)");

@@ -17,22 +17,6 @@ bool allowed(const std::vector<int64_t>& list, int64_t x) {
   return list.empty() || std::find(list.begin(), list.end(), x) != list.end();
 }
 
-/// The question with no setting pinned: every width, stage count, degree, micro-batch, chunk count,
-/// recomputation, ZeRO stage and context-parallel width (FP8 as asked).
-GpuPlanQuestion unpinned(const GpuPlanQuestion& q) {
-  GpuPlanQuestion free = q;
-  free.widths.clear();
-  free.pipelines.clear();
-  free.replicas.clear();
-  free.micro_batches.clear();
-  free.chunks.clear();
-  free.recomputes.clear();
-  free.zero_stages = {0, 1, 2, 3};
-  free.context_widths.clear();
-  free.top = 1;
-  return free;
-}
-
 bool pinned(const GpuPlanQuestion& q) {
   const GpuPlanQuestion free = unpinned(q);
   return q.widths != free.widths || q.pipelines != free.pipelines || q.replicas != free.replicas ||
@@ -85,6 +69,20 @@ void divisibility(const model::ModelSpec& spec, const GpuPlanQuestion& q, NoPlan
 }
 
 }  // namespace
+
+GpuPlanQuestion unpinned(const GpuPlanQuestion& q) {
+  GpuPlanQuestion free = q;
+  free.widths.clear();
+  free.pipelines.clear();
+  free.replicas.clear();
+  free.micro_batches.clear();
+  free.chunks.clear();
+  free.recomputes.clear();
+  free.zero_stages = {0, 1, 2, 3};
+  free.context_widths.clear();
+  free.top = 1;
+  return free;
+}
 
 std::string plan_line(const TrainingPlan& p) {
   std::string out = fmt::format("t {}", p.tp);

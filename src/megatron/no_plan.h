@@ -36,6 +36,10 @@ struct NoPlanReason {
 NoPlanReason explain_no_plan(const model::ModelSpec& spec, const hw::System& system, const GpuPlanQuestion& q,
                              const GpuPlanAnswer& answer);
 
+/// The question with no setting pinned: every width, stage count, degree, micro-batch, chunk count,
+/// recomputation, ZeRO stage and context-parallel width (FP8 as asked).
+GpuPlanQuestion unpinned(const GpuPlanQuestion& q);
+
 /// "t 2 · c 1 · p 4 · d 8, micro-batch 1, recompute none, ZeRO-1": a configuration in one line.
 std::string plan_line(const TrainingPlan& plan);
 

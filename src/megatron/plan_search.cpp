@@ -80,6 +80,7 @@ GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& s
       return;
     }
     ++answer.fitting;
+    if (q.faster_than_s && prediction.time.iteration_s < *q.faster_than_s) ++answer.faster;
     fits_without_context_parallelism = fits_without_context_parallelism || plan.cp == 1;
     top.offer(std::move(prediction));
   });

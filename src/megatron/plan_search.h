@@ -28,6 +28,8 @@ struct GpuPlanQuestion {
   std::vector<int64_t> widths, pipelines, replicas, micro_batches, chunks;
   /// Recomputation tried (empty: none, selective and full).
   std::vector<Recompute> recomputes;
+  /// Count the fitting configurations strictly faster than this iteration time (GpuPlanAnswer::faster).
+  std::optional<double> faster_than_s;
   bool try_fp8 = false;              ///< PlanSpace::try_fp8
   bool try_split_accounting = true;  ///< PlanSpace::try_split_accounting
   size_t top = 5;                    ///< configurations to return
@@ -42,6 +44,7 @@ struct GpuPlanAnswer {
   /// When configurations were predicted and none fits: the one that needs least memory (the nearest to
   /// fitting), first of equals in the enumeration's order.
   std::optional<megatron::StepPrediction> least_memory;
+  int64_t faster = 0;  ///< fitting configurations faster than GpuPlanQuestion::faster_than_s, when given
 };
 
 /// Every configuration of for_each_megatron_plan (plan_space.h) over the question's GPUs, batch, sequence,

@@ -383,3 +383,26 @@ TEST(CliGpu, NoPlanSaysWhyAndWhatWouldFit) {
 }
 
 }  // namespace
+
+namespace {
+
+// --rank-of: the pinned configuration's rank is one more than the configurations of the full list that are
+// strictly faster (brute force over every fitting configuration of a small run).
+TEST(CliGpu, RankOfCountsTheFasterConfigurations) {
+  const std::string model = std::string(PHAZE_TEST_DATA) + "/hf/tiny-llama/config.json";
+  const std::string run = "plan --model " + quoted(model) + " --system dgx-h100 --gpus 4 --global-batch 8 --json";
+  const json every = json::parse(run_phaze(run + " --top 1000").out);
+  const RunResult ranked = run_phaze(run + " --top 3 --tp 2 --pp 2 --recompute full --rank-of");
+  ASSERT_EQ(ranked.status, 0) << ranked.err;
+  const json r = json::parse(ranked.out);
+  const double own = r["rank_of"]["configuration"]["iteration_time_s"];
+  int64_t faster = 0;
+  for (const json& p : every["best"]) faster += p["iteration_time_s"].get<double>() < own ? 1 : 0;
+  EXPECT_EQ(r["rank_of"]["rank"], faster + 1);
+  EXPECT_EQ(r["rank_of"]["fitting"], every["fitting"]);
+  EXPECT_EQ(r["rank_of"]["configuration"]["plan"]["tp"], 2);
+  // The list is the unpinned one.
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(r["best"][i], every["best"][i]);
+}
+
+}  // namespace

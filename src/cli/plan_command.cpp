@@ -45,8 +45,9 @@ struct PlanOptions {
   bool no_fp8 = false;
   bool fp8_recipe_given = false;
   bool json = false;
-  bool rank_of = false;  ///< rank the best pinned configuration among all instead of listing the pinned ones
-  std::string report;    ///< write the HTML report here
+  bool all_variants = false;  ///< list every variant of a layout, not only its fastest
+  bool rank_of = false;       ///< rank the best pinned configuration among all instead of listing the pinned ones
+  std::string report;         ///< write the HTML report here
   TrainingRunOptions run;
 };
 
@@ -94,6 +95,7 @@ void plan(const PlanOptions& o) {
   if (o.features.zero_group > 0 && q.zero_stages == std::vector<int64_t>{0})
     throw InputError("--zero-group needs a ZeRO stage among --zero (1, 2 or 3)");
   q.top = static_cast<size_t>(o.top);
+  q.distinct = !o.all_variants;
   const auto start = std::chrono::steady_clock::now();
   // --rank-of: the pins name the configuration; the list and its rank are over every configuration.
   std::optional<megatron::StepPrediction> ranked;
@@ -221,6 +223,9 @@ void add_plan_command(CLI::App& app) {
                   "derives it)");
   cmd->add_option("--mbs", o->micro_batches, "Micro-batch sizes tried, comma-separated (default: every divisor)");
   cmd->add_option("--vp", o->chunks, "Model chunks per GPU tried, comma-separated (default: every admissible)");
+  cmd->add_flag("--all-variants", o->all_variants,
+                "List every configuration, also those that differ from a faster one listed only in recomputation, "
+                "ZeRO stage, sequence parallelism, precision or pipeline split (default: the fastest of each layout)");
   cmd->add_flag("--rank-of", o->rank_of,
                 "Rank the configuration the pins name (--tp, --pp, --dp, --mbs, --vp, --recompute, --zero, --cp; the "
                 "fastest of them if they leave several) among every configuration that fits, listed unpinned");

@@ -14,15 +14,30 @@ namespace {
 
 using megatron::TrainingPlan;
 
-/// Keeps the `top` fastest fitting predictions, earlier ones first among equal times.
+/// The layout of a configuration: its degrees, experts, micro-batch and chunks. Configurations of one layout
+/// differ only in recomputation, ZeRO stage, sequence parallelism, precision or pipeline split.
+auto layout_of(const TrainingPlan& p) {
+  return std::tuple(p.tp, p.cp, p.pp, p.dp, p.ep, p.etp, p.micro_batch, p.vp);
+}
+
+/// Keeps the `top` fastest fitting predictions, earlier ones first among equal times; with `distinct`, only
+/// the fastest of each layout (the first of equals).
 class TopList {
  public:
-  explicit TopList(size_t top) : top_(top) {}
+  TopList(size_t top, bool distinct) : top_(top), distinct_(distinct) {}
   void offer(megatron::StepPrediction p) {
     const auto at =
         std::upper_bound(list_.begin(), list_.end(), p.time.iteration_s,
                          [](double t, const megatron::StepPrediction& q) { return t < q.time.iteration_s; });
     if (static_cast<size_t>(at - list_.begin()) >= top_) return;
+    if (distinct_) {
+      // A variant of a layout listed: kept only when faster, in place of the one listed (which lies after
+      // `at`). A layout pushed off the list had a variant faster than anything offered of it since.
+      const auto same = [&](const megatron::StepPrediction& q) { return layout_of(q.plan) == layout_of(p.plan); };
+      if (std::any_of(list_.begin(), at, same)) return;
+      const auto slower = std::find_if(at, list_.end(), same);
+      if (slower != list_.end()) list_.erase(slower);
+    }
     list_.insert(at, std::move(p));
     if (list_.size() > top_) list_.pop_back();
   }
@@ -30,6 +45,7 @@ class TopList {
 
  private:
   size_t top_;
+  bool distinct_;
   std::vector<megatron::StepPrediction> list_;
 };
 
@@ -37,7 +53,7 @@ class TopList {
 
 GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& system, const GpuPlanQuestion& q) {
   GpuPlanAnswer answer;
-  TopList top(q.top);
+  TopList top(q.top, q.distinct);
   PlanSpace space;
   space.devices = q.gpus;
   space.global_batch = q.global_batch;

@@ -33,6 +33,9 @@ struct GpuPlanQuestion {
   bool try_fp8 = false;              ///< PlanSpace::try_fp8
   bool try_split_accounting = true;  ///< PlanSpace::try_split_accounting
   size_t top = 5;                    ///< configurations to return
+  /// The list holds the fastest variant of each layout only (degrees, experts, micro-batch, chunks): no two
+  /// configurations that differ only in recomputation, ZeRO stage, sequence parallelism, precision or split.
+  bool distinct = true;
 };
 
 struct GpuPlanAnswer {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -302,7 +303,8 @@ namespace {
 // (brute force: every fitting configuration of a small run listed, then filtered).
 TEST(CliGpu, PinnedPlanSettingsFilterTheFullList) {
   const std::string model = std::string(PHAZE_TEST_DATA) + "/hf/tiny-llama/config.json";
-  const std::string run = "plan --model " + quoted(model) + " --system dgx-h100 --gpus 4 --global-batch 8 --json";
+  const std::string run =
+      "plan --model " + quoted(model) + " --system dgx-h100 --gpus 4 --global-batch 8 --json --all-variants";
   const RunResult all = run_phaze(run + " --top 1000");
   ASSERT_EQ(all.status, 0) << all.err;
   const json every = json::parse(all.out);
@@ -390,7 +392,8 @@ namespace {
 // strictly faster (brute force over every fitting configuration of a small run).
 TEST(CliGpu, RankOfCountsTheFasterConfigurations) {
   const std::string model = std::string(PHAZE_TEST_DATA) + "/hf/tiny-llama/config.json";
-  const std::string run = "plan --model " + quoted(model) + " --system dgx-h100 --gpus 4 --global-batch 8 --json";
+  const std::string run =
+      "plan --model " + quoted(model) + " --system dgx-h100 --gpus 4 --global-batch 8 --json --all-variants";
   const json every = json::parse(run_phaze(run + " --top 1000").out);
   const RunResult ranked = run_phaze(run + " --top 3 --tp 2 --pp 2 --recompute full --rank-of");
   ASSERT_EQ(ranked.status, 0) << ranked.err;
@@ -403,6 +406,32 @@ TEST(CliGpu, RankOfCountsTheFasterConfigurations) {
   EXPECT_EQ(r["rank_of"]["configuration"]["plan"]["tp"], 2);
   // The list is the unpinned one.
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(r["best"][i], every["best"][i]);
+}
+
+}  // namespace
+
+namespace {
+
+// The default list holds the fastest variant of each layout: it is the list of every variant with each
+// layout's later (slower) variants dropped.
+TEST(CliGpu, PlansListedAreDistinctLayouts) {
+  const std::string model = std::string(PHAZE_TEST_DATA) + "/hf/tiny-llama/config.json";
+  const std::string run = "plan --model " + quoted(model) + " --system dgx-h100 --gpus 4 --global-batch 8 --json";
+  const json every = json::parse(run_phaze(run + " --top 1000 --all-variants").out);
+  const json distinct = json::parse(run_phaze(run + " --top 10").out);
+  std::vector<json> expected;
+  std::vector<std::string> layouts;
+  for (const json& p : every["best"]) {
+    const json& q = p["plan"];
+    const std::string layout =
+        fmt::format("{} {} {} {} {} {} {} {}", q["tp"].dump(), q["cp"].dump(), q["pp"].dump(), q["dp"].dump(),
+                    q["ep"].dump(), q["etp"].dump(), q["micro_batch"].dump(), q["vp"].dump());
+    if (std::find(layouts.begin(), layouts.end(), layout) != layouts.end()) continue;
+    layouts.push_back(layout);
+    if (expected.size() < 10) expected.push_back(p);
+  }
+  ASSERT_EQ(distinct["best"].size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(distinct["best"][i], expected[i]) << i;
 }
 
 }  // namespace

@@ -17,8 +17,8 @@ namespace phaze::cli {
 /// --no-cross-entropy-loss-fusion,
 /// --bf16 / --fp16, --grad-reduce-in-bf16, --fp8, --fp8-recipe, --fp8-param-gather,
 /// --cp-comm-type, --moe-token-dispatcher-type, --moe-expert-capacity-factor (alias --moe-capacity-factor),
-/// --moe-pad-expert-input-to-capacity, --moe-load-imbalance, --mtp-num-layers, --zero-group and --memory-reserve-gib, each writing
-/// `features`; its values when added are the defaults.
+/// --moe-pad-expert-input-to-capacity, --moe-load-imbalance, --mtp-num-layers, --zero-group and --memory-reserve-gib,
+/// each writing `features`; its values when added are the defaults.
 void add_feature_options(CLI::App* cmd, megatron::TrainingPlan& features);
 
 }  // namespace phaze::cli

@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/batch_in_tokens.h"
 #include "cli/feature_options.h"
 #include "cli/option_values.h"
 #include "cli/predict_command.h"
@@ -32,6 +33,7 @@ struct PlanOptions {
   std::string system = "dgx-a100-80gb";
   int64_t gpus = 8;
   int64_t global_batch = 0;
+  int64_t global_batch_tokens = 0;
   int64_t seq = 0;
   int64_t top = 5;
   megatron::TrainingPlan features = megatron::current_practice();  ///< what every configuration shares
@@ -57,8 +59,13 @@ void plan(const PlanOptions& o) {
   hw::gpu_of(system);  // refuses a system without a GPU, naming it
   megatron::GpuPlanQuestion q;
   q.gpus = o.gpus;
-  q.global_batch = o.global_batch;
   q.seq = o.seq > 0 ? o.seq : spec.default_seq;
+  if ((o.global_batch > 0) == (o.global_batch_tokens > 0))
+    throw InputError("plan: give the global batch as --global-batch (sequences) or --global-batch-tokens, one of them");
+  q.global_batch = o.global_batch > 0 ? o.global_batch : global_batch_of_tokens(o.global_batch_tokens, q.seq);
+  if (q.global_batch > megatron::plan_limits::kGlobalBatch)
+    throw InputError(fmt::format("--global-batch-tokens {}: {} sequences, more than the {} allowed",
+                                 o.global_batch_tokens, q.global_batch, megatron::plan_limits::kGlobalBatch));
   q.features = o.features;
   if (!o.zero_stages.empty()) q.zero_stages = parse_integer_list("--zero", o.zero_stages, 0, 3);
   q.context_widths = parse_integer_list("--cp", o.context_widths, 1, megatron::plan_limits::kContextParallel);
@@ -209,8 +216,8 @@ void add_plan_command(CLI::App& app) {
       ->capture_default_str();
   add_integer_option(cmd, "--gpus", o->gpus, 1, megatron::plan_limits::kGpus, "GPUs of the run");
   add_integer_option(cmd, "--global-batch", o->global_batch, 1, megatron::plan_limits::kGlobalBatch,
-                     "Sequences per iteration")
-      ->required();
+                     "Sequences per iteration (or --global-batch-tokens)");
+  add_global_batch_tokens_option(cmd, o->global_batch_tokens);
   add_integer_option(cmd, "--seq", o->seq, 0, model::limits::kSequence, "Tokens per sequence (0: the model's)");
   add_integer_option(cmd, "--top", o->top, 1, 1000, "Configurations to print");
   add_feature_options(cmd, o->features);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "cli/batch_in_tokens.h"
 #include "cli/feature_options.h"
 #include "cli/option_values.h"
 #include "cli/text_format.h"
@@ -44,7 +45,8 @@ struct PredictOptions {
   bool cp_comm_given = false;
   bool plan_options_given = false;  ///< any option that --'s arguments would contradict
   bool global_batch_given = false;
-  std::string layout;  ///< --pipeline-model-parallel-layout
+  int64_t global_batch_tokens = 0;  ///< --global-batch-tokens (0: not given)
+  std::string layout;               ///< --pipeline-model-parallel-layout
   bool layout_given = false;
   bool vp_given = false;
   bool dp_given = false;
@@ -94,10 +96,18 @@ void predict(PredictOptions o) {
     spec = from_megatron_args(o);
   } else {
     if (o.model.empty()) throw InputError("predict: --model is required (or Megatron-LM's arguments after --)");
-    if (o.global_batch_given == false)
-      throw InputError("predict: --global-batch is required (or Megatron-LM's arguments after --)");
+    if (o.global_batch_given == (o.global_batch_tokens > 0))
+      throw InputError(
+          "predict: give the global batch as --global-batch (sequences) or --global-batch-tokens, one of them (or "
+          "Megatron-LM's arguments after --)");
     spec = model::load_model(o.model);
     o.plan.seq = o.seq > 0 ? o.seq : spec.default_seq;
+    if (o.global_batch_tokens > 0) {
+      o.plan.global_batch = global_batch_of_tokens(o.global_batch_tokens, o.plan.seq);
+      if (o.plan.global_batch > megatron::plan_limits::kGlobalBatch)
+        throw InputError(fmt::format("--global-batch-tokens {}: {} sequences, more than the {} allowed",
+                                     o.global_batch_tokens, o.plan.global_batch, megatron::plan_limits::kGlobalBatch));
+    }
     o.plan.recompute = megatron::parse_recompute(o.recompute, "--recompute");
     if (o.distributed_optimizer && o.plan.zero == 0) o.plan.zero = 1;
     if (o.layout_given) megatron::set_pipeline_layout(o.plan, o.layout, "--pipeline-model-parallel-layout", o.vp_given);
@@ -290,6 +300,7 @@ void add_predict_command(CLI::App& app) {
   add_integer_option(cmd, "--mbs", o->plan.micro_batch, 1, model::limits::kMicroBatch, "Sequences per micro-batch");
   add_integer_option(cmd, "--global-batch", o->plan.global_batch, 1, megatron::plan_limits::kGlobalBatch,
                      "Sequences per iteration (required unless Megatron-LM's arguments follow --)");
+  add_global_batch_tokens_option(cmd, o->global_batch_tokens);
   add_integer_option(cmd, "--seq", o->seq, 0, model::limits::kSequence, "Tokens per sequence (0: the model's)");
   cmd->add_flag("--sequence-parallel", o->plan.sequence_parallel, "Sequence parallelism (needs --tp > 1)");
   cmd->add_option("--recompute", o->recompute, "Activation recomputation: full, selective or none")
@@ -321,6 +332,7 @@ void add_predict_command(CLI::App& app) {
                                "--vp",
                                "--mbs",
                                "--global-batch",
+                               "--global-batch-tokens",
                                "--seq",
                                "--sequence-parallel",
                                "--recompute",

@@ -435,3 +435,24 @@ TEST(CliGpu, PlansListedAreDistinctLayouts) {
 }
 
 }  // namespace
+
+namespace {
+
+// A global batch in tokens is that many sequences of the run's length; one that is no multiple is refused
+// with the nearest ones.
+TEST(CliGpu, GlobalBatchInTokens) {
+  const std::string plan = "plan --model llama2-7b --system dgx-h100 --gpus 64 --top 2 --json";
+  EXPECT_EQ(run_phaze(plan + " --global-batch-tokens 2097152").out, run_phaze(plan + " --global-batch 512").out);
+  const std::string predict = "predict --model llama2-7b --system dgx-h100 --tp 2 --gpus 8 --json --seq 2048";
+  EXPECT_EQ(run_phaze(predict + " --global-batch-tokens 131072").out, run_phaze(predict + " --global-batch 64").out);
+  RunResult bad = run_phaze(plan + " --global-batch-tokens 2000000");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("not a multiple of the sequence length 4096 (nearest: 1998848 or 2002944 tokens"),
+            std::string::npos)
+      << bad.err;
+  bad = run_phaze(plan + " --global-batch 512 --global-batch-tokens 2097152");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("one of them"), std::string::npos) << bad.err;
+}
+
+}  // namespace

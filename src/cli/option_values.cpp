@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include "util/input_error.h"
@@ -104,6 +105,43 @@ CLI::Option* add_number_option(CLI::App* cmd, const std::string& name, double& t
       name,
       [&target, shown = first_name(name), lo, hi, lo_open](const std::string& text) {
         target = parse_number(shown, text, lo, hi, lo_open);
+      },
+      fmt::format("{} {}{}, {}]", help, lo_open ? "(" : "[", bound_text(lo), bound_text(hi)));
+  option->default_str(fmt::format("{:g}", target))->type_name("NUMBER");
+  return option;
+}
+
+std::optional<InputError> wrong_unit(const std::string& option, const std::string& text, double value, double lo,
+                                     double hi, const OtherUnit& other) {
+  const double converted = value * other.factor;
+  if ((value >= lo && value <= hi) || !(converted > lo && converted <= hi) || converted < other.least_plausible)
+    return std::nullopt;
+  return InputError(fmt::format(
+      "{} {}: outside [{}, {}] {}; it looks like {} ({:g} {}){}", option, text, bound_text(lo), bound_text(hi),
+      other.own, other.unit, converted, other.own,
+      *other.instead ? fmt::format(": {}", other.instead) : fmt::format(": {} takes {}", option, other.own)));
+}
+
+CLI::Option* add_number_option(CLI::App* cmd, const std::string& name, double& target, double lo, double hi,
+                               bool lo_open, const std::string& help, const OtherUnit& other) {
+  CLI::Option* option = cmd->add_option_function<std::string>(
+      name,
+      [&target, shown = first_name(name), lo, hi, lo_open, other](const std::string& text) {
+        std::optional<double> value;
+        try {
+          value = parse_number(shown, text, lo, hi, lo_open);
+        } catch (const InputError& out_of_range) {
+          // A number that the other unit explains says so; anything else keeps its own message.
+          std::optional<double> any;
+          try {
+            any = parse_number(shown, text, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
+          } catch (const InputError&) {
+          }
+          if (any)
+            if (const auto error = wrong_unit(shown, text, *any, lo, hi, other)) throw *error;
+          throw;
+        }
+        target = *value;
       },
       fmt::format("{} {}{}, {}]", help, lo_open ? "(" : "[", bound_text(lo), bound_text(hi)));
   option->default_str(fmt::format("{:g}", target))->type_name("NUMBER");

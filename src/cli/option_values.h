@@ -7,9 +7,11 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "util/input_error.h"
 #include "util/number_text.h"
 
 namespace phaze::cli {
@@ -34,8 +36,28 @@ CLI::Option* add_integer_option(CLI::App* cmd, const std::string& name, int& tar
 /// The threads a `--threads` value asks for: itself when positive, else one per hardware thread (at least 1).
 int threads_or_hardware(int asked);
 
+/// A unit a value is often given in by mistake, recognised by its size: `unit` (e.g. "bytes") is `factor` of
+/// the option's own unit (`own`, e.g. "GiB": 2^-30), and `instead` names what to do ("" when the option
+/// takes the value converted).
+struct OtherUnit {
+  const char* unit;
+  double factor;
+  const char* own;
+  double least_plausible = 0;  ///< the least value, in the option's unit, the other unit explains
+  const char* instead = "";
+};
+
+/// The error for `value` (as typed, `text`) of `option`, out of its range [lo, hi], when read in `other` it
+/// would be in range and at least other.least_plausible: it says so and what the value is in the option's
+/// unit; nothing otherwise.
+std::optional<InputError> wrong_unit(const std::string& option, const std::string& text, double value, double lo,
+                                     double hi, const OtherUnit& other);
+
 /// Adds `name` as a number option in [lo, hi] (or (lo, hi] when `lo_open`), like add_integer_option.
 CLI::Option* add_number_option(CLI::App* cmd, const std::string& name, double& target, double lo, double hi,
                                bool lo_open, const std::string& help);
+/// The same, and a value out of range that `other` would explain is refused saying so.
+CLI::Option* add_number_option(CLI::App* cmd, const std::string& name, double& target, double lo, double hi,
+                               bool lo_open, const std::string& help, const OtherUnit& other);
 
 }  // namespace phaze::cli

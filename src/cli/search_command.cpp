@@ -70,7 +70,23 @@ using GivenFn = std::function<bool(const char* option)>;
 /// A comma-separated list of sizes in GiB, as bytes; each at least 1 KiB, so that none rounds to nothing.
 std::vector<int64_t> gibibytes(const std::string& text, const char* option) {
   std::vector<int64_t> out;
-  for (double gib : parse_number_list(option, text, 0, search::limits::kHbmGiB)) {
+  std::vector<double> values;
+  try {
+    values = parse_number_list(option, text, 0, search::limits::kHbmGiB);
+  } catch (const InputError&) {
+    // Bytes given for GiB are said to be bytes, not only out of range.
+    std::vector<double> any;
+    try {
+      any = parse_number_list(option, text, 0, std::numeric_limits<double>::max());
+    } catch (const InputError&) {
+    }
+    for (double value : any)
+      if (const auto error =
+              wrong_unit(option, text, value, 0, search::limits::kHbmGiB, {"bytes", 1 / kGiB, "GiB", 1.0 / (1 << 20)}))
+        throw *error;
+    throw;
+  }
+  for (double gib : values) {
     if (gib < 1.0 / (1 << 20))
       throw InputError(fmt::format("{} '{}': {} GiB is below the smallest size, 1 KiB (2^-20 GiB)", option, text, gib));
     out.push_back(static_cast<int64_t>(std::llround(gib * kGiB)));
@@ -134,6 +150,12 @@ search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, 
   q.schedule_node_budget = o.schedule_nodes;
   q.network = o.system.empty() ? hw::one_tier_network(o.link_gib_s * kGiB) : hw::load_system(o.system).network;
   if (budget_given) q.space.budget_um2 = hw::area_um2(hw::load_architecture(o.budget));
+  // No chip of the template is below 0.01 mm²: such a budget is mm² given as µm².
+  if (budget_um2_given && o.budget_um2 > 0 && o.budget_um2 < 1e4)
+    throw InputError(fmt::format(
+        "--budget-um2 {:g}: below 10,000 µm² (0.01 mm²), smaller than any chip of the template; it looks like mm² "
+        "({:g} mm² = {:g} µm²): give mm² as --budget-mm2",
+        o.budget_um2, o.budget_um2, o.budget_um2 * 1e6));
   if (budget_um2_given) q.space.budget_um2 = o.budget_um2;
   if (budget_mm2_given) q.space.budget_um2 = o.budget_mm2 * 1e6;
   q.space.lower_fraction = o.lower_fraction;
@@ -376,7 +398,8 @@ void add_space_options(CLI::App* cmd, SearchOptions& o) {
   CLI::Option* budget_um2 =
       add_number_option(cmd, "--budget-um2", o.budget_um2, 0, search::limits::kAreaUm2, false, "Area budget in µm²");
   CLI::Option* budget_mm2 = add_number_option(cmd, "--budget-mm2", o.budget_mm2, 0, search::limits::kAreaUm2 * 1e-6,
-                                              false, "Area budget in mm² (default: the TPUv4-like chip's 278.8)");
+                                              false, "Area budget in mm² (default: the TPUv4-like chip's 278.8)",
+                                              {"µm²", 1e-6, "mm²", 0.01, "give µm² as --budget-um2"});
   for (CLI::Option* a : {budget, budget_um2, budget_mm2})
     for (CLI::Option* b : {budget, budget_um2, budget_mm2})
       if (a != b) a->excludes(b);
@@ -395,7 +418,8 @@ void add_space_options(CLI::App* cmd, SearchOptions& o) {
 void add_execution_options(CLI::App* cmd, SearchOptions& o) {
   CLI::Option* link = add_number_option(cmd, "--link-bandwidth", o.link_gib_s, 0, search::limits::kLinkGiBs, true,
                                         "Inter-chip link bandwidth in GiB/s (TP, pipeline, data-parallel): a network "
-                                        "of one link");
+                                        "of one link",
+                                        {"bytes/s", 1 / kGiB, "GiB/s", 0.01});
   CLI::Option* system = cmd->add_option("--system", o.system,
                                         "System preset or JSON file whose network joins the devices (see 'phaze "
                                         "system list'): TP collectives on the tier their group spans (a group wider "

@@ -1,13 +1,20 @@
 // The charts of phaze's HTML report (src/io/html_report.cpp), drawn with Chart.js from the answer the page
-// carries. The page records how many charts it drew and every script error on <body> (data-charts,
+// carries. The page records how many charts it drew and every script error and console error on <body> (data-charts,
 // data-errors), which its test reads in a headless browser.
 (function() {
 'use strict';
 const errors = [];
-window.addEventListener('error', (e) => {
-  errors.push(String(e.message));
+const record = (message) => {
+  errors.push(String(message));
   document.body.dataset.errors = errors.join(' | ');
-});
+};
+window.addEventListener('error', (e) => record(e.message));
+// What Chart.js reports on the console (a bad option, a chart it cannot draw) counts as an error too.
+const consoleError = console.error.bind(console);
+console.error = (...args) => {
+  record(args.join(' '));
+  consoleError(...args);
+};
 const answer = JSON.parse(document.getElementById('phaze-answer').textContent);
 const kind = document.getElementById('phaze-answer').dataset.kind;
 const traces = JSON.parse(document.getElementById('phaze-traces').textContent);

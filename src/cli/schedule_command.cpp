@@ -17,6 +17,7 @@
 #include "hw/architecture_json.h"
 #include "io/chrome_trace.h"
 #include "io/schedule_json.h"
+#include "io/schedule_trace.h"
 #include "model/hf_config.h"
 #include "model/layer_graph.h"
 #include "schedule/layer_problem.h"
@@ -83,92 +84,6 @@ char key_of(size_t i) {
   return i < keys.size() ? keys[i] : '*';
 }
 
-bool is_compute(TaskKind kind) {
-  return kind == TaskKind::Tensor || kind == TaskKind::Vector || kind == TaskKind::Fused;
-}
-
-TaskKind effective_kind(const Problem& p, TaskKind kind) {
-  return kind == TaskKind::Comm && p.comm_as_vector ? TaskKind::Vector : kind;
-}
-
-std::string cores_text(const Problem& p, size_t i, const TaskSlot& s) {
-  const TaskKind kind = effective_kind(p, p.tasks[i].kind);
-  if (kind == TaskKind::None) return "-";
-  if (kind == TaskKind::Comm) return "link";
-  if (s.parallel) {
-    if (kind == TaskKind::Tensor) return fmt::format("TC0-{}", p.tensor_cores - 1);
-    if (kind == TaskKind::Vector) return fmt::format("VC0-{}", p.vector_cores - 1);
-    return fmt::format("TC0-{} VC0-{}", p.tensor_cores - 1, p.pairs() - 1);
-  }
-  if (kind == TaskKind::Tensor) return fmt::format("TC{}", s.tensor_core);
-  if (kind == TaskKind::Vector) return fmt::format("VC{}", s.vector_core);
-  return fmt::format("TC{} VC{}", s.tensor_core, s.vector_core);
-}
-
-/// One Gantt row: a lane (a core or the link) and which tasks occupy it.
-struct Lane {
-  std::string label;
-  std::vector<size_t> tasks;
-};
-
-std::vector<Lane> lanes(const Problem& p, const Schedule& s) {
-  std::vector<Lane> out;
-  for (int64_t c = 0; c < p.tensor_cores; ++c) out.push_back({fmt::format("TC{}", c), {}});
-  for (int64_t c = 0; c < p.vector_cores; ++c) out.push_back({fmt::format("VC{}", c), {}});
-  const size_t vc0 = static_cast<size_t>(p.tensor_cores);
-  const bool link = !p.comm_as_vector &&
-                    std::any_of(p.tasks.begin(), p.tasks.end(), [](const auto& t) { return t.kind == TaskKind::Comm; });
-  if (link) out.push_back({"link", {}});
-  for (size_t i = 0; i < p.tasks.size(); ++i) {
-    const TaskKind kind = effective_kind(p, p.tasks[i].kind);
-    const TaskSlot& slot = s.tasks[i];
-    if (kind == TaskKind::Comm) {
-      out.back().tasks.push_back(i);
-      continue;
-    }
-    if (!is_compute(kind)) continue;
-    const bool tc = kind != TaskKind::Vector, vc = kind != TaskKind::Tensor;
-    if (slot.parallel) {
-      if (tc)
-        for (int64_t c = 0; c < p.tensor_cores; ++c) out[static_cast<size_t>(c)].tasks.push_back(i);
-      if (vc)
-        for (int64_t c = 0; c < (kind == TaskKind::Fused ? p.pairs() : p.vector_cores); ++c)
-          out[vc0 + static_cast<size_t>(c)].tasks.push_back(i);
-      continue;
-    }
-    if (tc && slot.tensor_core >= 0) out[static_cast<size_t>(slot.tensor_core)].tasks.push_back(i);
-    if (vc && slot.vector_core >= 0) out[vc0 + static_cast<size_t>(slot.vector_core)].tasks.push_back(i);
-  }
-  return out;
-}
-
-/// The schedule as a timeline: one track per tensor core, vector core and the link, one event per operator on
-/// each lane it occupies (a parallel operator on every core of its kind).
-io::Timeline schedule_timeline(const std::string& title, const Problem& p, const Schedule& s) {
-  io::Timeline out;
-  out.name = title;
-  const std::vector<Lane> rows = lanes(p, s);
-  for (size_t r = 0; r < rows.size(); ++r) {
-    out.tracks.push_back(rows[r].label);
-    for (const size_t i : rows[r].tasks) {
-      const TaskSlot& slot = s.tasks[i];
-      const TaskKind kind = effective_kind(p, p.tasks[i].kind);
-      io::TraceEvent e;
-      e.name = p.tasks[i].id;
-      e.category = kind == TaskKind::Tensor   ? "tensor"
-                   : kind == TaskKind::Vector ? "vector"
-                   : kind == TaskKind::Fused  ? "fused"
-                                              : "communication";
-      e.track = r;
-      e.start_s = slot.start_s;
-      e.duration_s = slot.finish_s - slot.start_s;
-      e.args = {{"cores", cores_text(p, i, slot)}, {"mode", slot.parallel ? "parallel" : "single"}};
-      out.events.push_back(std::move(e));
-    }
-  }
-  return out;
-}
-
 /// A text Gantt chart: one row per tensor core, vector core and the link; each column shows the key of the
 /// operator occupying that lane for most of the column's time.
 void print_gantt(const Problem& p, const Schedule& s, const TimeUnit& unit) {
@@ -176,10 +91,10 @@ void print_gantt(const Problem& p, const Schedule& s, const TimeUnit& unit) {
   const double span = s.makespan_s;
   if (!(span > 0)) return;
   const double width = span / kColumns;
-  const std::vector<Lane> rows = lanes(p, s);
+  const std::vector<io::ScheduleLane> rows = io::schedule_lanes(p, s);
   fmt::print("\n  Gantt chart (1 column = {} {})\n", time_text(width, unit), unit.name);
   fmt::print("  {:<5} 0{:>{}}\n", "", time_text(span, unit) + " " + unit.name, kColumns - 1);
-  for (const Lane& lane : rows) {
+  for (const io::ScheduleLane& lane : rows) {
     std::string bar(kColumns, ' ');
     for (int c = 0; c < kColumns; ++c) {
       const double lo = c * width, hi = (c + 1) * width;
@@ -233,7 +148,7 @@ void print_text(const Context& ctx, const Problem& p, const Schedule& s, std::st
     const char* mode = kind == TaskKind::None ? "-" : slot.parallel ? "parallel" : "single";
     fmt::print("  {:<3} {:<10} {}{:<6} {:<8} {:>12} {:>12}  {}\n", key_of(i), p.tasks[i].id,
                named ? fmt::format("{:<40} ", ctx.names[i].substr(0, 40)) : "", schedule::to_string(kind), mode,
-               time_text(slot.start_s, unit), time_text(slot.finish_s, unit), cores_text(p, i, slot));
+               time_text(slot.start_s, unit), time_text(slot.finish_s, unit), io::cores_text(p, i, slot));
   }
   print_gantt(p, s, unit);
   std::string note =
@@ -345,7 +260,7 @@ void run_schedule(const ScheduleOptions& o) {
     std::cerr << "phaze: no feasible schedule: an operator has no finite estimate on this design\n";
   }
 
-  if (!o.trace.empty()) io::write_chrome_trace(o.trace, {schedule_timeline(ctx.title, problem, result)});
+  if (!o.trace.empty()) io::write_chrome_trace(o.trace, {io::schedule_timeline(ctx.title, problem, result)});
   if (o.json) {
     nlohmann::ordered_json out = ctx.json.is_null() ? nlohmann::ordered_json::object() : ctx.json;
     const nlohmann::ordered_json result_json = io::schedule_output_json(problem, result, solver->name());

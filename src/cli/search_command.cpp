@@ -325,6 +325,10 @@ void run(const SearchOptions& o, const GivenFn& given) {
   if (!o.report.empty()) {
     std::vector<nlohmann::json> traces;
     if (!timelines.empty()) traces.push_back(nlohmann::json::parse(io::chrome_trace_json(timelines).dump()));
+    // Each pass of the best point's transformer layer on the chip's cores, a chart of its own.
+    if (answer.best)
+      for (const io::Timeline& layer : io::best_point_layer_timelines(q, *answer.best))
+        traces.push_back(nlohmann::json::parse(io::chrome_trace_json({layer}).dump()));
     std::string models;
     for (const search::ModelCase& m : q.models) models += (models.empty() ? "" : ", ") + m.spec.name;
     write_text_file(o.report, io::html_report(nlohmann::json::parse(json), io::ReportKind::Search, traces,

@@ -252,28 +252,37 @@ function traceReport(trace, index) {
     if (e.ph === 'M' && e.name === 'thread_name') names.set(`${e.pid}/${e.tid}`, e.args.name);
   const spans = events.filter((e) => e.ph === 'X');
   if (!spans.length) return;
-  const tracks = [...new Set(spans.map((e) => `${e.pid}/${e.tid}`))];
-  // Colours by phase: the first word of an event's name (forward, backward, recompute, all-reduce, ...).
-  const phase = (e) => String(e.name).split(' ')[0];
+  // A chip of many cores: its first and last 24 tracks (the tensor cores first, the link last).
+  let tracks = [...new Set(spans.map((e) => `${e.pid}/${e.tid}`))];
+  const allTracks = tracks.length;
+  if (tracks.length > 48) tracks = tracks.slice(0, 24).concat(tracks.slice(-24));
+  const shown = new Set(tracks);
+  // Colours by phase: a layer schedule's core kind (tensor, vector, fused), else the first word of an event's
+  // name (forward, backward, recompute, all-reduce, ...).
+  const phase = (e) => (['tensor', 'vector', 'fused'].includes(e.cat) ? e.cat : String(e.name).split(' ')[0]);
+  const processes = events.filter((e) => e.ph === 'M' && e.name === 'process_name');
   const cats = [...new Set(spans.map(phase))];
   const limit = 20000;
-  const datasets = cats.map(
-      (cat, i) => ({
-        label: cat,
-        backgroundColor: palette[i % 10],
-        borderSkipped: false,
-        barPercentage: 0.8,
-        data: spans.filter((e) => phase(e) === cat).slice(0, limit).map((e) => ({
-                                                                          x: [e.ts / 1e3, (e.ts + e.dur) / 1e3],
-                                                                          y: names.get(`${e.pid}/${e.tid}`) ||
-                                                                              `${e.pid}/${e.tid}`,
-                                                                          name: e.name
-                                                                        }))
-      }));
+  const datasets = cats.map((cat, i) => ({
+                              label: cat,
+                              backgroundColor: palette[i % 10],
+                              borderSkipped: false,
+                              barPercentage: 0.8,
+                              data: spans.filter((e) => phase(e) === cat && shown.has(`${e.pid}/${e.tid}`))
+                                        .slice(0, limit)
+                                        .map((e) => ({
+                                               x: [e.ts / 1e3, (e.ts + e.dur) / 1e3],
+                                               y: names.get(`${e.pid}/${e.tid}`) || `${e.pid}/${e.tid}`,
+                                               name: e.name
+                                             }))
+                            }));
   const height = Math.max(240, 28 * tracks.length + 80);
   chart(
-      `Timeline ${index + 1}: ${spans.length} events on ${tracks.length} tracks`,
-      'Milliseconds from the start of the iteration (or of the layer pass).', {
+      processes.length === 1 ? `Timeline: ${processes[0].args.name}` :
+                               `Timeline ${index + 1}: ${spans.length} events on ${tracks.length} tracks`,
+      'Milliseconds from the start of the iteration (or of the layer pass).' +
+          (tracks.length < allTracks ? ` The first and last 24 of its ${allTracks} tracks.` : ''),
+      {
         type: 'bar',
         data: {labels: tracks.map((t) => names.get(t) || t), datasets},
         options: {

@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <variant>
 
+#include "io/schedule_trace.h"
 #include "io/search_report.h"
 #include "model/layer_graph.h"
+#include "schedule/layer_problem.h"
+#include "search/layer_scheduling.h"
 
 namespace phaze::io {
 
@@ -148,6 +151,31 @@ std::vector<Timeline> best_point_timelines(const search::SearchQuestion& q, cons
   std::vector<Timeline> out;
   for (size_t i = 0; i < q.models.size() && i < p.models.size(); ++i)
     if (p.models[i].feasible) out.push_back(model_timeline(q, q.models[i], p, p.models[i]));
+  return out;
+}
+
+std::vector<Timeline> best_point_layer_timelines(const search::SearchQuestion& q, const search::PointOutcome& p) {
+  std::vector<Timeline> out;
+  search::ScheduleCache cache;
+  search::Scheduling scheduling = search::make_scheduling(q, cache);
+  for (size_t i = 0; i < q.models.size() && i < p.models.size(); ++i) {
+    const search::ModelOutcome& m = p.models[i];
+    if (!m.feasible) continue;
+    const search::ModelCase& mc = q.models[i];
+    const auto* megatron = std::get_if<search::MegatronSettings>(&m.settings);
+    const int64_t experts = megatron ? megatron->expert_parallel : 1;
+    const model::LayerGraph graph = model::build_layer_graph(
+        mc.spec, model::Shape{mc.seq, p.micro_batch, m.width, experts}, model::Precision{}, mc.source);
+    const model::Layer& layer = graph.node(graph.first_main_node());
+    for (const auto& [pass, name] : {std::pair(&layer.forward, "forward"), std::pair(&layer.backward, "backward")}) {
+      const schedule::Problem problem = schedule::layer_problem(*pass, p.design, scheduling.estimator);
+      const schedule::Schedule schedule = scheduling.solver->solve(problem);
+      out.push_back(
+          schedule_timeline(fmt::format("{}: a transformer layer's {} pass on the best design (t {}, micro-batch {})",
+                                        mc.spec.name, name, m.width, p.micro_batch),
+                            problem, schedule));
+    }
+  }
   return out;
 }
 

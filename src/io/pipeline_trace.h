@@ -25,6 +25,13 @@ inline constexpr int64_t kTracedMicroBatches = 64;
 /// The best point of a co-search, one timeline per model with a plan there.
 std::vector<Timeline> best_point_timelines(const search::SearchQuestion& question, const search::PointOutcome& point);
 
+/// The best point's main transformer layer of each model with a plan, its forward and its backward pass,
+/// scheduled again on the point's design at the plan's width and micro-batch with the search's solver: one
+/// timeline per pass, one track per core (io/schedule_trace.h). The makespans are the layer latencies of the
+/// answer.
+std::vector<Timeline> best_point_layer_timelines(const search::SearchQuestion& question,
+                                                 const search::PointOutcome& point);
+
 /// A Megatron-LM iteration as `phaze predict` prices it: `name` the process's name.
 Timeline prediction_timeline(const std::string& name, const megatron::StepPrediction& prediction);
 

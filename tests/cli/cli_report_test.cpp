@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/file_text.h"
@@ -124,8 +126,22 @@ TEST(Report, SearchPredictAndPlanWriteTheirPageWithTheirTimeline) {
     const std::string open = "<script id=\"phaze-traces\"";
     const size_t start = page.find('>', page.find(open)) + 1;
     const json traces = json::parse(page.substr(start, page.find("</script>", start) - start));
-    ASSERT_EQ(traces.size(), 1u);
-    EXPECT_FALSE(traces[0]["traceEvents"].empty());
+    const json answer = json::parse(r.out);
+    if (!answer.contains("search")) {
+      ASSERT_EQ(traces.size(), 1u);
+      EXPECT_FALSE(traces[0]["traceEvents"].empty());
+      continue;
+    }
+    // A search: its pipelines, then its transformer layer's forward and backward pass on the best design,
+    // each ending at the layer's latency in the answer.
+    ASSERT_EQ(traces.size(), 3u);
+    const json& layer = answer["best"]["models"][0]["layer_schedules"]["transformer"];
+    for (const auto& [index, pass] : {std::pair(1, "forward_s"), std::pair(2, "backward_s")}) {
+      double end_us = 0;
+      for (const json& e : traces[index]["traceEvents"])
+        if (e["ph"] == "X") end_us = std::max(end_us, e["ts"].get<double>() + e["dur"].get<double>());
+      EXPECT_NEAR(end_us * 1e-6, layer[pass].get<double>(), 1e-9 * layer[pass].get<double>()) << pass;
+    }
   }
 }
 

@@ -150,12 +150,6 @@ search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, 
   q.schedule_node_budget = o.schedule_nodes;
   q.network = o.system.empty() ? hw::one_tier_network(o.link_gib_s * kGiB) : hw::load_system(o.system).network;
   if (budget_given) q.space.budget_um2 = hw::area_um2(hw::load_architecture(o.budget));
-  // No chip of the template is below 0.01 mm²: such a budget is mm² given as µm².
-  if (budget_um2_given && o.budget_um2 > 0 && o.budget_um2 < 1e4)
-    throw InputError(fmt::format(
-        "--budget-um2 {:g}: below 10,000 µm² (0.01 mm²), smaller than any chip of the template; it looks like mm² "
-        "({:g} mm² = {:g} µm²): give mm² as --budget-mm2",
-        o.budget_um2, o.budget_um2, o.budget_um2 * 1e6));
   if (budget_um2_given) q.space.budget_um2 = o.budget_um2;
   if (budget_mm2_given) q.space.budget_um2 = o.budget_mm2 * 1e6;
   q.space.lower_fraction = o.lower_fraction;

@@ -13,6 +13,7 @@
 #include "hw/system_json.h"
 #include "model/layer_graph.h"
 #include "search/pricer.h"
+#include "util/number_text.h"
 
 namespace phaze::io {
 
@@ -304,22 +305,24 @@ void model_text(std::string& out, const ModelCase& mc, const ModelOutcome& m) {
         "peak memory {:.4g} GiB\n",
         g->chunks, g->expert_parallel != 1 ? fmt::format(", experts over e = {} groups of t", g->expert_parallel) : "",
         g->sequence_parallel ? "on" : "off", megatron::to_string(g->recompute), g->zero, g->peak_memory_bytes / kGiB);
-  out += fmt::format("    throughput {:.6g} samples/s, {:.6g} tokens/s\n", m.samples_per_s, m.tokens_per_s);
-  out += fmt::format(
-      "    time per batch {:.6g} s = steady state {:.6g} + fill/drain {:.6g} + data-parallel sync {:.6g} + "
-      "optimizer {:.6g}\n",
-      m.time_per_batch_s, m.parts.steady_state, m.parts.fill_drain, m.parts.data_parallel_sync, m.parts.optimizer_step);
+  // Fixed notation throughout: a person reads these.
+  const auto f = [](double x) { return fixed_significant(x); };
+  out += fmt::format("    throughput {} samples/s, {} tokens/s\n", f(m.samples_per_s), f(m.tokens_per_s));
+  out +=
+      fmt::format("    time per batch {} s = steady state {} + fill/drain {} + data-parallel sync {} + optimizer {}\n",
+                  f(m.time_per_batch_s), f(m.parts.steady_state), f(m.parts.fill_drain), f(m.parts.data_parallel_sync),
+                  f(m.parts.optimizer_step));
   const EnergyRates rates = energy_rates(m);
   out += fmt::format(
-      "    energy per batch {:.6g} J ({:.6g} tokens/J, {:.4g} W per device); utilisation: tensor cores {:.1f} %, "
+      "    energy per batch {} J ({} tokens/J, {} W per device); utilisation: tensor cores {:.1f} %, "
       "vector cores {:.1f} %, model FLOPs {:.1f} %\n",
-      m.energy_per_batch_j, rates.tokens_per_j, rates.watts_per_device, 100 * m.tensor_utilisation,
-      100 * m.vector_utilisation, 100 * m.flops_utilisation);
+      f(m.energy_per_batch_j), f(rates.tokens_per_j), fixed_significant(rates.watts_per_device, 4),
+      100 * m.tensor_utilisation, 100 * m.vector_utilisation, 100 * m.flops_utilisation);
   const std::vector<model::LayerKind> kinds = model::distinct_layer_kinds(mc.spec);
   for (size_t k = 0; k < m.layers.size() && k < kinds.size(); ++k)
     if (kinds[k] == model::LayerKind::Transformer)
-      out += fmt::format("    transformer layer: forward {:.6g} s, backward {:.6g} s{}\n", m.layers[k].forward_s,
-                         m.layers[k].backward_s,
+      out += fmt::format("    transformer layer: forward {} s, backward {} s{}\n", f(m.layers[k].forward_s),
+                         f(m.layers[k].backward_s),
                          m.schedules_proven ? "" : " (a layer schedule is the best found, not proven optimal)");
 }
 

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <string>
 
 #include "util/input_error.h"
 
@@ -41,6 +43,19 @@ double parse_number(const std::string& option, const std::string& text, double l
   if (!std::isfinite(value) || value < lo || (lo_open && value == lo) || value > hi)
     throw InputError(fmt::format("{} '{}': must be a finite number in {}", option, text, range));
   return value;
+}
+
+std::string fixed_significant(double x, int digits) {
+  if (!std::isfinite(x) || x == 0) return fmt::format("{:g}", x);
+  // Round to the significant digits first (as {:.Ng} does), then write without an exponent.
+  const double rounded = std::stod(fmt::format("{:.{}e}", x, digits - 1));
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(rounded))));
+  std::string out = fmt::format("{:.{}f}", rounded, std::max(0, digits - 1 - magnitude));
+  if (out.find('.') != std::string::npos) {
+    while (out.back() == '0') out.pop_back();
+    if (out.back() == '.') out.pop_back();
+  }
+  return out;
 }
 
 }  // namespace phaze

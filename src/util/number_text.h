@@ -14,4 +14,8 @@ int64_t parse_integer(const std::string& option, const std::string& text, int64_
 /// A finite number in [lo, hi] (or (lo, hi] when `lo_open`).
 double parse_number(const std::string& option, const std::string& text, double lo, double hi, bool lo_open = false);
 
+/// `x` in fixed notation to `digits` significant digits, trailing zeros dropped: 8431670 for 8.43167e+06,
+/// 0.0000562481 for 5.62481e-05, 100.323 as {:.6g} gives it. For text a person reads (no exponents).
+std::string fixed_significant(double x, int digits = 6);
+
 }  // namespace phaze

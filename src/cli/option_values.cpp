@@ -30,6 +30,8 @@ std::string bound_text(double value) {
   return fmt::format("{:g}", value);
 }
 
+}  // namespace
+
 /// The text of a list option, checked for its length first so that a huge list is not parsed at all.
 std::vector<std::string> list_items(const std::string& option, const std::string& text) {
   if (text.empty()) return {};
@@ -39,8 +41,6 @@ std::vector<std::string> list_items(const std::string& option, const std::string
                                  items.size(), kMaxListValues));
   return items;
 }
-
-}  // namespace
 
 std::vector<int64_t> parse_integer_list(const std::string& option, const std::string& text, int64_t lo, int64_t hi) {
   std::vector<int64_t> out;
@@ -122,26 +122,48 @@ std::optional<InputError> wrong_unit(const std::string& option, const std::strin
       *other.instead ? fmt::format(": {}", other.instead) : fmt::format(": {} takes {}", option, other.own)));
 }
 
+namespace {
+
+/// Called while a range error for the items of `option` (as typed, `text`) is handled: when every item is a
+/// number and one of them, read in `other`, would be in range, throws the error that says so; otherwise
+/// rethrows the range error.
+[[noreturn]] void rethrow_explained(const std::string& option, const std::string& text,
+                                    const std::vector<std::string>& items, double lo, double hi,
+                                    const OtherUnit& other) {
+  std::vector<double> values;
+  try {
+    for (const std::string& item : items)
+      values.push_back(
+          parse_number(option, item, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max()));
+  } catch (const InputError&) {
+    values.clear();
+  }
+  for (double value : values)
+    if (const auto error = wrong_unit(option, text, value, lo, hi, other)) throw *error;
+  throw;
+}
+
+}  // namespace
+
+std::vector<double> parse_number_list(const std::string& option, const std::string& text, double lo, double hi,
+                                      const OtherUnit& other) {
+  try {
+    return parse_number_list(option, text, lo, hi);
+  } catch (const InputError&) {
+    rethrow_explained(option, text, list_items(option, text), lo, hi, other);
+  }
+}
+
 CLI::Option* add_number_option(CLI::App* cmd, const std::string& name, double& target, double lo, double hi,
                                bool lo_open, const std::string& help, const OtherUnit& other) {
   CLI::Option* option = cmd->add_option_function<std::string>(
       name,
       [&target, shown = first_name(name), lo, hi, lo_open, other](const std::string& text) {
-        std::optional<double> value;
         try {
-          value = parse_number(shown, text, lo, hi, lo_open);
-        } catch (const InputError& out_of_range) {
-          // A number that the other unit explains says so; anything else keeps its own message.
-          std::optional<double> any;
-          try {
-            any = parse_number(shown, text, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
-          } catch (const InputError&) {
-          }
-          if (any)
-            if (const auto error = wrong_unit(shown, text, *any, lo, hi, other)) throw *error;
-          throw;
+          target = parse_number(shown, text, lo, hi, lo_open);
+        } catch (const InputError&) {
+          rethrow_explained(shown, text, {text}, lo, hi, other);
         }
-        target = *value;
       },
       fmt::format("{} {}{}, {}]", help, lo_open ? "(" : "[", bound_text(lo), bound_text(hi)));
   option->default_str(fmt::format("{:g}", target))->type_name("NUMBER");

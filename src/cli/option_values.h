@@ -21,6 +21,9 @@ inline constexpr size_t kMaxListValues = 64;
 
 using phaze::parse_integer;
 using phaze::parse_number;
+/// The items of a comma-separated list option, at most kMaxListValues of them ("" gives none); checked for
+/// their number before anything is parsed.
+std::vector<std::string> list_items(const std::string& option, const std::string& text);
 /// A comma-separated list of integers in [lo, hi], at most kMaxListValues of them ("" gives an empty list).
 std::vector<int64_t> parse_integer_list(const std::string& option, const std::string& text, int64_t lo, int64_t hi);
 /// A comma-separated list of finite numbers in (lo, hi] (lo excluded), at most kMaxListValues of them.
@@ -52,6 +55,10 @@ struct OtherUnit {
 /// unit; nothing otherwise.
 std::optional<InputError> wrong_unit(const std::string& option, const std::string& text, double value, double lo,
                                      double hi, const OtherUnit& other);
+
+/// parse_number_list, and a list with a value out of range that `other` would explain is refused saying so.
+std::vector<double> parse_number_list(const std::string& option, const std::string& text, double lo, double hi,
+                                      const OtherUnit& other);
 
 /// Adds `name` as a number option in [lo, hi] (or (lo, hi] when `lo_open`), like add_integer_option.
 CLI::Option* add_number_option(CLI::App* cmd, const std::string& name, double& target, double lo, double hi,

@@ -74,15 +74,8 @@ void plan(const PlanOptions& o) {
   q.replicas = parse_integer_list("--dp", o.replicas, 1, megatron::plan_limits::kGpus);
   q.micro_batches = parse_integer_list("--mbs", o.micro_batches, 1, model::limits::kMicroBatch);
   q.chunks = parse_integer_list("--vp", o.chunks, 1, megatron::plan_limits::kChunks);
-  if (!o.recomputes.empty()) {
-    std::string rest = o.recomputes;
-    while (true) {
-      const size_t comma = rest.find(',');
-      q.recomputes.push_back(megatron::parse_recompute(rest.substr(0, comma), "--recompute"));
-      if (comma == std::string::npos) break;
-      rest = rest.substr(comma + 1);
-    }
-  }
+  for (const std::string& r : list_items("--recompute", o.recomputes))
+    q.recomputes.push_back(megatron::parse_recompute(r, "--recompute"));
   q.expert_widths = parse_integer_list("--ep", o.expert_widths, 1, model::limits::kExperts);
   if (!q.expert_widths.empty() && !spec.moe() &&
       std::any_of(q.expert_widths.begin(), q.expert_widths.end(), [](int64_t ep) { return ep > 1; }))

@@ -14,14 +14,6 @@
 
 namespace phaze::cli {
 
-namespace {
-
-const char* kind_name(io::ReportKind kind) {
-  return kind == io::ReportKind::Search ? "search" : kind == io::ReportKind::Predict ? "predict" : "plan";
-}
-
-}  // namespace
-
 void add_show_command(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand("show", "Print a saved search, predict or plan answer (its JSON) as text");
@@ -44,7 +36,8 @@ void add_compare_command(CLI::App& app) {
     const io::ReportKind kind = io::report_kind(a, paths->first);
     if (io::report_kind(b, paths->second) != kind)
       throw InputError(fmt::format("{}: a {} answer; {} is a {} answer: compare answers of one kind", paths->second,
-                                   kind_name(io::report_kind(b, paths->second)), paths->first, kind_name(kind)));
+                                   io::report_kind_name(io::report_kind(b, paths->second)), paths->first,
+                                   io::report_kind_name(kind)));
     std::cout << io::answer_comparison(a, b, kind, paths->first, paths->second);
   });
 }

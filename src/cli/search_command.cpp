@@ -70,22 +70,9 @@ using GivenFn = std::function<bool(const char* option)>;
 /// A comma-separated list of sizes in GiB, as bytes; each at least 1 KiB, so that none rounds to nothing.
 std::vector<int64_t> gibibytes(const std::string& text, const char* option) {
   std::vector<int64_t> out;
-  std::vector<double> values;
-  try {
-    values = parse_number_list(option, text, 0, search::limits::kHbmGiB);
-  } catch (const InputError&) {
-    // Bytes given for GiB are said to be bytes, not only out of range.
-    std::vector<double> any;
-    try {
-      any = parse_number_list(option, text, 0, std::numeric_limits<double>::max());
-    } catch (const InputError&) {
-    }
-    for (double value : any)
-      if (const auto error =
-              wrong_unit(option, text, value, 0, search::limits::kHbmGiB, {"bytes", 1 / kGiB, "GiB", 1.0 / (1 << 20)}))
-        throw *error;
-    throw;
-  }
+  // Bytes given for GiB are said to be bytes, not only out of range.
+  const std::vector<double> values =
+      parse_number_list(option, text, 0, search::limits::kHbmGiB, {"bytes", 1 / kGiB, "GiB", 1.0 / (1 << 20)});
   for (double gib : values) {
     if (gib < 1.0 / (1 << 20))
       throw InputError(fmt::format("{} '{}': {} GiB is below the smallest size, 1 KiB (2^-20 GiB)", option, text, gib));

@@ -48,15 +48,6 @@ std::string html_escaped(const std::string& text) {
   return out;
 }
 
-const char* kind_name(ReportKind kind) {
-  switch (kind) {
-    case ReportKind::Search: return "search";
-    case ReportKind::Predict: return "predict";
-    case ReportKind::Plan: return "plan";
-  }
-  return "search";
-}
-
 constexpr const char* kStyle = R"(
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1100px; color: #222; padding: 0 16px; }
 h1 { font-size: 22px; margin-bottom: 4px; }
@@ -70,6 +61,15 @@ footer { color: #777; margin-top: 32px; font-size: 12px; }
 )";
 
 }  // namespace
+
+const char* report_kind_name(ReportKind kind) {
+  switch (kind) {
+    case ReportKind::Search: return "search";
+    case ReportKind::Predict: return "predict";
+    case ReportKind::Plan: return "plan";
+  }
+  return "search";
+}
 
 ReportKind report_kind(const nlohmann::json& a, const std::string& source) {
   if (a.is_object() && a.contains("search") && a.contains("best") && a.contains("baselines")) return ReportKind::Search;
@@ -92,7 +92,7 @@ std::string html_report(const nlohmann::json& answer, ReportKind kind, const std
   page += "<script>\n" + script_code(chart_library_js(), "Chart.js") + "\n</script>\n</head>\n<body>\n";
   page += fmt::format("<h1>{}</h1>\n<div id=\"summary\"></div>\n<main id=\"charts\"></main>\n", html_escaped(title));
   page += fmt::format("<script id=\"phaze-answer\" type=\"application/json\" data-kind=\"{}\">{}</script>\n",
-                      kind_name(kind), json_in_script(answer));
+                      report_kind_name(kind), json_in_script(answer));
   page +=
       fmt::format("<script id=\"phaze-traces\" type=\"application/json\">{}</script>\n", json_in_script(trace_list));
   page += "<script>\n" + script_code(report_script_js(), "the report's script") + "\n</script>\n";

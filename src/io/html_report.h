@@ -16,6 +16,9 @@ namespace phaze::io {
 /// What a JSON answer is, as the report draws it.
 enum class ReportKind { Search, Predict, Plan };
 
+/// "search", "predict" or "plan".
+const char* report_kind_name(ReportKind kind);
+
 /// The kind of `answer` (a search, predict or plan answer's JSON); InputError naming `source` otherwise.
 ReportKind report_kind(const nlohmann::json& answer, const std::string& source);
 

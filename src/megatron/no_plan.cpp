@@ -7,15 +7,12 @@
 #include <cstdlib>
 #include <set>
 
+#include "megatron/plan_space.h"
 #include "util/divisors.h"
 
 namespace phaze::megatron {
 
 namespace {
-
-bool allowed(const std::vector<int64_t>& list, int64_t x) {
-  return list.empty() || std::find(list.begin(), list.end(), x) != list.end();
-}
 
 bool pinned(const GpuPlanQuestion& q) {
   const GpuPlanQuestion free = unpinned(q);

@@ -6,11 +6,11 @@
 
 namespace phaze::megatron {
 
-namespace {
-
 bool allowed(const std::vector<int64_t>& list, int64_t x) {
   return list.empty() || std::find(list.begin(), list.end(), x) != list.end();
 }
+
+namespace {
 
 struct ExpertLayout {
   int64_t ep = 1, etp = 0;  ///< as TrainingPlan's: etp 0 is the attention's t

@@ -45,6 +45,9 @@ struct PlanSpace {
   megatron::TrainingPlan features;
 };
 
+/// Whether a list of PlanSpace's (t, p, d, b, v, ep, etp tried) allows `x`: an empty list allows every value.
+bool allowed(const std::vector<int64_t>& list, int64_t x);
+
 /// Calls `visit` with every configuration of `space` that Megatron-LM accepts for the model
 /// (megatron::validate): every t (dividing the devices, the heads and the key/value heads), c of the
 /// space's widths dividing the rest, p dividing the rest and the layers, d the remainder; for a mixture of

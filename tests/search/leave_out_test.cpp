@@ -97,13 +97,6 @@ TEST(AnswerThresholds, TrackerKeepsTheBestsOfThePointsAdded) {
   EXPECT_EQ(tracker.now().model_best[0], 7.0);
 }
 
-/// The number of points a run's text says it left out (0 when it says nothing).
-int64_t left_out(const std::string& text) {
-  std::smatch m;
-  static const std::regex said("(\\d+) points left out unevaluated");
-  return std::regex_search(text, m, said) ? std::stoll(m[1].str()) : 0;
-}
-
 TEST(LeaveOutByBound, TheAnswerIsThatOfEvaluatingEveryPoint) {
   TempDir dir;
   const std::string llama = std::string(PHAZE_TEST_DATA) + "/hf/tiny-llama/config.json";
@@ -138,12 +131,12 @@ TEST(LeaveOutByBound, TheAnswerIsThatOfEvaluatingEveryPoint) {
     SCOPED_TRACE(question);
     const auto all = run_phaze(question + " --evaluate-all --threads 2 -o " + dir.file("all.json"));
     ASSERT_EQ(all.status, 0) << all.err;
-    EXPECT_EQ(left_out(all.out), 0);
+    EXPECT_EQ(points_left_out(all.out), 0);
     for (int threads : {1, 2}) {
       const auto some = run_phaze(question + fmt::format(" --threads {} -o ", threads) + dir.file("some.json"));
       ASSERT_EQ(some.status, 0) << some.err;
       EXPECT_EQ(read(dir.file("some.json")), read(dir.file("all.json")));
-      total += left_out(some.out);
+      total += points_left_out(some.out);
     }
   }
   // The bounds leave many points out here: the test would not notice a rule that leaves out none.
@@ -154,13 +147,13 @@ TEST(LeaveOutByBound, NothingIsLeftOutOfTheCsvAndAResultsFileResumesToTheSameAns
   TempDir dir;
   const auto csv = run_phaze(small_args() + " --csv " + dir.file("all.csv"));
   ASSERT_EQ(csv.status, 0) << csv.err;
-  EXPECT_EQ(left_out(csv.out), 0);
+  EXPECT_EQ(points_left_out(csv.out), 0);
   const auto all = run_phaze(small_args() + " --evaluate-all -o " + dir.file("all.json"));
   ASSERT_EQ(all.status, 0) << all.err;
   // A results file holds the points evaluated; those left out are decided again when the run resumes.
   const auto db = run_phaze(small_args() + " --db " + dir.file("points.db") + " -o " + dir.file("db.json"));
   ASSERT_EQ(db.status, 0) << db.err;
-  EXPECT_GT(left_out(db.out), 0);
+  EXPECT_GT(points_left_out(db.out), 0);
   EXPECT_EQ(read(dir.file("db.json")), read(dir.file("all.json")));
   const auto again = run_phaze(small_args() + " --db " + dir.file("points.db") + " -o " + dir.file("again.json"));
   ASSERT_EQ(again.status, 0) << again.err;

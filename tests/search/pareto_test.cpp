@@ -181,12 +181,6 @@ std::string point_id(const std::map<std::string, std::string>& row) {
   return out;
 }
 
-int64_t points_left_out(const std::string& text) {
-  std::smatch m;
-  static const std::regex said("(\\d+) points left out unevaluated");
-  return std::regex_search(text, m, said) ? std::stoll(m[1].str()) : 0;
-}
-
 TEST(ParetoSearch, TheFrontiersAreThoseOfEveryPointFoundByBruteForce) {
   TempDir dir;
   const std::string llama = std::string(PHAZE_TEST_DATA) + "/hf/tiny-llama/config.json";

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -77,6 +78,13 @@ inline std::string joined(const std::vector<std::string>& argv) {
 
 inline std::string small_args() {
   return joined(small_argv());
+}
+
+/// The number of points a search's text says it left out on their bounds (0 when it says nothing).
+inline int64_t points_left_out(const std::string& text) {
+  std::smatch m;
+  static const std::regex said("(\\d+) points left out unevaluated");
+  return std::regex_search(text, m, said) ? std::stoll(m[1].str()) : 0;
 }
 
 inline std::string read(const std::string& path) {

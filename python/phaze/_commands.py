@@ -187,7 +187,7 @@ def search(
         if question is not None:
             args += ["--question", files.path_of(question)]
         text = _run(args)
-    answer, stats = _phaze.search(text, threads, top, pareto, False, db, progress)
+    answer, stats = _phaze.search(text, threads, top, pareto, db, progress)
     return SearchResult(json.loads(answer), stats)
 
 

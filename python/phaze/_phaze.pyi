@@ -13,7 +13,6 @@ def search(
     threads: int,
     top: int,
     pareto: bool,
-    csv: bool,
     db: str,
     progress: Optional[Callable[[int, int, str], Any]],
 ) -> tuple[str, dict[str, Any]]:

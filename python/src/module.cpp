@@ -78,7 +78,7 @@ struct SearchState {
 /// checks for signals: Ctrl-C stops the search (no design is taken after it) and raises KeyboardInterrupt.
 /// Returns the answer's JSON text and the run's figures.
 std::pair<std::string, py::dict> search(const std::string& question_text, int threads, int64_t top, bool pareto,
-                                        bool csv, const std::string& db, const py::object& progress) {
+                                        const std::string& db, const py::object& progress) {
   const phaze::search::SearchQuestion question = phaze::search::parse_question(question_text, "question");
   phaze::search::validate(question);
   std::atomic<bool> cancel{false};
@@ -87,7 +87,6 @@ std::pair<std::string, py::dict> search(const std::string& question_text, int th
   settings.threads = threads;
   settings.top = top;
   settings.pareto = pareto;
-  settings.keep_all = csv;
   settings.db_path = db;
   settings.cancel = &cancel;
   if (!progress.is_none()) {
@@ -162,7 +161,6 @@ PYBIND11_MODULE(_phaze, m) {
   });
   m.def("run_command", &run_command, py::arg("args"),
         "Runs `phaze ARGS...` in process: (exit status, standard output, standard error).");
-  m.def("search", &search, py::arg("question"), py::arg("threads"), py::arg("top"), py::arg("pareto"), py::arg("csv"),
-        py::arg("db"), py::arg("progress"),
-        "Runs the search of a question file's JSON text: (answer JSON text, run figures).");
+  m.def("search", &search, py::arg("question"), py::arg("threads"), py::arg("top"), py::arg("pareto"), py::arg("db"),
+        py::arg("progress"), "Runs the search of a question file's JSON text: (answer JSON text, run figures).");
 }

@@ -55,6 +55,9 @@ void print_operators(const char* title, const OperatorGraph& graph) {
   for (const Operator& op : graph.ops) {
     std::string work;
     if (op.gemm) work = fmt::format("GEMM ({}, {}, {}, {})", op.gemm->m, op.gemm->n, op.gemm->k, op.gemm->batch);
+    if (op.attention)
+      for (const Gemm& g : op.attention->products())
+        work += fmt::format("{}GEMM ({}, {}, {}, {})", work.empty() ? "" : " + ", g.m, g.n, g.k, g.batch);
     for (const VectorPass& p : op.passes)
       work += fmt::format("{}{} {}", work.empty() ? "" : " + ", to_string(p.kind), group_digits(p.elements));
     if (op.collective)

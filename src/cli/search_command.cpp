@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "cli/option_values.h"
+#include "cli/shape_options.h"
 #include "hw/architecture_json.h"
 #include "hw/area.h"
 #include "hw/system_json.h"
@@ -43,6 +44,7 @@ struct SearchOptions {
   std::string execution = "phaze";
   std::string planner = "phaze";
   bool overlap_dp = false;
+  std::string attention_backend = "unfused";
   std::string budget;
   double budget_um2 = 0;
   double budget_mm2 = 0;  ///< --budget-mm2, the same budget in mm²
@@ -134,6 +136,7 @@ search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, 
   q.planner = o.planner == "stagewise" || o.planner == "piper" ? search::PlannerChoice::Stagewise
                                                                : search::PlannerChoice::Phaze;
   q.overlap_dp = o.overlap_dp;
+  q.fused_attention = o.attention_backend == "fused";
   q.schedule_node_budget = o.schedule_nodes;
   q.network = o.system.empty() ? hw::one_tier_network(o.link_gib_s * kGiB) : hw::load_system(o.system).network;
   if (budget_given) q.space.budget_um2 = hw::area_um2(hw::load_architecture(o.budget));
@@ -169,6 +172,7 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
      }},
     {"--planner", [](auto& t, const auto& f) { t.planner = f.planner; }},
     {"--overlap-dp", [](auto& t, const auto& f) { t.overlap_dp = f.overlap_dp; }},
+    {"--attention-backend", [](auto& t, const auto& f) { t.fused_attention = f.fused_attention; }},
     {"--schedule-nodes", [](auto& t, const auto& f) { t.schedule_node_budget = f.schedule_node_budget; }},
     {"--link-bandwidth", [](auto& t, const auto& f) { t.network = f.network; }},
     {"--system", [](auto& t, const auto& f) { t.network = f.network; }},
@@ -431,6 +435,7 @@ void add_execution_options(CLI::App* cmd, SearchOptions& o) {
       ->capture_default_str();
   cmd->add_flag("--overlap-dp", o.overlap_dp,
                 "With --execution megatron: overlap the gradient reduction with the backward pass");
+  add_attention_backend_option(cmd, o.attention_backend);
 }
 
 /// How the space is searched: the exact or the area-bucket stop rule, the schedules' node budget, threads.

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+
 namespace phaze::cost {
 
 /// Systolic-array fill and drain (width + depth cycles): once per GEMM and core when the stationary
@@ -23,6 +25,9 @@ struct CostParams {
 
   bool operator==(const CostParams&) const = default;
 };
+
+/// Bytes of one word of the accelerator template (16-bit elements).
+inline constexpr int64_t kWordBytes = 2;
 
 /// Version of the cost model, part of every cache key: bump it when a formula changes.
 inline constexpr int kCostModelVersion = 1;

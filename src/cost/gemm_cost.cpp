@@ -268,7 +268,7 @@ void evaluate_mapping(const model::Gemm& gemm, const hw::TensorCoreConfig& c, co
   const double sram_fills = used * g * (s.a + s.b + s.c_readback + s.c_write);
 
   const Traffic h = level_traffic(gemm.m, gemm.n, gemm.k, mp.glb);
-  const double hbm_words = static_cast<double>(gemm.batch) * (h.a + h.b + h.c_readback + h.c_write);
+  const double hbm_words = c.on_chip ? 0.0 : static_cast<double>(gemm.batch) * (h.a + h.b + h.c_readback + h.c_write);
   const double hbm_words_per_cycle = c.hbm_bandwidth / c.clock_hz / 2.0;
 
   mp.compute_cycles = compute;
@@ -320,14 +320,19 @@ GemmMapping map_gemm(const model::Gemm& gemm, const hw::TensorCoreConfig& c, con
                          std::bit_cast<int64_t>(c.hbm_bandwidth),
                          std::bit_cast<int64_t>(c.clock_hz),
                          0};
-  const std::shared_ptr<const Level> glb_kept = level_of(kept, glb_key, glb_here, [&](std::vector<Option>& out) {
-    for_each_tiling(gemm.m, gemm.n, gemm.k, static_cast<double>(c.glb_bytes) / word_bytes, [&](const Tiling& t) {
-      const Traffic h = level_traffic(gemm.m, gemm.n, gemm.k, t);
-      const double words = static_cast<double>(gemm.batch) * (h.a + h.b + h.c_readback + h.c_write);
-      out.push_back(Option{words / hbm_words_per_cycle, words * (params.hbm_energy + params.glb_energy), words, t, {}});
-    });
-  });
-  const Level& glb_level = glb_kept ? *glb_kept : glb_here;
+  const std::shared_ptr<const Level> glb_kept =
+      c.on_chip ? nullptr : level_of(kept, glb_key, glb_here, [&](std::vector<Option>& out) {
+        for_each_tiling(gemm.m, gemm.n, gemm.k, static_cast<double>(c.glb_bytes) / word_bytes, [&](const Tiling& t) {
+          const Traffic h = level_traffic(gemm.m, gemm.n, gemm.k, t);
+          const double words = static_cast<double>(gemm.batch) * (h.a + h.b + h.c_readback + h.c_write);
+          out.push_back(
+              Option{words / hbm_words_per_cycle, words * (params.hbm_energy + params.glb_energy), words, t, {}});
+        });
+      });
+  // A product on chip has no GLB ↔ HBM level: one option that moves nothing.
+  Level on_chip_level;
+  on_chip_level.stairs.push_back(Option{0, 0, 0, Tiling{gemm.m, gemm.n, gemm.k, LoopOrder::CStationary}, {}});
+  const Level& glb_level = c.on_chip ? on_chip_level : glb_kept ? *glb_kept : glb_here;
   const double hbm_floor = glb_level.fastest();
 
   // The core splits: batch, M and N split into divisors of the core count whose product divides it.

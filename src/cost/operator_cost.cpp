@@ -6,6 +6,7 @@
 #include <atomic>
 #include <bit>
 
+#include "cost/attention_cost.h"
 #include "cost/collective_time.h"
 #include "cost/gemm_cost.h"
 #include "cost/vector_cost.h"
@@ -17,10 +18,11 @@ namespace phaze::cost {
 std::string gemm_cache_key(const model::Gemm& g, const hw::TensorCoreConfig& c, const CostParams& p) {
   return fmt::format(
       "gemm/v{}/{}x{}x{}x{}/tc{}x{}x{}/sram{}/glb{}/hbm{:.17g}/clk{:.17g}/e{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},"
-      "{:.6g}/bw{:.17g}/b{:.6g}/f{}",
+      "{:.6g}/bw{:.17g}/b{:.6g}/f{}{}",
       kCostModelVersion, g.m, g.n, g.k, g.batch, c.cores, c.width, c.depth, c.sram_bytes, c.glb_bytes, c.hbm_bandwidth,
       c.clock_hz, p.mac_energy, p.register_read_energy, p.register_write_energy, p.sram_energy, p.glb_energy,
-      p.hbm_energy, p.glb_words_per_cycle, p.double_buffering, static_cast<int>(p.systolic_fill));
+      p.hbm_energy, p.glb_words_per_cycle, p.double_buffering, static_cast<int>(p.systolic_fill),
+      c.on_chip ? "/on-chip" : "");
 }
 
 Estimate Estimator::gemm(const model::Gemm& g, const hw::TensorCoreConfig& c) {
@@ -41,7 +43,8 @@ Estimator::GemmKey Estimator::key_of(const model::Gemm& g, const hw::TensorCoreC
                  c.sram_bytes,
                  c.glb_bytes,
                  std::bit_cast<uint64_t>(c.hbm_bandwidth),
-                 std::bit_cast<uint64_t>(c.clock_hz)};
+                 std::bit_cast<uint64_t>(c.clock_hz),
+                 c.on_chip};
 }
 
 size_t Estimator::GemmKeyHash::operator()(const GemmKey& key) const {
@@ -50,7 +53,7 @@ size_t Estimator::GemmKeyHash::operator()(const GemmKey& key) const {
        {static_cast<uint64_t>(key.m), static_cast<uint64_t>(key.n), static_cast<uint64_t>(key.k),
         static_cast<uint64_t>(key.batch), static_cast<uint64_t>(key.cores), static_cast<uint64_t>(key.width),
         static_cast<uint64_t>(key.depth), static_cast<uint64_t>(key.sram_bytes), static_cast<uint64_t>(key.glb_bytes),
-        key.hbm_bandwidth_bits, key.clock_bits})
+        key.hbm_bandwidth_bits, key.clock_bits, static_cast<uint64_t>(key.on_chip)})
     h = hash_mix(h, v);
   return static_cast<size_t>(h);
 }
@@ -119,21 +122,58 @@ std::vector<Estimate> Estimator::gemms(const std::vector<std::pair<model::Gemm, 
   return results;
 }
 
+namespace {
+
+/// Vector work of a fused operator on the vector cores paired with its tensor cores (min(num_tc, num_vc) of
+/// them with all cores, else one): the time of all of it, the time of one output tile's share (what is left
+/// when the tensor cores finish), and its energy.
+struct PairedVectorWork {
+  double all_s = 0, tile_s = 0, energy_j = 0;
+};
+
+PairedVectorWork paired_vector_work(const std::vector<model::VectorPass>& passes, const hw::Architecture& arch,
+                                    bool all_cores, const CostParams& params) {
+  hw::VectorCoreConfig vc = hw::vector_cores(arch, all_cores);
+  vc.cores = all_cores ? std::min(arch.num_tc, arch.num_vc) : 1;
+  const int64_t lanes = vc.lanes * vc.cores;
+  std::vector<model::VectorPass> tile = passes;
+  for (model::VectorPass& p : tile) p.elements = std::min(p.elements, arch.tc_width * arch.tc_depth);
+  return PairedVectorWork{vector_compute_cycles(passes, lanes) / arch.clock_hz,
+                          vector_compute_cycles(tile, lanes) / arch.clock_hz,
+                          vector_cost(passes, 0.0, vc, params).energy_j};
+}
+
+}  // namespace
+
 Estimate Estimator::fused(const model::Operator& op, const hw::Architecture& arch, bool all_cores) {
+  if (op.attention) return attention(op, arch, all_cores);
   const hw::TensorCoreConfig tc = hw::tensor_cores(arch, all_cores);
   const Estimate g = gemm(*op.gemm, tc);
   if (op.passes.empty()) return g;
   // The epilogue runs on the paired vector core(s) while results stream out of the array; what is left
   // after the GEMM is the epilogue of one output tile.
-  hw::VectorCoreConfig vc = hw::vector_cores(arch, all_cores);
-  vc.cores = all_cores ? std::min(arch.num_tc, arch.num_vc) : 1;
-  const int64_t lanes = vc.lanes * vc.cores;
-  const double epilogue = vector_compute_cycles(op.passes, lanes) / arch.clock_hz;
-  std::vector<model::VectorPass> tile = op.passes;
-  for (model::VectorPass& p : tile) p.elements = std::min(p.elements, arch.tc_width * arch.tc_depth);
-  const double drain = vector_compute_cycles(tile, lanes) / arch.clock_hz;
-  const VectorCost energy = vector_cost(op.passes, 0.0, vc, params_);
-  return Estimate{std::max(g.latency_s, epilogue) + drain, g.energy_j + energy.energy_j};
+  const PairedVectorWork epilogue = paired_vector_work(op.passes, arch, all_cores, params_);
+  return Estimate{std::max(g.latency_s, epilogue.all_s) + epilogue.tile_s, g.energy_j + epilogue.energy_j};
+}
+
+Estimate Estimator::attention(const model::Operator& op, const hw::Architecture& arch, bool all_cores) {
+  // The products one after another on the tensor cores, their operands and results in the GLB; the softmax on
+  // the paired vector cores and the HBM traffic overlapped with them (accelerator.md 6.4).
+  const model::AttentionCore& core = *op.attention;
+  hw::TensorCoreConfig tc = hw::tensor_cores(arch, all_cores);
+  tc.on_chip = true;
+  Estimate products;
+  for (const model::Gemm& product : core.products()) {
+    const Estimate e = gemm(product, tc);
+    products.latency_s += e.latency_s;
+    products.energy_j += e.energy_j;
+  }
+  const PairedVectorWork softmax = paired_vector_work(op.passes, arch, all_cores, params_);
+  const double bytes = attention_hbm_bytes(core, std::min(tc.cores, core.heads), arch.glb_bytes, kWordBytes);
+  const double hbm_s = bytes / arch.hbm_bandwidth;
+  const double words = bytes / static_cast<double>(kWordBytes);
+  return Estimate{std::max({products.latency_s, softmax.all_s, hbm_s}) + softmax.tile_s,
+                  products.energy_j + softmax.energy_j + words * (params_.hbm_energy + params_.glb_energy)};
 }
 
 OperatorEstimate Estimator::estimate(const model::Operator& op, const hw::Architecture& arch) {

@@ -61,12 +61,15 @@ class Estimator {
  private:
   Estimate gemm(const model::Gemm& gemm, const hw::TensorCoreConfig& config);
   Estimate fused(const model::Operator& op, const hw::Architecture& arch, bool all_cores);
+  /// A fused attention core (model::AttentionCore).
+  Estimate attention(const model::Operator& op, const hw::Architecture& arch, bool all_cores);
 
   /// What a GEMM estimate depends on besides the estimator's parameters: the GEMM and the core
   /// configuration, doubles by their bits.
   struct GemmKey {
     int64_t m, n, k, batch, cores, width, depth, sram_bytes, glb_bytes;
     uint64_t hbm_bandwidth_bits, clock_bits;
+    bool on_chip;
     bool operator==(const GemmKey&) const = default;
   };
   struct GemmKeyHash {

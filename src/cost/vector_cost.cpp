@@ -34,6 +34,7 @@ PassCost pass_cost(VectorKind kind, Direction direction) {
     case VectorKind::ScatterAdd: return {fwd ? 0.0 : 1.0, 0};
     case VectorKind::TopK: return {1, 0};  // the pass's elements count every sweep
     case VectorKind::Sigmoid: return {fwd ? 2.0 : 2.0, 0};
+    case VectorKind::Exp: return {2, 0};  // subtract and LUT; backward subtract and multiply
   }
   return {1, 0};
 }

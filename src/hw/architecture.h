@@ -39,6 +39,9 @@ struct TensorCoreConfig {
   int64_t glb_bytes = 128ll << 20;
   double hbm_bandwidth = 1.2e12;  ///< bytes/s
   double clock_hz = 1.05e9;
+  /// The operands come from and the result goes to the GLB, never HBM (a product inside a fused kernel): the
+  /// GLB ↔ HBM level is absent.
+  bool on_chip = false;
   bool operator==(const TensorCoreConfig&) const = default;
 };
 

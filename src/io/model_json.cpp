@@ -12,6 +12,16 @@ json to_json(const OperatorGraph& graph) {
   for (const Operator& op : graph.ops) {
     json o{{"id", op.id}, {"name", op.name}, {"engine", to_string(op.engine)}};
     if (op.gemm) o["gemm"] = {{"m", op.gemm->m}, {"n", op.gemm->n}, {"k", op.gemm->k}, {"batch", op.gemm->batch}};
+    if (op.attention) {
+      // A fused attention kernel: its products, on chip, in the order it runs them.
+      json products = json::array();
+      for (const Gemm& g : op.attention->products())
+        products.push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"batch", g.batch}});
+      o["fused_attention"] = {{"heads", op.attention->heads},
+                              {"group", op.attention->group},
+                              {"seq", op.attention->seq},
+                              {"products", products}};
+    }
     if (!op.passes.empty()) {
       json passes = json::array();
       for (const VectorPass& p : op.passes) {

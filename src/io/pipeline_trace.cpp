@@ -165,7 +165,7 @@ std::vector<Timeline> best_point_layer_timelines(const search::SearchQuestion& q
     const auto* megatron = std::get_if<search::MegatronSettings>(&m.settings);
     const int64_t experts = megatron ? megatron->expert_parallel : 1;
     const model::LayerGraph graph = model::build_layer_graph(
-        mc.spec, model::Shape{mc.seq, p.micro_batch, m.width, experts}, model::Precision{}, mc.source);
+        mc.spec, search::layer_shape(q, mc, p.micro_batch, m.width, experts), model::Precision{}, mc.source);
     const model::Layer& layer = graph.node(graph.first_main_node());
     for (const auto& [pass, name] : {std::pair(&layer.forward, "forward"), std::pair(&layer.backward, "backward")}) {
       const schedule::Problem problem = schedule::layer_problem(*pass, p.design, scheduling.estimator);

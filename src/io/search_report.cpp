@@ -532,6 +532,7 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
     out["settings"]["network"] = hw::to_json(q.network);
   }
   out["settings"]["optimizer"] = q.optimizer == placement::Optimizer::Adam ? "adam" : "sgd";
+  if (q.fused_attention) out["settings"]["attention"] = "fused";  // absent: materialised, PHAZE's
   make_pricer(q)->describe(q, out["settings"]);
   out["settings"]["area_budget_um2"] = space.budget_um2 ? *space.budget_um2 : hw::default_area_budget_um2();
   out["settings"]["lower_fraction"] = space.lower_fraction;
@@ -603,6 +604,8 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
                                     : "");
   out += fmt::format("cluster: {} devices, global batch {}, {}, {} optimizer\n", q.devices, q.global_batch,
                      network_text(q.network), q.optimizer == placement::Optimizer::Adam ? "Adam" : "SGD");
+  if (q.fused_attention)
+    out += "attention: one fused kernel per layer and pass, its scores in the on-chip buffers (full s × s products)\n";
   out += make_pricer(q)->description(q);
   out += fmt::format(
       "space: {} designs in {} area buckets × {} HBM sizes × {} micro-batch sizes × {} recomputation settings = {} "

@@ -148,8 +148,11 @@ LayerActivations layer_activations(const LayerCosts& c, const model::ModelSpec& 
     all += plan.flash_attention ? projection_in : -projection_in;
   }
   // The attention core's s × s tensors: softmax output, dropout mask and output (5 bytes per score with
-  // dropout, the softmax output's 2 without). A flash kernel never stores them.
-  const double core = (spec.attention_dropout > 0 ? 5 : 2) * b * (static_cast<double>(spec.heads) / t) * s * s;
+  // dropout, the softmax output's 2 without). A flash kernel never stores them, nor does a layer graph whose
+  // attention core is already one fused kernel (an accelerator's, model::Shape::fused_attention).
+  const double core = c.graph.shape.fused_attention
+                          ? 0
+                          : (spec.attention_dropout > 0 ? 5 : 2) * b * (static_cast<double>(spec.heads) / t) * s * s;
   const double kept = plan.flash_attention ? all - core : all;  // what the layer stores without recomputation
   const double input = 2 * s * b * h / (plan.sequence_parallel ? t : 1);
   switch (plan.recompute) {
@@ -626,7 +629,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     mem.optimizer_bytes =
         plan.distributed_optimizer() ? sharded(st) * bytes.optimizer / shards : st.parameters * bytes.optimizer;
     mem.activations_bytes = activations;
-    // The caching allocator holds more than its tensors occupy: measured on all of them at a step's peak.
+      // The caching allocator holds more than its tensors occupy: measured on all of them at a step's peak.
     mem.allocator_bytes =
         (mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes + activations) * device.allocator_overhead;
     mem.runtime_bytes = runtime;

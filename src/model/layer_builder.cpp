@@ -91,7 +91,8 @@ int64_t LayerBuilder::bytes(Value value) const {
 OperatorGraph LayerBuilder::build_forward() const {
   OperatorGraph graph{Direction::Forward, {}};
   for (const ForwardSpec& spec : ops_) {
-    Operator op{spec.id, spec.name, spec.engine, spec.gemm, spec.passes, spec.collective, {}, 0, 0, false};
+    Operator op{spec.id, spec.name, spec.engine, spec.gemm, spec.passes,   spec.collective,
+                {},      0,         0,           false,     spec.attention};
     std::set<ValueKey> read;
     for (const Operand& operand : spec.operands) {
       if (operand.value.op >= 0) add_unique(op.predecessors, operand.value.op);
@@ -149,7 +150,8 @@ std::vector<int> accumulate(OperatorGraph& graph, const std::vector<Contribution
                nodes,
                0,
                0,
-               false};
+               false,
+               {}};
   std::sort(sum.predecessors.begin(), sum.predecessors.end());
   for (const Contribution& c : contributions)
     sum.read_bytes = checked_add(sum.read_bytes, CheckedInt(c.elements) * activation_bytes);
@@ -208,7 +210,8 @@ void LayerBuilder::add_backward_of(int i, OperatorGraph& graph, Gradients& gradi
   std::vector<int> created;
   for (size_t k = 0; k < spec.backward.size(); ++k) {
     const BackwardSpec& b = spec.backward[k];
-    Operator op{base + b.suffix, b.name, b.engine, b.gemm, b.passes, b.collective, {}, 0, 0, b.weight_gradient};
+    Operator op{base + b.suffix,   b.name,     b.engine, b.gemm, b.passes, b.collective, {}, 0, 0,
+                b.weight_gradient, b.attention};
     if (b.needs_output_gradient) {
       op.predecessors = incoming.dependencies;
       op.read_bytes = checked_add(op.read_bytes, incoming.bytes);

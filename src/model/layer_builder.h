@@ -46,6 +46,7 @@ struct BackwardSpec {
   std::vector<int> after;             ///< earlier backward nodes of the same operator it waits for
   std::vector<int> gradients_for;     ///< operand indices whose gradient this node produces
   bool weight_gradient = false;
+  std::optional<AttentionCore> attention;  ///< a fused attention core's backward kernel
 };
 
 /// A forward operator with its dataflow, weights, saved tensors and backward rule.
@@ -62,6 +63,7 @@ struct ForwardSpec {
   std::vector<Value> saved;       ///< values stashed for the backward pass (deduplicated per layer)
   int64_t saved_extra_bytes = 0;  ///< internal tensors stashed (masks, pre-activations)
   std::vector<BackwardSpec> backward;
+  std::optional<AttentionCore> attention;  ///< the attention core as one fused kernel (engine Fused, no gemm)
 };
 
 /// Collects forward operators in topological order and derives the backward DAG, the parameter count and

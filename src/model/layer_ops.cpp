@@ -24,7 +24,8 @@ ForwardSpec vector_op(std::string id, std::string name, std::vector<Operand> ope
                                        true,
                                        {},
                                        all_operands(operands.size()),
-                                       false});
+                                       false,
+                                       {}});
   spec.id = std::move(id);
   spec.name = std::move(name);
   spec.engine = Engine::Vector;
@@ -67,8 +68,17 @@ ForwardSpec linear_op(std::string id, std::string name, Gemm gemm, Value x, std:
     spec.saved_extra_bytes = out * precision.activation_bytes;
     std::vector<VectorPass> passes{bwd(*epilogue.activation, out)};
     if (epilogue.bias) passes.push_back(bwd(VectorKind::BiasGrad, out));
-    spec.backward.push_back(BackwardSpec{
-        "", name + ": activation backward", Engine::Vector, std::nullopt, passes, std::nullopt, true, {}, {}, false});
+    spec.backward.push_back(BackwardSpec{"",
+                                         name + ": activation backward",
+                                         Engine::Vector,
+                                         std::nullopt,
+                                         passes,
+                                         std::nullopt,
+                                         true,
+                                         {},
+                                         {},
+                                         false,
+                                         {}});
     after = {0};
   }
   BackwardSpec data{"a",
@@ -80,7 +90,8 @@ ForwardSpec linear_op(std::string id, std::string name, Gemm gemm, Value x, std:
                     !epilogue.activation,
                     after,
                     {0},
-                    false};
+                    false,
+                    {}};
   if (epilogue.scale) data.passes.push_back(bwd(VectorKind::Scale, out));
   BackwardSpec weight{"b",
                       name + ": weight gradient",
@@ -91,7 +102,8 @@ ForwardSpec linear_op(std::string id, std::string name, Gemm gemm, Value x, std:
                       !epilogue.activation,
                       after,
                       {},
-                      true};
+                      true,
+                      {}};
   if (epilogue.bias && !epilogue.activation) weight.passes.push_back(bwd(VectorKind::BiasGrad, out));
   spec.backward.push_back(std::move(data));
   spec.backward.push_back(std::move(weight));
@@ -114,7 +126,8 @@ ForwardSpec enter_tp_op(std::string id, Value x, int64_t elements, int64_t tp, c
                                        true,
                                        {},
                                        {0},
-                                       false});
+                                       false,
+                                       {}});
   return spec;
 }
 
@@ -127,8 +140,8 @@ ForwardSpec leave_tp_op(std::string id, std::string name, Value x, int64_t eleme
   spec.collective = Collective{CheckedInt(elements) * precision.activation_bytes, tp};
   spec.operands = {Operand{x}};
   spec.output_elements = {elements};
-  spec.backward.push_back(
-      BackwardSpec{"", "g backward (identity)", Engine::None, std::nullopt, {}, std::nullopt, true, {}, {0}, false});
+  spec.backward.push_back(BackwardSpec{
+      "", "g backward (identity)", Engine::None, std::nullopt, {}, std::nullopt, true, {}, {0}, false, {}});
   return spec;
 }
 
@@ -144,7 +157,7 @@ ForwardSpec all_to_all_op(std::string id, std::string name, Value x, int64_t ele
   spec.operands = {Operand{x}};
   spec.output_elements = {elements};
   spec.backward.push_back(
-      BackwardSpec{"", name + " backward", Engine::Comm, std::nullopt, {}, exchange, true, {}, {0}, false});
+      BackwardSpec{"", name + " backward", Engine::Comm, std::nullopt, {}, exchange, true, {}, {0}, false, {}});
   return spec;
 }
 
@@ -165,7 +178,8 @@ ForwardSpec layout_op(std::string id, std::string name, std::vector<Value> input
                                        true,
                                        {},
                                        all_operands(inputs.size()),
-                                       false});
+                                       false,
+                                       {}});
   return spec;
 }
 

@@ -117,6 +117,9 @@ struct Shape {
   /// rank's own permuted tokens are expert_load times the balanced share as well, not just the busiest
   /// expert's.
   bool expert_padded = false;
+  /// The attention core as one fused kernel whose scores never reach HBM (AttentionCore), as every current
+  /// accelerator runs it; false: the scores and probabilities materialised, as PHAZE's layer graph has them.
+  bool fused_attention = false;
   int64_t expert_tp() const { return etp > 0 ? etp : tp; }
   /// s · b; SizeOverflow beyond int64_t.
   int64_t tokens() const { return CheckedInt(seq) * micro_batch; }

@@ -4,6 +4,22 @@
 
 namespace phaze::model {
 
+std::vector<Gemm> AttentionCore::products() const {
+  const int64_t s = seq, kv = kv_heads(), g = group;
+  if (direction == Direction::Forward) return {Gemm{s, s, qk_dim, heads}, Gemm{s, v_dim, s, heads}};
+  // The key and value gradients reduce over the group's query heads, as in the materialised form.
+  return {Gemm{s, s, qk_dim, heads}, Gemm{s, s, v_dim, heads}, Gemm{s, v_dim, CheckedInt(s) * g, kv},
+          Gemm{s, qk_dim, s, heads}, Gemm{s, qk_dim, CheckedInt(s) * g, kv}};
+}
+
+int64_t Operator::gemm_flops() const {
+  if (gemm) return gemm->flops();
+  CheckedInt total = 0;
+  if (attention)
+    for (const Gemm& product : attention->products()) total += product.flops();
+  return total;
+}
+
 int64_t OperatorGraph::gemm_flops() const {
   CheckedInt total = 0;
   for (const Operator& op : ops) total += op.gemm_flops();
@@ -51,6 +67,7 @@ const char* to_string(VectorKind kind) {
     case VectorKind::ScatterAdd: return "scatter_add";
     case VectorKind::TopK: return "top_k";
     case VectorKind::Sigmoid: return "sigmoid";
+    case VectorKind::Exp: return "exp";
   }
   return "?";
 }

@@ -40,6 +40,9 @@ enum class VectorKind {
   ScatterAdd,    ///< embedding gradient into its table
   TopK,          ///< a router's choice of k of E scores: one compare-and-select sweep per chosen expert
   Sigmoid,       ///< 1 / (1 + e^-x) (a shared expert's gate)
+  /// A fused attention kernel's probabilities from the scores and each row's stored log-sum-exp, P = e^(S − lse)
+  /// (forward); backward, dS = P ⊙ (dP − D) with D each row's dO·O.
+  Exp,
 };
 
 /// A GEMM in (M, N, K, G) notation: G independent products C[M×N] = A[M×K] · B[K×N].
@@ -73,6 +76,23 @@ struct Collective {
   bool operator==(const Collective&) const = default;
 };
 
+/// The attention core of a layer as one fused kernel (flash-style): the scores and probabilities of each
+/// block of queries live in the on-chip buffers and never reach HBM (docs/accelerator.md, section 6.4).
+/// Forward: S = Q·Kᵀ, the online softmax, O = P·V. Backward: S recomputed, dP = dO·Vᵀ, dV = Pᵀ·dO,
+/// dS = P ⊙ (dP − rowsum(dO ⊙ O)), dQ = dS·K, dK = dSᵀ·Q. Every product is the full s × s one, as the
+/// materialised form computes it (blocks above a causal mask's diagonal are not skipped).
+struct AttentionCore {
+  int64_t heads = 0;              ///< query heads times micro-batch sequences (the products' batch)
+  int64_t group = 1;              ///< query heads sharing one key/value head
+  int64_t seq = 0;                ///< s, queries and keys per sequence
+  int64_t qk_dim = 0, v_dim = 0;  ///< elements of a head's query and key, and of its value
+  Direction direction = Direction::Forward;
+  int64_t kv_heads() const { return heads / group; }
+  /// The kernel's products, in the order it runs them (forward: S, O; backward: S, dP, dV, dQ, dK).
+  std::vector<Gemm> products() const;
+  bool operator==(const AttentionCore&) const = default;
+};
+
 /// One node of a layer's operator DAG (forward or backward).
 struct Operator {
   std::string id;    ///< e.g. "F3", "B3a" (ids of models.md where it has them)
@@ -85,8 +105,11 @@ struct Operator {
   int64_t read_bytes = 0;                ///< activation bytes read (inputs, saved tensors, incoming gradient)
   int64_t write_bytes = 0;               ///< activation bytes written (outputs, gradients, masks)
   bool weight_gradient = false;          ///< a weight-gradient node: nothing in the layer waits for it
+  /// Fused engine: the attention core as one kernel (gemm empty; `passes` its vector work).
+  std::optional<AttentionCore> attention;
 
-  int64_t gemm_flops() const { return gemm ? gemm->flops() : 0; }
+  /// FLOPs of the operator's products: its GEMM's, or those of a fused attention core's products.
+  int64_t gemm_flops() const;
 };
 
 /// A DAG of operators stored in a topological order (every predecessor index is smaller).

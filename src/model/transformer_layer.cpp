@@ -49,6 +49,7 @@ struct LayerDims {
   CheckedInt ep, etp;          // expert-parallel and expert tensor-parallel widths
   double expert_load = 1;      // the busiest expert's copies over the balanced share (Shape::expert_load)
   bool expert_padded = false;  // every expert padded to its capacity
+  bool fused_attention = false;
 };
 
 LayerDims dims_of(const ModelSpec& m, const Shape& shape) {
@@ -74,6 +75,7 @@ LayerDims dims_of(const ModelSpec& m, const Shape& shape) {
   d.etp = shape.expert_tp();
   d.expert_load = shape.expert_load;
   d.expert_padded = shape.expert_padded;
+  d.fused_attention = shape.fused_attention;
   return d;
 }
 
@@ -168,9 +170,59 @@ QueryKeyValue project_latent_qkv(LayerBuilder& lb, const ModelSpec& m, const Lay
   return out;
 }
 
+/// F5: the attention core as one fused kernel (AttentionCore); returns the context. It stashes q, k, v and
+/// the softmax's row statistics (one FP32 log-sum-exp per query row), never the scores; its output, which the
+/// backward kernel reads too, is the tensor the output projection stashes (merging the heads is a view), so
+/// it is not counted twice. The dropout mask (if any) is regenerated from its seed in the backward kernel.
+Value fused_attention_core(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, const QueryKeyValue& qkv) {
+  const CheckedInt s = d.s, scores_n = d.scores_n, rows = d.b * d.heads_t * d.s;
+  const bool scale_scores = !m.scale_query, dropout = m.attention_dropout > 0.0;
+  const AttentionCore core{d.b * d.heads_t, d.group, s, d.dqk, d.dv, Direction::Forward};
+  ForwardSpec spec;
+  spec.id = "F5";
+  spec.name = "fused attention: Q·Kᵀ, softmax, P·V";
+  spec.engine = Engine::Fused;
+  spec.attention = core;
+  // The online softmax's work per score: a running maximum, the exponential and the sum (one softmax pass),
+  // the scaling and the mask; the rescaling of the output block is per row.
+  if (scale_scores) spec.passes.push_back(fwd(VectorKind::Scale, scores_n));
+  spec.passes.push_back(fwd(VectorKind::Mask, scores_n));
+  spec.passes.push_back(fwd(VectorKind::Softmax, scores_n, s));
+  if (dropout) spec.passes.push_back(fwd(VectorKind::Dropout, scores_n));
+  spec.operands = {Operand{qkv.q}, Operand{qkv.k}, Operand{qkv.v}};
+  spec.output_elements = {d.T * d.o_cols};
+  spec.saved = {qkv.q, qkv.k, qkv.v};
+  spec.saved_extra_bytes = rows * 4;
+  // Backward: D = rowsum(dO ⊙ O) first, then per block the scores recomputed, scaled and masked, the
+  // probabilities from the stored log-sum-exp, dS = P ⊙ (dP − D), and the scaling's gradient.
+  std::vector<VectorPass> passes{fwd(VectorKind::Mul, d.T * d.o_cols)};
+  if (scale_scores) passes.push_back(fwd(VectorKind::Scale, scores_n));
+  passes.push_back(fwd(VectorKind::Mask, scores_n));
+  passes.push_back(fwd(VectorKind::Exp, scores_n));
+  if (dropout) passes.push_back(bwd(VectorKind::Dropout, scores_n));
+  passes.push_back(bwd(VectorKind::Exp, scores_n));
+  if (scale_scores) passes.push_back(bwd(VectorKind::Scale, scores_n));
+  AttentionCore backward = core;
+  backward.direction = Direction::Backward;
+  BackwardSpec b{"",
+                 "fused attention backward: dQ, dK, dV",
+                 Engine::Fused,
+                 std::nullopt,
+                 passes,
+                 std::nullopt,
+                 true,
+                 {},
+                 {0, 1, 2},
+                 false,
+                 backward};
+  spec.backward = {b};
+  return lb.out(lb.add(spec));
+}
+
 /// F5–F8: the materialised attention core, scores, softmax, dropout and context; returns the context.
 Value attention_core(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, const QueryKeyValue& qkv,
                      const Precision& p) {
+  if (d.fused_attention) return fused_attention_core(lb, m, d, qkv);
   const CheckedInt s = d.s, dqk = d.dqk, dv = d.dv, scores_n = d.scores_n, heads = d.b * d.heads_t, kv = d.b * d.kv_t;
   // Scores S = Q·Kᵀ, reduction over d_h. One key/value head serves `group` query heads, so the gradients
   // of K and V also reduce over the group's rows.
@@ -186,9 +238,19 @@ Value attention_core(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, c
   scores.output_elements = {scores_n};
   scores.saved = {qkv.q, qkv.k};
   scores.backward = {
-      BackwardSpec{"a", "dQ = dS·K", Engine::Tensor, Gemm{s, dqk, s, heads}, {}, std::nullopt, true, {}, {0}, false},
       BackwardSpec{
-          "b", "dK = dSᵀ·Q", Engine::Tensor, Gemm{s, dqk, s * d.group, kv}, {}, std::nullopt, true, {}, {1}, false}};
+          "a", "dQ = dS·K", Engine::Tensor, Gemm{s, dqk, s, heads}, {}, std::nullopt, true, {}, {0}, false, {}},
+      BackwardSpec{"b",
+                   "dK = dSᵀ·Q",
+                   Engine::Tensor,
+                   Gemm{s, dqk, s * d.group, kv},
+                   {},
+                   std::nullopt,
+                   true,
+                   {},
+                   {1},
+                   false,
+                   {}}};
   const Value score = lb.out(lb.add(scores));
 
   std::vector<VectorPass> softmax_bwd{bwd(VectorKind::Softmax, scores_n, s)};
@@ -215,9 +277,10 @@ Value attention_core(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, c
   context.output_elements = {d.T * d.o_cols};
   context.saved = {probs, qkv.v};
   context.backward = {
-      BackwardSpec{"a", "dP = dO·Vᵀ", Engine::Tensor, Gemm{s, s, dv, heads}, {}, std::nullopt, true, {}, {0}, false},
       BackwardSpec{
-          "b", "dV = Pᵀ·dO", Engine::Tensor, Gemm{s, dv, s * d.group, kv}, {}, std::nullopt, true, {}, {1}, false}};
+          "a", "dP = dO·Vᵀ", Engine::Tensor, Gemm{s, s, dv, heads}, {}, std::nullopt, true, {}, {0}, false, {}},
+      BackwardSpec{
+          "b", "dV = Pᵀ·dO", Engine::Tensor, Gemm{s, dv, s * d.group, kv}, {}, std::nullopt, true, {}, {1}, false, {}}};
   return lb.out(lb.add(context));
 }
 

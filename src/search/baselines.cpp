@@ -185,7 +185,7 @@ HandSetOutcome evaluate_hand_set_plan(const SearchQuestion& q, size_t model, con
   model::LayerGraph graph;
   try {
     graph =
-        model::build_layer_graph(mc.spec, model::Shape{mc.seq, micro_batch, plan.width}, model::Precision{}, mc.source);
+        model::build_layer_graph(mc.spec, layer_shape(q, mc, micro_batch, plan.width), model::Precision{}, mc.source);
   } catch (const InputError& e) {
     out.reason = fmt::format("no layer graph at t = {}: {}", plan.width, e.what());
     return out;
@@ -296,7 +296,7 @@ SpotlightSearch::SpotlightSearch(const SearchQuestion& q, const std::vector<hw::
   std::vector<PassTimes> macs(models_);  // tensor-core MACs of each pass
   for (size_t m = 0; m < models_; ++m) {
     const ModelCase& mc = q.models[m];
-    graphs_.push_back(model::build_layer_graph(mc.spec, model::Shape{mc.seq, b, 1}, model::Precision{}, mc.source));
+    graphs_.push_back(model::build_layer_graph(mc.spec, layer_shape(q, mc, b, 1), model::Precision{}, mc.source));
     for (const model::DistinctLayer& d : graphs_.back().distinct_layers())
       nodes_[m].push_back(static_cast<double>(d.nodes));
     const auto pass_ops = pass_graphs(graphs_.back());

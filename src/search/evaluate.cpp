@@ -38,8 +38,7 @@ Workload prepare_workload(const SearchQuestion& q) {
       auto& per_mbs = per_model.emplace_back();
       for (int64_t t : m.widths)
         for (int64_t e : m.expert_widths)
-          per_mbs.push_back(
-              model::build_layer_graph(m.spec, model::Shape{m.seq, b, t, e}, model::Precision{}, m.source));
+          per_mbs.push_back(model::build_layer_graph(m.spec, layer_shape(q, m, b, t, e), model::Precision{}, m.source));
     }
   }
 

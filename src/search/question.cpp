@@ -46,6 +46,12 @@ bool admits(const std::vector<int64_t>& values, int64_t v) {
 
 }  // namespace
 
+model::Shape layer_shape(const SearchQuestion& q, const ModelCase& m, int64_t b, int64_t t, int64_t e) {
+  model::Shape shape{m.seq, b, t, e};
+  shape.fused_attention = q.fused_attention;
+  return shape;
+}
+
 std::vector<bool> recompute_values(RecomputeChoice choice) {
   switch (choice) {
     case RecomputeChoice::On: return {true};

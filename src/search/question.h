@@ -119,7 +119,13 @@ struct SearchQuestion {
   /// Search nodes each layer schedule may use before the best schedule found is taken unproven
   /// (kSearchScheduleNodes when 0). Part of the run identity: it can change answers.
   int64_t schedule_node_budget = 0;
+  /// The attention core as one fused kernel (model::Shape::fused_attention); false: materialised, as PHAZE.
+  bool fused_attention = false;
 };
+
+/// The shape of the layer graph of model `m` at micro-batch b, tensor-parallel width t and expert-parallel
+/// width e under the question's settings.
+model::Shape layer_shape(const SearchQuestion& q, const ModelCase& m, int64_t b, int64_t t, int64_t e = 1);
 
 /// The recomputation settings tried, off before on.
 std::vector<bool> recompute_values(RecomputeChoice choice);

@@ -188,6 +188,7 @@ void question_fields(Q& q, V& v) {
     e("overlap_dp", q.overlap_dp);
   });
   v.optional_section("placement", q.planner != PlannerChoice::Phaze, [&](auto& e) { e("planner", q.planner); });
+  v.optional_section("attention", q.fused_attention, [&](auto& e) { e("fused", q.fused_attention); });
   // The network joining the devices (the system's tiers, innermost first; hw/system_json.h).
   v.section("system", [&](auto& s) { s("network", q.network); });
   v.section("space", [&](auto& s) {

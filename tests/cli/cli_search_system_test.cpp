@@ -166,3 +166,29 @@ TEST(CliSearchStagewise, NeverSlowerAndSaysHowEachStageRuns) {
   EXPECT_EQ(kind.status, 2);
   EXPECT_NE(kind.err.find("--planner"), std::string::npos) << kind.err;
 }
+
+// The attention core as one fused kernel: said in the answer, kept in a written question, and at a long
+// sequence (s = 2048 on a tiny Llama, where one layer's s × s scores are 32 MiB) in 20 MiB of HBM faster
+// than the materialised scores, which only fit with recomputation; on designs this starved of vector lanes
+// the kernel's own time is no better (its backward pass recomputes the probabilities).
+TEST(CliSearchAttention, FusedKernelIsSaidKeptAndFitsWhereTheScoresDoNot) {
+  TempDir dir;
+  const std::string search = fmt::format(
+      "search --model {} --seq 2048 --tc 1,2 --vc 1 --width 8 --depth 8,16 --glb-mib 2 --hbm 0.02 --devices 16 "
+      "--global-batch 32 --tp 1,2 --exhaustive",
+      quoted(std::string(PHAZE_TEST_DATA) + "/hf/tiny-llama/config.json"));
+  const json materialised = answer(search);
+  const json fused = answer(search + " --attention-backend fused");
+  ASSERT_TRUE(materialised.contains("best") && fused.contains("best"));
+  EXPECT_FALSE(materialised.at("settings").contains("attention"));
+  EXPECT_EQ(fused.at("settings").at("attention"), "fused");
+  EXPECT_GT(fused.at("best").at("average_samples_per_s").get<double>(),
+            1.5 * materialised.at("best").at("average_samples_per_s").get<double>());
+  EXPECT_FALSE(fused.at("best").at("recompute").get<bool>());
+  EXPECT_TRUE(materialised.at("best").at("recompute").get<bool>());
+  const std::string q = dir.file("q.json");
+  ASSERT_EQ(run_phaze(search + " --attention-backend fused --write-question " + quoted(q)).status, 0);
+  EXPECT_EQ(answer("search --question " + quoted(q)).at("top"), fused.at("top"));
+  EXPECT_EQ(answer("search --question " + quoted(q) + " --attention-backend unfused").at("top"),
+            materialised.at("top"));
+}

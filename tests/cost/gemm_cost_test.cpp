@@ -100,6 +100,7 @@ TEST(GemmCost, FastMapperEqualsBruteForceOnSmallGemms) {
     c.glb_bytes = 2 * (3 + static_cast<int64_t>(rng() % 90));
     c.hbm_bandwidth = 2.1e9 * (1 + static_cast<double>(rng() % 4));  // 1..4 words per cycle
     c.clock_hz = 1.05e9;
+    c.on_chip = trial % 5 == 4;  // a product inside a fused kernel: no HBM level
     params.systolic_fill = static_cast<cost::SystolicFill>(trial % 3);
     params.double_buffering = trial % 4 == 0 ? 2 : 1;
     params.glb_words_per_cycle = 1 + static_cast<double>(rng() % 4);

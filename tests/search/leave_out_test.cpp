@@ -124,7 +124,10 @@ TEST(LeaveOutByBound, TheAnswerIsThatOfEvaluatingEveryPoint) {
                                 {disagreeing, 0},
                                 // The stagewise planner, bounded by the work of its layers (docs/piper.md 5).
                                 {small_args() + " --planner stagewise", 3},
-                                {model_set + " --planner stagewise", 2}};
+                                {model_set + " --planner stagewise", 2},
+                                // The attention core as one fused kernel: other layer passes, the same bounds.
+                                {small_args() + " --stop-rule exact --attention-backend fused", 3},
+                                {model_set + " --attention-backend fused", 2}};
   int64_t total = 0;
   for (const Case& c : cases) {
     const std::string question = c.question + fmt::format(" --top {}", c.top);

@@ -72,8 +72,9 @@ double attention_chain_s(const model::LayerGraph& graph, const hw::Architecture&
       core.push_back(static_cast<int>(i));
       sum += std::min(problem.tasks[i].single_s, problem.tasks[i].parallel_s);
     }
-  // A chain: each core operator after the first waits for the one before it.
-  EXPECT_GE(core.size(), 3u);
+  // A chain: each core operator after the first waits for the one before it (one fused kernel, or the
+  // scores, softmax and context).
+  EXPECT_GE(core.size(), graph.shape.fused_attention ? 1u : 3u);
   for (size_t k = 1; k < core.size(); ++k)
     EXPECT_NE(std::find(problem.edges.begin(), problem.edges.end(), std::pair(core[k - 1], core[k])),
               problem.edges.end())
@@ -89,8 +90,8 @@ double brute_force_best(const search::SearchQuestion& q, const search::ModelCase
   double best = std::numeric_limits<double>::infinity();
   for (int64_t t : m.widths)
     for (int64_t e : m.expert_widths) {
-      const model::LayerGraph graph =
-          model::build_layer_graph(m.spec, model::Shape{m.seq, point.micro_batch, t, e}, model::Precision{}, m.source);
+      const model::LayerGraph graph = model::build_layer_graph(
+          m.spec, search::layer_shape(q, m, point.micro_batch, t, e), model::Precision{}, m.source);
       const double core_s = attention_chain_s(graph, arch);
       megatron::LayerCosts plain = costs_of(graph, search::schedule_layers(graph, arch, scheduling), core_s);
       model::LayerGraph split = graph;
@@ -164,6 +165,28 @@ int expect_brute_force_best(const search::SearchQuestion& q) {
 
 TEST(MegatronExecution, EveryPointTakesTheBruteForceBestConfiguration) {
   EXPECT_GT(expect_brute_force_best(megatron_question()), 100);
+}
+
+TEST(MegatronExecution, FusedAttentionPointsTakeTheBruteForceBestConfiguration) {
+  // With the attention core one kernel, selective recomputation has no scores to drop: the layer keeps the
+  // same bytes as without recomputation (checked below), and every point still takes the fastest plan.
+  search::SearchQuestion q = megatron_question();
+  q.fused_attention = true;
+  EXPECT_GT(expect_brute_force_best(q), 100);
+  const search::ModelCase& m = q.models[0];
+  const model::LayerGraph graph =
+      model::build_layer_graph(m.spec, search::layer_shape(q, m, 1, 1), model::Precision{}, m.source);
+  megatron::LayerCosts c = megatron::graph_costs(graph);
+  c.embedding = c.transformer = c.head = {{1e-3, 0, 0}, {2e-3, 0, 0}};
+  TrainingPlan plan;
+  plan.micro_batch = 1, plan.global_batch = q.global_batch, plan.seq = m.seq, plan.dp = q.devices;
+  plan.recompute = Recompute::None;
+  const hw::Architecture arch = design(1, 8).arch;
+  const auto none = megatron::predict_step(m.spec, search::accelerator_step_device(arch), q.network, plan, c);
+  plan.recompute = Recompute::Selective;
+  const auto selective = megatron::predict_step(m.spec, search::accelerator_step_device(arch), q.network, plan, c);
+  EXPECT_EQ(selective.memory.activations_bytes, none.memory.activations_bytes);
+  EXPECT_GT(none.memory.activations_bytes, 0);
 }
 
 TEST(MegatronExecution, ExpertParallelPointsTakeTheBruteForceBestConfiguration) {

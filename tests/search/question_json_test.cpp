@@ -171,6 +171,19 @@ TEST(QuestionJson, MegatronExecutionIsKeptAndOnlyWrittenWhenChosen) {
   EXPECT_NE(search::run_identity(back), search::run_identity(q));
 }
 
+TEST(QuestionJson, FusedAttentionIsKeptAndOnlyWrittenWhenChosen) {
+  search::SearchQuestion q = question_of({"gpt2-xl"});
+  EXPECT_FALSE(text_of(q).contains("attention"));  // the files of PHAZE's materialised attention stay as they were
+  q.fused_attention = true;
+  const json text = text_of(q);
+  EXPECT_EQ(text.at("attention"), json({{"fused", true}}));
+  const search::SearchQuestion back = search::read_question(text, "q.json");
+  EXPECT_TRUE(back.fused_attention);
+  EXPECT_EQ(search::run_identity(back), search::run_identity(q));
+  q.fused_attention = false;
+  EXPECT_NE(search::run_identity(back), search::run_identity(q));
+}
+
 TEST(QuestionJson, StagewisePlannerIsKeptAndOnlyWrittenWhenChosen) {
   search::SearchQuestion q = question_of({"gpt2-xl"});
   EXPECT_FALSE(text_of(q).contains("placement"));  // the files of PHAZE's planner stay as they were

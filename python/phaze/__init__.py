@@ -25,6 +25,7 @@ from ._results import (
 )
 from ._commands import (
     command,
+    evaluate,
     model,
     piper,
     place,
@@ -45,6 +46,7 @@ __all__ = [
     "SearchResult",
     "Validation",
     "command",
+    "evaluate",
     "model",
     "piper",
     "place",

@@ -191,6 +191,40 @@ def search(
     return SearchResult(json.loads(answer), stats)
 
 
+def evaluate(
+    arch: "str | Mapping[str, Any]",
+    *,
+    progress: Optional[ProgressCallback] = None,
+    threads: int = 0,
+    top: int = 5,
+    db: str = "",
+    **options: Any,
+) -> SearchResult:
+    """One chip priced end to end, as the search prices each of its designs (``phaze evaluate``).
+
+    Parameters
+    ----------
+    arch
+        An architecture preset name, an architecture JSON file or its dict (``phaze arch show``); it need not
+        lie in the search's template.
+    progress, threads, top, db
+        As ``search``'s.
+    **options
+        ``phaze evaluate``'s options: ``model`` (one or a list), ``devices``, ``global_batch``, ``mbs``, ``hbm``
+        (default: the chip's), ``execution``, ``attention_backend``, ...
+
+    Returns
+    -------
+    SearchResult
+        Its best point is the chip's best plan; its baselines hold the TPUv4-like chip beside it.
+    """
+    with _Files() as files:
+        args = ["evaluate", "--arch", _value(arch, files), *_option_args(options, files), "--write-question", "-"]
+        text = _run(args)
+    answer, stats = _phaze.search(text, threads, top, False, db, progress)
+    return SearchResult(json.loads(answer), stats)
+
+
 def report(answer: "Result | Mapping[str, Any] | str", output: str, traces: Sequence[str] = (),
            title: Optional[str] = None) -> str:
     """Writes the HTML report of a search, predict or plan answer (``phaze report``): one self-contained page.

@@ -50,6 +50,7 @@ int run(int argc, const char* const* argv) {
   add_estimate_command(app);
   add_schedule_command(app);
   add_search_command(app);
+  add_evaluate_command(app);
   add_predict_command(app);
   add_plan_command(app);
   add_validate_command(app);

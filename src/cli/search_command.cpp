@@ -64,6 +64,7 @@ struct SearchOptions {
   bool json = false;
   int64_t schedule_nodes = 0;
   std::string question_in, question_out;
+  std::string arch;  ///< phaze evaluate: the one chip (preset or file)
 };
 
 /// Whether an option was given on the command line (CLI11 counts it).
@@ -110,9 +111,11 @@ void set_seq_and_widths(std::vector<search::ModelCase>& models, const SearchOpti
 }
 
 /// The question of the command line's flags, every setting not given at its default.
-search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, bool budget_um2_given,
-                                     bool budget_mm2_given, bool optimizer_given) {
+search::SearchQuestion question_from(const SearchOptions& o, const GivenFn& given) {
+  const bool budget_given = given("--budget"), budget_um2_given = given("--budget-um2"),
+             budget_mm2_given = given("--budget-mm2"), optimizer_given = given("--optimizer");
   search::SearchQuestion q;
+  if (!o.arch.empty()) q.chip = hw::load_architecture(o.arch);
   if (o.models.size() > kMaxListValues)
     throw InputError(fmt::format("--model: {} models, at most {} allowed", o.models.size(), kMaxListValues));
   for (const std::string& source : o.models) {
@@ -125,7 +128,8 @@ search::SearchQuestion question_from(const SearchOptions& o, bool budget_given, 
   q.devices = o.devices;
   q.global_batch = o.global_batch;
   q.micro_batches = parse_integer_list("--mbs", o.mbs, 1, model::limits::kMicroBatch);
-  q.hbm_bytes = gibibytes(o.hbm, "--hbm");
+  // A chip is evaluated at its own HBM capacity unless --hbm names others.
+  q.hbm_bytes = q.chip && !given("--hbm") ? std::vector<int64_t>{q.chip->hbm_bytes} : gibibytes(o.hbm, "--hbm");
   q.recompute = o.recompute == "on"    ? search::RecomputeChoice::On
                 : o.recompute == "off" ? search::RecomputeChoice::Off
                                        : search::RecomputeChoice::Both;
@@ -173,6 +177,11 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
     {"--planner", [](auto& t, const auto& f) { t.planner = f.planner; }},
     {"--overlap-dp", [](auto& t, const auto& f) { t.overlap_dp = f.overlap_dp; }},
     {"--attention-backend", [](auto& t, const auto& f) { t.fused_attention = f.fused_attention; }},
+    {"--arch",
+     [](auto& t, const auto& f) {
+       t.chip = f.chip;
+       t.hbm_bytes = f.hbm_bytes;
+     }},
     {"--schedule-nodes", [](auto& t, const auto& f) { t.schedule_node_budget = f.schedule_node_budget; }},
     {"--link-bandwidth", [](auto& t, const auto& f) { t.network = f.network; }},
     {"--system", [](auto& t, const auto& f) { t.network = f.network; }},
@@ -196,8 +205,7 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
 /// The question: the flags' alone, or the file's with the flags given beside it in place of its values
 /// (--model replaces its model list; --seq and --tp alone apply to its models).
 search::SearchQuestion the_question(const SearchOptions& o, const GivenFn& given) {
-  const search::SearchQuestion flags =
-      question_from(o, given("--budget"), given("--budget-um2"), given("--budget-mm2"), given("--optimizer"));
+  const search::SearchQuestion flags = question_from(o, given);
   if (o.question_in.empty()) return flags;
   search::SearchQuestion q = search::parse_question(read_text_file(o.question_in), o.question_in);
   for (const auto& [option, set] : kFlagSettings)
@@ -492,6 +500,15 @@ void add_output_options(CLI::App* cmd, SearchOptions& o) {
                   "Write the search question as JSON to this file ('-': standard output) instead of searching");
 }
 
+/// Whether `cmd` was given an option; false for an option it does not have (the search and evaluate commands
+/// share the code that asks).
+GivenFn given_on(CLI::App* cmd) {
+  return [cmd](const char* option) {
+    const CLI::Option* given = cmd->get_option_no_throw(option);
+    return given != nullptr && given->count() > 0;
+  };
+}
+
 }  // namespace
 
 void add_search_command(CLI::App& app) {
@@ -507,7 +524,29 @@ void add_search_command(CLI::App& app) {
   add_execution_options(cmd, *o);
   add_strategy_options(cmd, *o);
   add_output_options(cmd, *o);
-  cmd->callback([o, cmd] { run(*o, [cmd](const char* option) { return cmd->get_option(option)->count() > 0; }); });
+  cmd->callback([o, cmd] { run(*o, given_on(cmd)); });
+}
+
+void add_evaluate_command(CLI::App& app) {
+  auto o = std::make_shared<SearchOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "evaluate",
+      "Price one chip end to end, as the search prices each of its designs: the best training plan over the "
+      "widths, pipelines, data-parallel degrees, micro-batches and recomputation settings, its time per batch "
+      "and energy, against the TPUv4-like chip and the hand-set plans");
+  cmd->add_option("--arch", o->arch,
+                  "Architecture preset or JSON file (see 'phaze arch show'): its cores, buffers, HBM capacity and "
+                  "bandwidth and clock, which need not lie in the search's template")
+      ->required();
+  add_workload_options(cmd, *o);
+  cmd->get_option("--hbm")->description("HBM capacities in GiB, comma-separated (default: the chip's)");
+  add_execution_options(cmd, *o);
+  add_strategy_options(cmd, *o);
+  add_output_options(cmd, *o);
+  // The space is the one chip: nothing is left to stop early or to restrict.
+  for (const char* option : {"--stop-rule", "--stop-window", "--bucket-um2", "--exhaustive", "--evaluate-all"})
+    cmd->remove_option(cmd->get_option(option));
+  cmd->callback([o, cmd] { run(*o, given_on(cmd)); });
 }
 
 }  // namespace phaze::cli

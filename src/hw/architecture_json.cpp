@@ -62,35 +62,42 @@ Architecture load_architecture(const std::string& preset_or_path) {
   throw InputError(fmt::format("architecture '{}': no such preset or file (see 'phaze arch list')", preset_or_path));
 }
 
+nlohmann::ordered_json architecture_file_json(const Architecture& a) {
+  return nlohmann::ordered_json{{"name", a.name},
+                                {"num_tc", a.num_tc},
+                                {"tc_width", a.tc_width},
+                                {"tc_depth", a.tc_depth},
+                                {"num_vc", a.num_vc},
+                                {"vc_width", a.vc_width},
+                                {"glb_bytes", a.glb_bytes},
+                                {"tc_sram_bytes", a.tc_sram_bytes},
+                                {"vc_sram_bytes", a.vc_sram_bytes},
+                                {"hbm_bytes", a.hbm_bytes},
+                                {"hbm_bandwidth", a.hbm_bandwidth},
+                                {"clock_hz", a.clock_hz}};
+}
+
 json to_json(const Architecture& a) {
   const AreaBreakdown area = area_breakdown(a);
   const int64_t tc_sram = tensor_core_sram_bytes(a);
   const int64_t vc_sram = vector_core_sram_bytes(a);
-  return json{{"name", a.name},
-              {"num_tc", a.num_tc},
-              {"tc_width", a.tc_width},
-              {"tc_depth", a.tc_depth},
-              {"num_vc", a.num_vc},
-              {"vc_width", a.vc_width},
-              {"glb_bytes", a.glb_bytes},
-              {"tc_sram_bytes", tc_sram},
-              {"vc_sram_bytes", vc_sram},
-              {"tc_sram_derived", a.tc_sram_bytes == 0},
-              {"vc_sram_derived", a.vc_sram_bytes == 0},
-              {"hbm_bytes", a.hbm_bytes},
-              {"hbm_bandwidth", a.hbm_bandwidth},
-              {"clock_hz", a.clock_hz},
-              {"area_um2", area.total_um2()},
-              {"area_breakdown_um2",
-               {{"tensor_core_pes", area.tc_pes_um2},
-                {"tensor_core_srams", area.tc_srams_um2},
-                {"vector_core_lanes", area.vc_lanes_um2},
-                {"vector_core_srams", area.vc_srams_um2},
-                {"glb", area.glb_um2}}},
-              {"area_from_tables",
-               sram_size_in_table(tc_sram) && sram_size_in_table(vc_sram) && glb_size_in_table(a.glb_bytes)},
-              {"peak_tensor_macs_per_s", peak_tensor_macs_per_s(a)},
-              {"peak_vector_macs_per_s", peak_vector_macs_per_s(a)}};
+  json out = json::parse(architecture_file_json(a).dump());
+  // The effective SRAM sizes, and whether they were derived.
+  out["tc_sram_bytes"] = tc_sram;
+  out["vc_sram_bytes"] = vc_sram;
+  out["tc_sram_derived"] = a.tc_sram_bytes == 0;
+  out["vc_sram_derived"] = a.vc_sram_bytes == 0;
+  out["area_um2"] = area.total_um2();
+  out["area_breakdown_um2"] = {{"tensor_core_pes", area.tc_pes_um2},
+                               {"tensor_core_srams", area.tc_srams_um2},
+                               {"vector_core_lanes", area.vc_lanes_um2},
+                               {"vector_core_srams", area.vc_srams_um2},
+                               {"glb", area.glb_um2}};
+  out["area_from_tables"] =
+      sram_size_in_table(tc_sram) && sram_size_in_table(vc_sram) && glb_size_in_table(a.glb_bytes);
+  out["peak_tensor_macs_per_s"] = peak_tensor_macs_per_s(a);
+  out["peak_vector_macs_per_s"] = peak_vector_macs_per_s(a);
+  return out;
 }
 
 }  // namespace phaze::hw

@@ -28,6 +28,10 @@ Architecture architecture_from_json(const nlohmann::json& j, const std::string& 
 /// A preset name (see `phaze arch list`) or a path to an architecture file (InputError for neither).
 Architecture load_architecture(const std::string& preset_or_path);
 
+/// The design in the form of an architecture file: its name and every key the file takes, the per-core SRAMs
+/// as set (0: derived). `architecture_from_json` reads it back to the same design.
+nlohmann::ordered_json architecture_file_json(const Architecture& arch);
+
 /// The design with its derived per-core SRAM sizes (tc_sram_bytes, vc_sram_bytes are the effective sizes),
 /// area in µm² with its breakdown (area_breakdown_um2) and peak MAC rates. Readable back by
 /// `architecture_from_json` (the extra keys are ignored) and gives the same area.

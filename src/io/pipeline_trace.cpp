@@ -9,6 +9,7 @@
 #include "io/search_report.h"
 #include "model/layer_graph.h"
 #include "schedule/layer_problem.h"
+#include "search/baselines.h"
 #include "search/layer_scheduling.h"
 
 namespace phaze::io {
@@ -168,7 +169,9 @@ std::vector<Timeline> best_point_layer_timelines(const search::SearchQuestion& q
         mc.spec, search::layer_shape(q, mc, p.micro_batch, m.width, experts), model::Precision{}, mc.source);
     const model::Layer& layer = graph.node(graph.first_main_node());
     for (const auto& [pass, name] : {std::pair(&layer.forward, "forward"), std::pair(&layer.backward, "backward")}) {
-      const schedule::Problem problem = schedule::layer_problem(*pass, p.design, scheduling.estimator);
+      // The whole chip: the point keeps its cores and buffers, the question its bandwidth, clock and SRAMs.
+      const schedule::Problem problem =
+          schedule::layer_problem(*pass, search::point_architecture(q, p.design), scheduling.estimator);
       const schedule::Schedule schedule = scheduling.solver->solve(problem);
       out.push_back(
           schedule_timeline(fmt::format("{}: a transformer layer's {} pass on the best design (t {}, micro-batch {})",

@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "hw/architecture_json.h"
 #include "hw/area.h"
 #include "hw/network.h"
 #include "hw/system_json.h"
@@ -533,6 +534,7 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
   }
   out["settings"]["optimizer"] = q.optimizer == placement::Optimizer::Adam ? "adam" : "sgd";
   if (q.fused_attention) out["settings"]["attention"] = "fused";  // absent: materialised, PHAZE's
+  if (q.chip) out["settings"]["chip"] = hw::to_json(*q.chip);     // phaze evaluate's one chip
   make_pricer(q)->describe(q, out["settings"]);
   out["settings"]["area_budget_um2"] = space.budget_um2 ? *space.budget_um2 : hw::default_area_budget_um2();
   out["settings"]["lower_fraction"] = space.lower_fraction;
@@ -591,6 +593,49 @@ std::string network_text(const hw::Network& network) {
 
 }  // namespace
 
+/// The text of `phaze evaluate`: one chip, its best plan, the TPUv4-like chip and the hand-set plans beside it,
+/// and its best throughput at each micro-batch, HBM size and recomputation setting.
+void evaluation_text(std::string& out, const SearchQuestion& q, const SearchAnswer& a) {
+  const hw::Architecture& c = *q.chip;
+  const auto plural = [](size_t n) { return n == 1 ? "" : "s"; };
+  out += fmt::format("chip: {}{}, {} GiB HBM at {} GB/s, {} GHz, {} mm²\n", c.name.empty() ? "" : c.name + ": ",
+                     chip_text(c), fixed_significant(c.hbm_bytes / kGiB), fixed_significant(c.hbm_bandwidth * 1e-9),
+                     fixed_significant(c.clock_hz * 1e-9), fixed_significant(hw::area_um2(c) * 1e-6));
+  const size_t recomputes = recompute_values(q.recompute).size();
+  out += fmt::format(
+      "points: {} HBM size{} × {} micro-batch size{} × {} recomputation setting{} = {}, {} with a plan{}\n",
+      q.hbm_bytes.size(), plural(q.hbm_bytes.size()), q.micro_batches.size(), plural(q.micro_batches.size()),
+      recomputes, plural(recomputes), a.points, a.feasible_points, q.models.size() > 1 ? " for every model" : "");
+  if (!a.best) {
+    out += "no plan: no point has a training plan for every model that fits in memory\n";
+    return;
+  }
+  const PointOutcome& b = *a.best;
+  out += fmt::format("\nbest plan: {:g} GiB HBM, micro-batch {}, recomputation {}, {} {} samples/s\n",
+                     b.design.hbm_bytes / kGiB, b.micro_batch, b.recompute ? "on" : "off",
+                     q.models.size() > 1 ? "average" : "throughput", fixed_significant(b.score));
+  for (size_t m = 0; m < q.models.size(); ++m) model_text(out, q.models[m], b.models[m]);
+  out += "\nbeside:\n";
+  for (const auto& [label, point] : {std::pair("the TPUv4-like chip, best over the HBM sizes", a.tpuv4_baseline),
+                                     std::pair("the TPUv4-like chip with 32 GiB of HBM", a.baselines.tpuv4_32gib)}) {
+    if (!point) {
+      out += fmt::format("  {}: no feasible point\n", label);
+      continue;
+    }
+    out += fmt::format("  {}: {}\n    this chip is {}× as fast\n", label, point_brief(q, *point),
+                       fixed_significant(b.score / point->score, 4));
+  }
+  out += fmt::format("  hand-set Megatron-style plans ({}):\n", make_pricer(q)->hand_set_rule());
+  hand_set_text(out, "at the best point", q, a.best, a.baselines.hand_set_on_best);
+  out += "\nper micro-batch, HBM size and recomputation setting:\n";
+  for (const CombinationResult& r : a.combinations) {
+    const Combination& k = r.combination;
+    out += fmt::format("  mbs {}, {:g} GiB HBM, recomputation {}: {}\n", k.micro_batch, k.hbm_bytes / kGiB,
+                       k.recompute ? "on" : "off",
+                       r.best ? fixed_significant(r.best->score) + " samples/s" : std::string("no plan"));
+  }
+}
+
 std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
   std::string out;
   for (const ModelCase& m : q.models)
@@ -607,6 +652,10 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
   if (q.fused_attention)
     out += "attention: one fused kernel per layer and pass, its scores in the on-chip buffers (full s × s products)\n";
   out += make_pricer(q)->description(q);
+  if (q.chip) {
+    evaluation_text(out, q, a);
+    return out;
+  }
   out += fmt::format(
       "space: {} designs in {} area buckets × {} HBM sizes × {} micro-batch sizes × {} recomputation settings = {} "
       "points\n",

@@ -129,7 +129,9 @@ class PassKnowledge {
 }  // namespace
 
 hw::Architecture point_architecture(const SearchQuestion& q, const hw::Architecture& design) {
-  hw::Architecture a = enumeration_options(q).base;
+  // Beside a chip given whole, another design (the TPUv4-like baseline) keeps the preset's bandwidth, clock
+  // and SRAMs.
+  hw::Architecture a = q.chip && !same_chip(design, *q.chip) ? hw::tpuv4_like() : enumeration_options(q).base;
   a.name.clear();
   copy_design(a, design);
   return a;

@@ -66,6 +66,12 @@ bool canonical_before(const DesignValues& a, int64_t a_micro_batch, bool a_recom
   return std::tie(a_micro_batch, a_recompute) < std::tie(b_micro_batch, b_recompute);
 }
 
+bool same_chip(const hw::Architecture& a, const hw::Architecture& b) {
+  for (size_t i = 0; i < kChipFields; ++i)
+    if (a.*kDesignFields[i].member != b.*kDesignFields[i].member) return false;
+  return true;
+}
+
 bool same_design(const hw::Architecture& a, const hw::Architecture& b) {
   return std::all_of(kDesignFields.begin(), kDesignFields.end(),
                      [&](const DesignField& f) { return a.*f.member == b.*f.member; });

@@ -69,6 +69,8 @@ bool canonical_before(const DesignValues& a, int64_t a_micro_batch, bool a_recom
 
 /// The same design: every field of kDesignFields equal (micro-batch and recomputation aside).
 bool same_design(const hw::Architecture& a, const hw::Architecture& b);
+/// The same chip: the first kChipFields equal (the HBM size aside).
+bool same_chip(const hw::Architecture& a, const hw::Architecture& b);
 /// Copies the fields of kDesignFields from `from` into `to`, leaving its other fields.
 void copy_design(hw::Architecture& to, const hw::Architecture& from);
 

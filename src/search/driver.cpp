@@ -82,7 +82,9 @@ void count_walk_points(const Walk& walk, const SearchAnswer& answer, RunStats& s
 
 hw::Design tpuv4_design(const SearchQuestion& question) {
   hw::Design d;
-  d.arch = point_architecture(question, hw::tpuv4_like());
+  // Beside a chip given whole, the preset itself: even a chip of the same cores keeps its own bandwidth.
+  d.arch = question.chip ? hw::tpuv4_like() : point_architecture(question, hw::tpuv4_like());
+  d.arch.name.clear();
   d.area_um2 = hw::area_um2(d.arch);
   return d;
 }

@@ -6,7 +6,10 @@
 #include <bit>
 #include <cmath>
 #include <set>
+#include <tuple>
+#include <utility>
 
+#include "hw/area.h"
 #include "util/input_error.h"
 
 namespace phaze::search {
@@ -38,6 +41,27 @@ hw::PowerOfTwoRange narrowed(const std::vector<int64_t>& values, const hw::Power
   if (values.empty()) return range;
   const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
   return {std::max(*lo, range.min), std::min(*hi, range.max)};
+}
+
+/// A chip given whole (SearchQuestion::chip): positive sizes, a positive finite bandwidth and clock, the
+/// bounds of an architecture file (hw/architecture_json.h).
+void validate_chip(const hw::Architecture& a) {
+  constexpr int64_t kMostCount = int64_t{1} << 16, kMostBytes = int64_t{1} << 50;
+  for (const auto& [name, value] :
+       {std::pair("num_tc", a.num_tc), std::pair("tc_width", a.tc_width), std::pair("tc_depth", a.tc_depth),
+        std::pair("num_vc", a.num_vc), std::pair("vc_width", a.vc_width)})
+    if (value < 1 || value > kMostCount)
+      throw InputError(
+          fmt::format("--arch {}: {} = {}: must be an integer from 1 to {}", a.name, name, value, kMostCount));
+  for (const auto& [name, value, zero] :
+       {std::tuple("glb_bytes", a.glb_bytes, false), std::tuple("tc_sram_bytes", a.tc_sram_bytes, true),
+        std::tuple("vc_sram_bytes", a.vc_sram_bytes, true), std::tuple("hbm_bytes", a.hbm_bytes, false)})
+    if (value < (zero ? 0 : 1) || value > kMostBytes)
+      throw InputError(fmt::format("--arch {}: {} = {}: must be an integer from {} to {}", a.name, name, value,
+                                   zero ? 0 : 1, kMostBytes));
+  for (const auto& [name, value] : {std::pair("hbm_bandwidth", a.hbm_bandwidth), std::pair("clock_hz", a.clock_hz)})
+    if (!(value > 0) || !std::isfinite(value))
+      throw InputError(fmt::format("--arch {}: {} = {}: must be a positive number", a.name, name, value));
 }
 
 bool admits(const std::vector<int64_t>& values, int64_t v) {
@@ -76,6 +100,12 @@ std::vector<int64_t> default_widths(const model::ModelSpec& spec) {
 
 void validate(const SearchQuestion& q) {
   if (q.models.empty()) throw InputError("--model: give at least one model");
+  if (q.chip) {
+    const DesignFilter& f = q.filter;
+    if (!f.num_tc.empty() || !f.num_vc.empty() || !f.width.empty() || !f.depth.empty() || !f.glb_bytes.empty())
+      throw InputError("--arch: one chip is evaluated; the --tc/--vc/--width/--depth/--glb-mib filters do not apply");
+    validate_chip(*q.chip);
+  }
   if (q.devices <= 0 || q.devices > limits::kDevices)
     throw InputError(fmt::format("--devices {}: must be an integer from 1 to {}", q.devices, limits::kDevices));
   if (q.global_batch <= 0 || q.global_batch > limits::kGlobalBatch)
@@ -167,10 +197,12 @@ hw::EnumerationOptions enumeration_options(const SearchQuestion& q) {
   o.width = narrowed(q.filter.width, o.width);
   o.depth = narrowed(q.filter.depth, o.depth);
   o.glb_bytes = narrowed(q.filter.glb_bytes, o.glb_bytes);
+  if (q.chip) o.base = *q.chip;
   return o;
 }
 
 std::vector<hw::Design> search_designs(const SearchQuestion& q) {
+  if (q.chip) return {hw::Design{*q.chip, hw::area_um2(*q.chip)}};
   std::vector<hw::Design> designs = hw::enumerate_designs(enumeration_options(q));
   const DesignFilter& f = q.filter;
   std::erase_if(designs, [&](const hw::Design& d) {

@@ -4,6 +4,7 @@
 // here determines the answer; how the search runs (threads, files, progress) is elsewhere (driver.h).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,10 @@ struct SearchQuestion {
   int64_t schedule_node_budget = 0;
   /// The attention core as one fused kernel (model::Shape::fused_attention); false: materialised, as PHAZE.
   bool fused_attention = false;
+  /// The one chip of the space (phaze evaluate): its own per-core SRAMs, HBM bandwidth and clock, which need
+  /// not lie in the template; the area budget, the template's ranges and the filters do not apply. Nothing:
+  /// the enumerated space.
+  std::optional<hw::Architecture> chip;
 };
 
 /// The shape of the layer graph of model `m` at micro-batch b, tensor-parallel width t and expert-parallel
@@ -140,12 +145,12 @@ std::vector<int64_t> default_widths(const model::ModelSpec& spec);
 /// data-parallel overlap only with it.
 void validate(const SearchQuestion& question);
 
-/// The designs searched, in canonical order (hw/enumerate.h), filtered; the HBM size of each is set per
-/// point. Throws InputError when the space is empty.
+/// The designs searched, in canonical order (hw/enumerate.h), filtered, or the question's chip alone; the HBM
+/// size of each is set per point. Throws InputError when the space is empty.
 std::vector<hw::Design> search_designs(const SearchQuestion& question);
 
-/// The enumeration options actually used: the question's, with the ranges narrowed to the filters and the
-/// design's link bandwidth set.
+/// The enumeration options actually used: the question's, with the ranges narrowed to the filters; with a
+/// chip, its architecture as the base (the bandwidth, clock and per-core SRAMs of every point).
 hw::EnumerationOptions enumeration_options(const SearchQuestion& question);
 
 }  // namespace phaze::search

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cost/cost_params.h"
+#include "hw/architecture_json.h"
 #include "hw/system_json.h"
 #include "util/input_error.h"
 #include "util/json_input.h"
@@ -189,6 +190,8 @@ void question_fields(Q& q, V& v) {
   });
   v.optional_section("placement", q.planner != PlannerChoice::Phaze, [&](auto& e) { e("planner", q.planner); });
   v.optional_section("attention", q.fused_attention, [&](auto& e) { e("fused", q.fused_attention); });
+  // The one chip of `phaze evaluate`, in the form of an architecture file.
+  v.optional_field("chip", q.chip.has_value(), q.chip);
   // The network joining the devices (the system's tiers, innermost first; hw/system_json.h).
   v.section("system", [&](auto& s) { s("network", q.network); });
   v.section("space", [&](auto& s) {
@@ -243,6 +246,10 @@ struct Writer {
   void optional_section(const char* key, bool present, F&& fields) {
     if (present) section(key, std::forward<F>(fields));
   }
+  template <typename T>
+  void optional_field(const char* key, bool present, const T& value) {
+    if (present) out[key] = to_value(value);
+  }
 
   template <typename T>
   static ordered_json to_value(const T& value) {
@@ -261,6 +268,8 @@ struct Writer {
       return tiers;
     } else if constexpr (std::is_same_v<T, std::optional<double>>) {
       return value ? ordered_json(*value) : ordered_json(nullptr);
+    } else if constexpr (std::is_same_v<T, std::optional<hw::Architecture>>) {
+      return hw::architecture_file_json(*value);
     } else if constexpr (std::is_same_v<T, std::vector<ModelCase>>) {
       ordered_json list = ordered_json::array();
       for (const ModelCase& m : value) {
@@ -303,6 +312,10 @@ class Reader {
   template <typename F>
   void optional_section(const char* key, bool, F&& fields) {
     if (object_.contains(key)) section(key, std::forward<F>(fields));
+  }
+  template <typename T>
+  void optional_field(const char* key, bool, T& value) {
+    if (object_.contains(key)) (*this)(key, value);
   }
   /// Refuses a field no list named.
   void finish() const {
@@ -362,6 +375,9 @@ class Reader {
     if (!j.is_array()) bad(place, j, "an array of integers");
     v.assign(j.size(), 0);
     for (size_t i = 0; i < j.size(); ++i) read(j[i], fmt::format("{}[{}]", place, i), v[i]);
+  }
+  void read(const json& j, const std::string& place, std::optional<hw::Architecture>& v) const {
+    v = hw::architecture_from_json(j, fmt::format("{}: {}", source_, place));
   }
   void read(const json& j, const std::string& place, hw::Network& v) const {
     v = hw::network_from_json(j, fmt::format("{}: {}", source_, place));

@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import threading
 import unittest
 
@@ -106,6 +107,18 @@ class Search(unittest.TestCase):
                                              capture_output=True, text=True).stdout)
         result = phaze.search(question, top=2, mbs=[1, 2])
         self.assertEqual(result.to_dict(), cli_json(*small_args("1,2"), "--top", "2"))
+
+    def test_evaluate_equals_the_command_line(self):
+        workload = dict(model=TINY, devices=8, global_batch=16, seq=64, mbs=[1, 2], hbm=[0.002, 32])
+        chip = dict(name="mine", num_tc=2, tc_width=8, tc_depth=16, num_vc=1, vc_width=8, glb_mib=2)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "chip.json")
+            with open(path, "w") as out:
+                json.dump(chip, out)
+            expected = cli_json("evaluate", "--arch", path, "--model", TINY, "--devices", "8", "--global-batch", "16",
+                                "--seq", "64", "--mbs", "1,2", "--hbm", "0.002,32")
+        self.assertEqual(phaze.evaluate(chip, threads=2, **workload).to_dict(), expected)
+        self.assertEqual(phaze.evaluate("tpuv4-like", **workload)["settings"]["chip"]["name"], "tpuv4-like")
 
     def test_bad_search_input_raises_input_error(self):
         with self.assertRaises(phaze.InputError) as caught:

@@ -1,0 +1,128 @@
+// phaze evaluate: one chip priced end to end. Its answer is the search's own pricing of that design (a design of
+// the searched space gives the scores of its points in the search's CSV, the TPUv4-like preset the search's
+// TPUv4-like baseline), a chip outside the template is priced with its own bandwidth and lanes, and the chip is
+// kept in a written question.
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <tuple>
+
+#include "support/file_text.h"
+#include "support/run_phaze.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+using nlohmann::json;
+using phaze_test::quoted;
+using phaze_test::run_phaze;
+using phaze_test::RunResult;
+using phaze_test::TempDir;
+
+const std::string kTiny = quoted(std::string(PHAZE_TEST_DATA) + "/hf/tiny-gpt2/config.json");
+const std::string kWorkload = " --devices 16 --global-batch 32 --tp 1,2 --mbs 1,2 --hbm 0.002,32";
+
+json answer(const std::string& args) {
+  const RunResult r = run_phaze(args + " --json");
+  EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
+  return r.status == 0 ? json::parse(r.out) : json();
+}
+
+std::string chip_file(TempDir& dir, const std::string& name, const std::string& fields) {
+  dir.write(name, "{" + fields + "}");
+  return quoted(dir.file(name));
+}
+
+TEST(CliEvaluate, AChipOfTheSpaceScoresAsItsPointsInTheSearch) {
+  TempDir dir;
+  const std::string csv = dir.file("all.csv");
+  ASSERT_EQ(run_phaze("search --model " + kTiny + kWorkload + " --tc 2 --vc 1 --width 8 --depth 16 --glb-mib 2 --csv " +
+                      quoted(csv))
+                .status,
+            0);
+  // Score of each (micro-batch, HBM, recomputation) point of the one design, from the CSV.
+  std::map<std::tuple<int64_t, int64_t, bool>, double> searched;
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::stringstream row(line);
+    std::vector<std::string> cells;
+    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+    ASSERT_GE(cells.size(), 12u);
+    searched[{std::stoll(cells[8]), std::stoll(cells[6]), cells[9] == "1"}] = std::stod(cells[11]);
+  }
+  ASSERT_EQ(searched.size(), 8u);
+  const std::string chip = chip_file(
+      dir, "chip.json", R"("num_tc": 2, "tc_width": 8, "tc_depth": 16, "num_vc": 1, "vc_width": 8, "glb_mib": 2)");
+  const json a = answer("evaluate --arch " + chip + " --model " + kTiny + kWorkload);
+  ASSERT_TRUE(a.contains("search"));
+  int compared = 0;
+  for (const json& c : a.at("search").at("combinations")) {
+    const auto key =
+        std::tuple(c.at("micro_batch").get<int64_t>(), c.at("hbm_bytes").get<int64_t>(), c.at("recompute").get<bool>());
+    ASSERT_TRUE(searched.contains(key));
+    const double score =
+        c.at("best_average_samples_per_s").is_null() ? 0 : c.at("best_average_samples_per_s").get<double>();
+    EXPECT_EQ(score, searched.at(key));
+    ++compared;
+  }
+  EXPECT_EQ(compared, 8);
+}
+
+TEST(CliEvaluate, TheTpuv4LikePresetIsTheSearchsBaseline) {
+  const json search = answer("search --model " + kTiny + kWorkload + " --tc 2 --vc 1 --width 8 --depth 16 --glb-mib 2");
+  const json evaluated = answer("evaluate --arch tpuv4-like --model " + kTiny + kWorkload);
+  EXPECT_EQ(evaluated.at("best").at("average_samples_per_s"),
+            search.at("baselines").at("tpuv4_like").at("average_samples_per_s"));
+  EXPECT_EQ(evaluated.at("settings").at("chip").at("name"), "tpuv4-like");
+}
+
+TEST(CliEvaluate, AChipOutsideTheTemplateWithItsOwnBandwidth) {
+  // Llama-style attention at s = 1024 on one chip with 1,024-lane vector cores (outside the template), at two
+  // HBM bandwidths: twice the bandwidth is never slower, and the chip's bandwidth is what the answer used.
+  TempDir dir;
+  const std::string model = quoted(std::string(PHAZE_TEST_DATA) + "/hf/tiny-llama/config.json");
+  const std::string base =
+      R"("num_tc": 4, "tc_width": 16, "tc_depth": 16, "num_vc": 4, "vc_width": 1024, "glb_mib": 8)";
+  const std::string slow = chip_file(dir, "slow.json", base + R"(, "hbm_bandwidth": 2e11)");
+  const std::string fast = chip_file(dir, "fast.json", base + R"(, "hbm_bandwidth": 4e11)");
+  const std::string args = " --model " + model + " --seq 1024 --devices 8 --global-batch 16 --attention-backend fused";
+  const json a = answer("evaluate --arch " + slow + args), b = answer("evaluate --arch " + fast + args);
+  ASSERT_TRUE(a.at("best").is_object() && b.at("best").is_object());
+  EXPECT_EQ(a.at("settings").at("chip").at("hbm_bandwidth"), 2e11);
+  EXPECT_EQ(a.at("settings").at("chip").at("vc_width"), 1024);
+  EXPECT_GT(b.at("best").at("average_samples_per_s").get<double>(),
+            a.at("best").at("average_samples_per_s").get<double>());
+  // The chip's HBM capacity (32 GiB by default) is the only one unless --hbm names others.
+  EXPECT_EQ(a.at("settings").at("hbm_bytes"), json::array({int64_t{32} << 30}));
+}
+
+TEST(CliEvaluate, TheChipIsKeptInAWrittenQuestion) {
+  TempDir dir;
+  const std::string chip = chip_file(
+      dir, "chip.json",
+      R"("name": "mine", "num_tc": 2, "tc_width": 8, "tc_depth": 16, "num_vc": 1, "vc_width": 8, "glb_mib": 2, "tc_sram_bytes": 4096)");
+  const std::string q = dir.file("q.json");
+  const std::string args = "evaluate --arch " + chip + " --model " + kTiny + kWorkload;
+  ASSERT_EQ(run_phaze(args + " --write-question " + quoted(q)).status, 0);
+  const json written = json::parse(phaze_test::file_text(q));
+  EXPECT_EQ(written.at("chip").at("tc_sram_bytes"), 4096);
+  EXPECT_EQ(answer("search --question " + quoted(q)).at("best"), answer(args).at("best"));
+}
+
+TEST(CliEvaluate, BadInputNamesTheOption) {
+  const RunResult missing = run_phaze("evaluate --arch no-such-chip --model " + kTiny);
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("architecture 'no-such-chip'"), std::string::npos) << missing.err;
+  const RunResult filter = run_phaze("evaluate --arch tpuv4-like --model " + kTiny + " --tc 8");
+  EXPECT_EQ(filter.status, 2);  // no such option: the space is the one chip
+}
+
+}  // namespace

@@ -165,6 +165,30 @@ function searchReport(a) {
     },
     options: {indexAxis: 'y', scales: {x: {stacked: true, title: {display: true, text: 'seconds'}}, y: {stacked: true}}}
   });
+  // What one device of each stage holds at its peak, per model, against the chip's HBM (PHAZE's planners say
+  // it per stage).
+  const staged =
+      best.models.filter((m) => m.plan && m.plan.stages.some((s) => s.memory_bytes_per_device !== undefined));
+  if (staged.length) {
+    const gib = 1073741824;
+    const most = Math.max(...staged.map((m) => m.plan.stages.length));
+    chart(
+        'Memory per device at the best point',
+        `GiB one device of each pipeline stage holds at its peak; the chip has ` +
+            `${fixed(best.design.hbm_bytes / gib, 0)} GiB of HBM.`,
+        {
+          type: 'bar',
+          data: {
+            labels: Array.from({length: most}, (_, k) => `stage ${k + 1}`),
+            datasets: staged.map((m, i) => ({
+                                   label: m.model,
+                                   backgroundColor: palette[i % 10],
+                                   data: m.plan.stages.map((s) => (s.memory_bytes_per_device || 0) / gib)
+                                 }))
+          },
+          options: {scales: {y: {title: {display: true, text: 'GiB per device'}}}}
+        });
+  }
 }
 
 const breakdownParts = [

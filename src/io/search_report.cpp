@@ -84,6 +84,7 @@ ordered_json model_json(const ModelCase& mc, const ModelOutcome& m) {
   ordered_json stages = ordered_json::array();
   for (size_t k = 0; k < m.stages.size(); ++k) {
     ordered_json& stage = stages.emplace_back(stage_json(m.stages[k], layers));
+    if (k < m.stage_memory_bytes.size()) stage["memory_bytes_per_device"] = m.stage_memory_bytes[k];
     // The stagewise planner's own settings of the stage.
     if (stagewise) {
       const StageSettings& s = stagewise->stages[k];
@@ -105,6 +106,7 @@ ordered_json model_json(const ModelCase& mc, const ModelOutcome& m) {
                  {"pipeline_stages", m.stages.size()},
                  {"data_parallel", m.data_parallel},
                  {"devices_used", devices_used(m)},
+                 {"peak_memory_bytes_per_device", peak_memory_bytes(m)},
                  {"stages", stages}};
   if (stagewise) out["plan"]["stagewise"] = true;
   if (const auto* g = std::get_if<MegatronSettings>(&m.settings))
@@ -286,7 +288,7 @@ std::string stages_text(const ModelOutcome& m, int64_t layers) {
   return out;
 }
 
-void model_text(std::string& out, const ModelCase& mc, const ModelOutcome& m) {
+void model_text(std::string& out, const ModelCase& mc, const ModelOutcome& m, int64_t hbm_bytes) {
   if (!m.feasible) {
     out += fmt::format("  {}: no plan ({})\n", mc.spec.name, m.reason);
     return;
@@ -299,6 +301,14 @@ void model_text(std::string& out, const ModelCase& mc, const ModelOutcome& m) {
     out += fmt::format("  {}: t = {}, {} pipeline stage{}, d = {} ({} devices)\n", mc.spec.name, m.width,
                        m.stages.size(), m.stages.size() == 1 ? "" : "s", m.data_parallel, devices_used(m));
     out += fmt::format("    stages: {}\n", stages_text(m, mc.spec.num_layers));
+  }
+  if (!m.stage_memory_bytes.empty()) {
+    std::string per_stage;
+    for (double bytes : m.stage_memory_bytes)
+      per_stage += (per_stage.empty() ? "" : " | ") + fixed_significant(bytes / kGiB, 4);
+    out +=
+        fmt::format("    memory per device: peak {} GiB of {} GiB HBM; per stage {} GiB\n",
+                    fixed_significant(peak_memory_bytes(m) / kGiB, 4), fixed_significant(hbm_bytes / kGiB), per_stage);
   }
   if (const auto* g = std::get_if<MegatronSettings>(&m.settings))
     out += fmt::format(
@@ -614,7 +624,7 @@ void evaluation_text(std::string& out, const SearchQuestion& q, const SearchAnsw
   out += fmt::format("\nbest plan: {:g} GiB HBM, micro-batch {}, recomputation {}, {} {} samples/s\n",
                      b.design.hbm_bytes / kGiB, b.micro_batch, b.recompute ? "on" : "off",
                      q.models.size() > 1 ? "average" : "throughput", fixed_significant(b.score));
-  for (size_t m = 0; m < q.models.size(); ++m) model_text(out, q.models[m], b.models[m]);
+  for (size_t m = 0; m < q.models.size(); ++m) model_text(out, q.models[m], b.models[m], b.design.hbm_bytes);
   out += "\nbeside:\n";
   for (const auto& [label, point] : {std::pair("the TPUv4-like chip, best over the HBM sizes", a.tpuv4_baseline),
                                      std::pair("the TPUv4-like chip with 32 GiB of HBM", a.baselines.tpuv4_32gib)}) {
@@ -692,7 +702,7 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
   out += fmt::format("\nbest design: {}\n", design_text(b));
   out += fmt::format("  micro-batch {}, recomputation {}, {} {:.6g} samples/s\n", b.micro_batch,
                      b.recompute ? "on" : "off", q.models.size() > 1 ? "average" : "throughput", b.score);
-  for (size_t m = 0; m < q.models.size(); ++m) model_text(out, q.models[m], b.models[m]);
+  for (size_t m = 0; m < q.models.size(); ++m) model_text(out, q.models[m], b.models[m], b.design.hbm_bytes);
   if (q.models.size() > 1) {
     out += "\nbest per model:\n";
     for (size_t m = 0; m < q.models.size(); ++m) {

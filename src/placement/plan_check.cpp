@@ -100,10 +100,13 @@ std::vector<Stage> hand_set_stages(int64_t layers, const HandSetPlan& plan) {
   return stages;
 }
 
-bool stages_fit_memory(const Chain& chain, const std::vector<Stage>& stages, const Cluster& cluster) {
-  const auto p = static_cast<int64_t>(stages.size());
-  for (int64_t q = 0; q < p; ++q) {
-    const Stage& stage = stages[static_cast<size_t>(q)];
+namespace {
+
+/// The footprint of each stage of `stages`, as StageCosts sums it.
+std::vector<StageFootprint> stage_footprints(const Chain& chain, const std::vector<Stage>& stages,
+                                             const Cluster& cluster) {
+  std::vector<StageFootprint> out;
+  for (const Stage& stage : stages) {
     // Summed in StageCosts' order (positions in turn, each one's entering edges in the chain's order), so that
     // the figures are the same to the bit.
     StageFootprint footprint;
@@ -116,9 +119,27 @@ bool stages_fit_memory(const Chain& chain, const std::vector<Stage>& stages, con
       footprint.activation_bytes += node.activation_bytes;
     }
     footprint.stash_bytes = whole_stage_stash_bytes(footprint.activation_bytes, boundary_bytes, cluster);
-    if (max_in_flight(footprint, cluster) < p - q) return false;  // 1F1B: p − q micro-batches in flight
+    out.push_back(footprint);
   }
+  return out;
+}
+
+}  // namespace
+
+bool stages_fit_memory(const Chain& chain, const std::vector<Stage>& stages, const Cluster& cluster) {
+  const std::vector<StageFootprint> footprints = stage_footprints(chain, stages, cluster);
+  const auto p = static_cast<int64_t>(stages.size());
+  for (int64_t q = 0; q < p; ++q)
+    if (max_in_flight(footprints[static_cast<size_t>(q)], cluster) < p - q) return false;  // 1F1B: p − q in flight
   return true;
+}
+
+std::vector<double> stage_peak_bytes(const Chain& chain, const std::vector<Stage>& stages, const Cluster& cluster) {
+  const std::vector<StageFootprint> footprints = stage_footprints(chain, stages, cluster);
+  const auto p = static_cast<int64_t>(stages.size());
+  std::vector<double> out;
+  for (int64_t q = 0; q < p; ++q) out.push_back(stage_memory_bytes(footprints[static_cast<size_t>(q)], p - q, cluster));
+  return out;
 }
 
 bool differ_only_in_memory(const Cluster& a, const Cluster& b) {

@@ -47,6 +47,11 @@ std::vector<Stage> hand_set_stages(int64_t layers, const HandSetPlan& plan);
 /// keeps in flight on it (as check_plan checks it), in O(positions · edges) without the stage tables.
 bool stages_fit_memory(const Chain& chain, const std::vector<Stage>& stages, const Cluster& cluster);
 
+/// Bytes one device of each stage of `stages` (a plan of `chain`) holds at its peak: its weights with their
+/// gradients (and optimizer state), one micro-batch's activations and the stash of each further micro-batch
+/// 1F1B keeps in flight on it (p − q on stage q), by PHAZE's whole-stage recomputation rule (stage_memory.h).
+std::vector<double> stage_peak_bytes(const Chain& chain, const std::vector<Stage>& stages, const Cluster& cluster);
+
 /// Whether the clusters differ at most in their memory per device: a plan then takes the same time on both
 /// (memory decides only which plans fit), so the best time on the roomier one bounds the other's from below,
 /// and is the other's when its plan fits there too.

@@ -100,7 +100,9 @@ StagewiseCheck evaluate_stagewise(const std::vector<Chain>& chains, const std::v
     }
     const double params = costs.parameter_bytes(s.first, s.last);
     const int64_t in_flight = p - static_cast<int64_t>(k);
-    if (max_in_flight(StageFootprint{params, acts, stash}, cluster) < in_flight) {
+    const StageFootprint footprint{params, acts, stash};
+    out.memory_bytes.push_back(stage_memory_bytes(footprint, in_flight, cluster));
+    if (max_in_flight(footprint, cluster) < in_flight) {
       out.reason = fmt::format("stage {} does not fit in {} bytes with {} micro-batches in flight", k,
                                cluster.memory_bytes, in_flight);
       return out;

@@ -19,6 +19,7 @@ struct StagewiseStage {
   std::vector<int> recomputed;  ///< chain positions whose forward pass its backward pass re-runs, ascending
   double load_s = 0;            ///< seconds: forward and backward of one micro-batch, re-forwards included
   double parameter_bytes = 0;   ///< per device
+  double memory_bytes = 0;      ///< per device at the stage's peak (StagewiseCheck::memory_bytes)
   bool operator==(const StagewiseStage&) const = default;
 };
 
@@ -53,7 +54,9 @@ struct StagewiseCheck {
   double time_per_batch = 0;
   BatchTimeParts parts;
   std::vector<double> loads_s;  ///< per stage
-  std::string reason;           ///< when infeasible
+  /// Per stage, the bytes one device holds at its peak (stage_memory_bytes with p − k micro-batches in flight).
+  std::vector<double> memory_bytes;
+  std::string reason;  ///< when infeasible
 };
 
 /// The one evaluator of stagewise plans: checks that the stages cover the chains in order, their widths and

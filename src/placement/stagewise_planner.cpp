@@ -88,7 +88,10 @@ StagewisePlan priced(std::vector<StagewiseStage> stages, const std::vector<Chain
     return plan;
   }
   plan.stages = std::move(stages);
-  for (size_t k = 0; k < plan.stages.size(); ++k) plan.stages[k].load_s = check.loads_s[k];
+  for (size_t k = 0; k < plan.stages.size(); ++k) {
+    plan.stages[k].load_s = check.loads_s[k];
+    plan.stages[k].memory_bytes = check.memory_bytes[k];
+  }
   plan.feasible = true;
   plan.time_per_batch = check.time_per_batch;
   plan.parts = check.parts;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <tuple>
 
+#include "placement/plan_check.h"
 #include "search/pricer.h"
 
 namespace phaze::search {
@@ -131,6 +132,7 @@ ModelOutcome model_outcome(const model::LayerGraph& graph, const LayerSchedules&
   m.schedules_proven = schedules.proven();
   for (const LayerSchedules::Passes& p : schedules.layers)
     m.layers.push_back({p.forward.makespan_s, p.backward.makespan_s, p.forward.energy_j, p.backward.energy_j});
+  m.stage_memory_bytes = placement::stage_peak_bytes(make_chain(graph, schedules), plan.stages, cluster);
 
   // With recomputation the layers outside the last stage run their forward pass again (the last stage keeps
   // its activations, placement.md).
@@ -178,6 +180,7 @@ ModelOutcome stagewise_outcome(const std::vector<model::LayerGraph>& graphs,
     const model::LayerGraph& graph = graphs[wi];
     const LayerSchedules& sched = *schedules[wi];
     m.stages.push_back({s.first, s.last, s.devices});
+    m.stage_memory_bytes.push_back(s.memory_bytes);
     stagewise.stages.push_back({s.width, s.data_parallel, s.recomputed});
     m.width = std::max(m.width, s.width);
     m.data_parallel = std::max(m.data_parallel, s.data_parallel);

@@ -1,5 +1,7 @@
 #include "search/point.h"
 
+#include <algorithm>
+
 namespace phaze::search {
 
 namespace {
@@ -35,6 +37,7 @@ json model_json(const ModelOutcome& m) {
            {"mfu", m.flops_utilisation},
            {"proven", m.schedules_proven},
            {"layers", layers}};
+  if (!m.stage_memory_bytes.empty()) out["memory"] = m.stage_memory_bytes;
   // Only under Megatron-LM execution or the stagewise planner, so that the records of PHAZE's planner stay
   // as they were.
   if (const auto* g = std::get_if<MegatronSettings>(&m.settings)) {
@@ -74,6 +77,7 @@ ModelOutcome model_from(const json& j) {
   const json& layers = j.at("layers");
   for (const json& l : layers)
     m.layers.push_back({l.at(0).get<double>(), l.at(1).get<double>(), l.at(2).get<double>(), l.at(3).get<double>()});
+  if (j.contains("memory")) m.stage_memory_bytes = j.at("memory").get<std::vector<double>>();
   if (j.contains("megatron")) {
     const json& g = j.at("megatron");
     m.settings = MegatronSettings{g.at(0).get<int64_t>(), g.at(1).get<bool>(),
@@ -92,6 +96,12 @@ ModelOutcome model_from(const json& j) {
 }
 
 }  // namespace
+
+double peak_memory_bytes(const ModelOutcome& m) {
+  if (const auto* g = std::get_if<MegatronSettings>(&m.settings)) return g->peak_memory_bytes;
+  return m.stage_memory_bytes.empty() ? 0.0
+                                      : *std::max_element(m.stage_memory_bytes.begin(), m.stage_memory_bytes.end());
+}
 
 json to_record(const PointOutcome& p) {
   json models = json::array();

@@ -83,6 +83,10 @@ struct ModelOutcome {
   bool schedules_proven = true;  ///< every layer schedule of the chosen width is proven optimal
   /// Per distinct layer of the model (model::LayerGraph::distinct_layers) at the chosen width.
   std::vector<LayerFigures> layers;
+  /// Under PHAZE's execution, per stage the bytes one of its devices holds at its peak (placement's memory
+  /// model: weights, gradients, optimizer state, activations in flight); Megatron-LM's execution gives its
+  /// busiest device's in MegatronSettings::peak_memory_bytes.
+  std::vector<double> stage_memory_bytes;
   /// The plan's further settings. Under Megatron-LM execution its stages are p equal ones and `parts` are
   /// the busiest stage's micro-batches (steady state), the pipeline bubble (fill and drain), the exposed
   /// gradient reduction and the optimizer step.
@@ -100,6 +104,10 @@ struct PointOutcome : PointId {
   std::vector<ModelOutcome> models;
   bool operator==(const PointOutcome&) const = default;
 };
+
+/// Bytes the device that holds most holds at its peak: the largest of ModelOutcome::stage_memory_bytes, or
+/// Megatron-LM's peak (0 when the outcome does not say).
+double peak_memory_bytes(const ModelOutcome& model);
 
 /// The record stored in the results file (everything but the key) and back. Doubles survive the text
 /// round trip bit for bit, so an answer built from stored records equals one built from fresh ones.

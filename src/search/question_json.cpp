@@ -34,7 +34,8 @@ constexpr int64_t kQuestionVersion = 2;
 /// 4: under PHAZE's execution the data-parallel rings and the pipeline sends run on the links of the plan's
 ///    layout (placement/links.h: cost::group_link, cost::send_link), not on the tier spanning the cluster.
 /// 5: the stop rule is named in the question (exact by default).
-constexpr int kSearchVersion = 5;
+/// 6: a point's record carries each stage's memory per device (PHAZE's planners).
+constexpr int kSearchVersion = 6;
 
 // ---- Names of the enumerations, both ways ----
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -102,6 +103,30 @@ TEST(CliEvaluate, AChipOutsideTheTemplateWithItsOwnBandwidth) {
             a.at("best").at("average_samples_per_s").get<double>());
   // The chip's HBM capacity (32 GiB by default) is the only one unless --hbm names others.
   EXPECT_EQ(a.at("settings").at("hbm_bytes"), json::array({int64_t{32} << 30}));
+}
+
+TEST(CliEvaluate, MemoryPerDeviceIsThePublishedLayerFigures) {
+  // GPT-3 175B on the TPUv4-like chip at t = 1 with recomputation: a stage of n transformer layers after the
+  // first holds, per device, its weights and SGD gradients (2 · 2 bytes · n · (12h² + 13h)), one micro-batch's
+  // activations (n · (34sbh + 5as²b) bytes, Korthikanti et al. 2022) and, for each further micro-batch of the
+  // p − q in flight on stage q under 1F1B, the 2sbh bytes that entered it.
+  const json a = answer("evaluate --arch tpuv4-like --model gpt3-175b --mbs 1 --recompute on --hbm 80 --tp 1");
+  ASSERT_TRUE(a.at("best").is_object());
+  const json& plan = a.at("best").at("models").at(0).at("plan");
+  const int64_t p = plan.at("pipeline_stages").get<int64_t>();
+  ASSERT_GT(p, 2);
+  const double h = 12288, s = 2048, heads = 96, b = 1;
+  double peak = 0;
+  for (int64_t q = 1; q < p - 1; ++q) {
+    const json& stage = plan.at("stages").at(q);
+    const double n = stage.at("layers").get<double>();
+    const double expected = 2 * 2 * n * (12 * h * h + 13 * h) + n * (34 * s * b * h + 5 * heads * s * s * b) +
+                            static_cast<double>(p - q - 1) * 2 * s * b * h;
+    EXPECT_EQ(stage.at("memory_bytes_per_device").get<double>(), expected) << "stage " << q;
+  }
+  for (const json& stage : plan.at("stages")) peak = std::max(peak, stage.at("memory_bytes_per_device").get<double>());
+  EXPECT_EQ(plan.at("peak_memory_bytes_per_device").get<double>(), peak);
+  EXPECT_LE(peak, 80.0 * (int64_t{1} << 30));
 }
 
 TEST(CliEvaluate, TheChipIsKeptInAWrittenQuestion) {

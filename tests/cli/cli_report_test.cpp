@@ -166,9 +166,9 @@ TEST(ReportInBrowser, EveryChartIsDrawnWithoutAScriptError) {
     std::string answer, traces;
     int charts;
   };
-  // Search: design space, per model, time per batch, and one timeline per trace; predict: breakdown and
-  // memory; plan: the same over its plans.
-  for (const Case& c : {Case{a.search, " --trace " + a.search_trace, 4}, Case{a.predict, "", 2}, Case{a.plan, "", 2}}) {
+  // Search: design space, per model, time per batch, memory per stage, and one timeline per trace; predict:
+  // breakdown and memory; plan: the same over its plans.
+  for (const Case& c : {Case{a.search, " --trace " + a.search_trace, 5}, Case{a.predict, "", 2}, Case{a.plan, "", 2}}) {
     SCOPED_TRACE(c.answer);
     const std::string page = a.dir.file("page.html");
     ASSERT_EQ(run_phaze("report " + c.answer + " -o " + page + c.traces).status, 0);

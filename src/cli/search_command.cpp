@@ -45,6 +45,7 @@ struct SearchOptions {
   std::string planner = "phaze";
   bool overlap_dp = false;
   std::string attention_backend = "unfused";
+  std::string ranking = "canonical";
   std::string budget;
   double budget_um2 = 0;
   double budget_mm2 = 0;  ///< --budget-mm2, the same budget in mm²
@@ -141,6 +142,7 @@ search::SearchQuestion question_from(const SearchOptions& o, const GivenFn& give
                                                                : search::PlannerChoice::Phaze;
   q.overlap_dp = o.overlap_dp;
   q.fused_attention = o.attention_backend == "fused";
+  q.ranking = o.ranking == "smaller-area" ? search::Ranking::SmallerArea : search::Ranking::Canonical;
   q.schedule_node_budget = o.schedule_nodes;
   q.network = o.system.empty() ? hw::one_tier_network(o.link_gib_s * kGiB) : hw::load_system(o.system).network;
   if (budget_given) q.space.budget_um2 = hw::area_um2(hw::load_architecture(o.budget));
@@ -177,6 +179,7 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
     {"--planner", [](auto& t, const auto& f) { t.planner = f.planner; }},
     {"--overlap-dp", [](auto& t, const auto& f) { t.overlap_dp = f.overlap_dp; }},
     {"--attention-backend", [](auto& t, const auto& f) { t.fused_attention = f.fused_attention; }},
+    {"--ranking", [](auto& t, const auto& f) { t.ranking = f.ranking; }},
     {"--arch",
      [](auto& t, const auto& f) {
        t.chip = f.chip;
@@ -409,6 +412,12 @@ void add_space_options(CLI::App* cmd, SearchOptions& o) {
   cmd->add_option("--width", o.width, "Only these systolic-array widths (= vector-core lanes)");
   cmd->add_option("--depth", o.depth, "Only these systolic-array depths");
   cmd->add_option("--glb-mib", o.glb_mib, "Only these global-buffer sizes in MiB");
+  cmd->add_option("--ranking", o.ranking,
+                  "Points of equal throughput: canonical (PHAZE's: the design with the most cores first; the top list "
+                  "one entry per design and HBM size) or smaller-area (the smaller chip first; the top list one entry "
+                  "per chip, at its best HBM size)")
+      ->check(CLI::IsMember({"canonical", "smaller-area"}))
+      ->capture_default_str();
 }
 
 /// How the devices are joined and how an iteration runs on them: network, optimizer, execution, planner.

@@ -12,7 +12,7 @@ void accumulate_per_model(SearchAnswer& answer, const PointOutcome& point) {
   for (size_t m = 0; m < answer.best_per_model.size() && m < point.models.size(); ++m) {
     if (!point.models[m].feasible) continue;
     auto& best = answer.best_per_model[m];
-    if (!best || better_for_model(point, *best, m)) best = point;
+    if (!best || better_for_model(point, *best, m, answer.ranking)) best = point;
   }
 }
 
@@ -21,16 +21,19 @@ void accumulate_per_model(SearchAnswer& answer, const PointOutcome& point) {
 void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top) {
   if (point.feasible) {
     ++answer.feasible_points;
-    if (!answer.best || better(point, *answer.best)) answer.best = point;
+    const Ranking ranking = answer.ranking;
+    if (!answer.best || better(point, *answer.best, ranking)) answer.best = point;
     if (top > 0) {
-      // One entry per design (chip and HBM size), with its best micro-batch and recomputation setting.
+      // One entry per design (or chip), with its best point.
       const auto same = std::find_if(answer.top.begin(), answer.top.end(),
-                                     [&](const PointOutcome& p) { return same_design(p.design, point.design); });
+                                     [&](const PointOutcome& p) { return same_entry(p, point, ranking); });
       if (same != answer.top.end()) {
-        if (!better(point, *same)) return accumulate_per_model(answer, point);
+        if (!better(point, *same, ranking)) return accumulate_per_model(answer, point);
         answer.top.erase(same);
       }
-      auto at = std::upper_bound(answer.top.begin(), answer.top.end(), point, better);
+      auto at =
+          std::upper_bound(answer.top.begin(), answer.top.end(), point,
+                           [ranking](const PointOutcome& a, const PointOutcome& b) { return better(a, b, ranking); });
       if (at - answer.top.begin() < top) {
         answer.top.insert(at, point);
         if (static_cast<int64_t>(answer.top.size()) > top) answer.top.pop_back();
@@ -52,6 +55,7 @@ SearchAnswer build_answer(const AnswerSpace& space, const ScoreOf& score, std::v
   const std::vector<CombinationState> states = replay(order, combos.size(), score, stop_window(q));
 
   SearchAnswer answer;
+  answer.ranking = q.ranking;
   answer.designs = static_cast<int64_t>(designs.size());
   answer.points = static_cast<int64_t>(designs.size() * combos.size());
   answer.buckets = static_cast<int64_t>(order.buckets());
@@ -84,7 +88,7 @@ SearchAnswer build_answer(const AnswerSpace& space, const ScoreOf& score, std::v
     const PointOutcome outline = outline_of(row);
     accumulate(answer, outline, top);
     std::optional<PointOutcome>& best = answer.combinations[c].best;
-    if (outline.feasible && (!best || better(outline, *best))) best = outline;
+    if (outline.feasible && (!best || better(outline, *best, answer.ranking))) best = outline;
     if (!keep_rows) continue;
     if (&rows[kept] != &row) rows[kept] = std::move(row);  // no self-move: it would empty the row
     ++kept;

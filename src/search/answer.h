@@ -39,8 +39,10 @@ struct SearchAnswer {
   int64_t points_explored = 0;   ///< the answer's points: per combination the designs it visited, summed
   int64_t feasible_points = 0;   ///< explored points where every model has a plan
   std::vector<CombinationResult> combinations;  ///< in the order of combinations()
+  Ranking ranking = Ranking::Canonical;         ///< how points of equal score rank; what the top list lists
   std::optional<PointOutcome> best;             ///< nothing when no point is feasible
-  std::vector<PointOutcome> top;                ///< the best point of each of the `top` best designs, best first
+  /// The best point of each of the `top` best entries (designs, or chips; Ranking), best first.
+  std::vector<PointOutcome> top;
   std::vector<std::optional<PointOutcome>> best_per_model;  ///< per model: the point of its highest throughput
   std::vector<PointRow> all;  ///< with keep_all: every explored point in canonical order, as a row
   /// When asked for (AnswerListing::pareto): the Pareto frontiers of the explored points (pareto.h).
@@ -57,8 +59,9 @@ struct SearchAnswer {
   Baselines baselines;
 };
 
-/// Adds one point to an answer under construction (best, top `top`, per-model bests, counts). The top
-/// list holds one point per design (chip and HBM size); the result does not depend on the order of calls.
+/// Adds one point to an answer under construction (best, top `top`, per-model bests, counts), ranked by
+/// answer.ranking. The top list holds one point per entry (a design, or a chip; Ranking); the result does not
+/// depend on the order of calls.
 void accumulate(SearchAnswer& answer, const PointOutcome& point, int64_t top);
 
 /// The space an answer is built over: the question, its designs in canonical order, their visiting order and

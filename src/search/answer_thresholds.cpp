@@ -26,8 +26,9 @@ bool cannot_enter(const AnswerThresholds& t, size_t combination, double area_um2
 }
 
 AnswerThresholdTracker::AnswerThresholdTracker(size_t combinations, size_t models, int64_t top, bool pareto,
-                                               int64_t global_batch)
+                                               int64_t global_batch, Ranking ranking)
     : global_batch_(global_batch) {
+  answer_.ranking = ranking;
   answer_.best_per_model.resize(models);
   thresholds_.combination_best.resize(combinations);
   thresholds_.model_best.resize(models);

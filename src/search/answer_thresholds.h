@@ -38,8 +38,9 @@ bool cannot_enter(const AnswerThresholds& t, size_t combination, double area_um2
 class AnswerThresholdTracker {
  public:
   /// With `pareto`, the frontiers of a question whose global batch is `global_batch` samples too.
-  AnswerThresholdTracker(size_t combinations, size_t models, int64_t top, bool pareto = false,
-                         int64_t global_batch = 1);
+  /// `ranking`: the question's, so that the top list's last entry is the answer's.
+  AnswerThresholdTracker(size_t combinations, size_t models, int64_t top, bool pareto = false, int64_t global_batch = 1,
+                         Ranking ranking = Ranking::Canonical);
   /// Adds an evaluated point of `combination`.
   void add(const PointOutcome& point, size_t combination);
   const AnswerThresholds& now() const { return thresholds_; }

@@ -516,8 +516,8 @@ Baselines compute_baselines(const SearchQuestion& q, const std::optional<PointOu
   Workload strict_workload = workload;
   strict_workload.question = &strict;
   Evaluator strict_evaluator(strict_workload, cache);
-  out.tpuv4_32gib =
-      best_feasible(strict_evaluator.evaluate(tpuv4_design(strict), [](const std::string&) { return true; }));
+  out.tpuv4_32gib = best_feasible(
+      strict_evaluator.evaluate(tpuv4_design(strict), [](const std::string&) { return true; }), q.ranking);
   spent.tpuv4_32gib_s = seconds_since(start);
 
   start = std::chrono::steady_clock::now();
@@ -551,11 +551,11 @@ Baselines compute_baselines(const SearchQuestion& q, const std::optional<PointOu
           a.hbm_bytes = hbm;
           keys.insert(point_key(a, b, rc));
         }
-      choice.best =
-          best_feasible(evaluator.evaluate(choice.design, [&](const std::string& key) { return keys.contains(key); }));
+      choice.best = best_feasible(
+          evaluator.evaluate(choice.design, [&](const std::string& key) { return keys.contains(key); }), q.ranking);
     }
     const SpotlightBaseline& s = out.spotlight;
-    if (choice.best && (!s.chosen || better(*choice.best, *s.per_micro_batch[*s.chosen].best)))
+    if (choice.best && (!s.chosen || better(*choice.best, *s.per_micro_batch[*s.chosen].best, q.ranking)))
       out.spotlight.chosen = s.per_micro_batch.size();
     out.spotlight.per_micro_batch.push_back(std::move(choice));
   }

@@ -165,7 +165,7 @@ SearchRun::SearchRun(const SearchQuestion& q, const RunSettings& settings)
       store_(settings.db_path, q),
       leaving_out_(settings.leave_out_by_bound && q.stop_rule == StopRule::Exact && !settings.keep_all &&
                    make_pricer(q)->bounds_points()),
-      reached_(combos_.size(), q.models.size(), settings.top, settings.pareto, q.global_batch) {
+      reached_(combos_.size(), q.models.size(), settings.top, settings.pareto, q.global_batch, q.ranking) {
   if (q.stop_rule == StopRule::Exact) store_.reserve(designs_.size() * combos_.size());
   // A resumed run starts from the thresholds its stored points reached, so that it leaves out what the run it
   // resumes left out (those points are not in the file) instead of evaluating them.
@@ -294,7 +294,7 @@ void SearchRun::record(size_t position, const DesignPoints& split, const std::ve
     const size_t c = *split.combination_of(p.key);
     walk.slot(position, c) = {true, true, rule_score(p.feasible, p.score)};
     if (leaving_out_) reached_.add(p, c);
-    if (p.feasible && (!best_so_far_ || better(p, *best_so_far_))) {
+    if (p.feasible && (!best_so_far_ || better(p, *best_so_far_, q_.ranking))) {
       best_so_far_ = p;
       progress.set_best(best_text(p));
     }
@@ -351,7 +351,7 @@ SearchAnswer SearchRun::answer(RunStats* stats) {
   // The baseline is evaluated afresh (it is one design) through the same path as every point.
   Evaluator evaluator(workload_, cache_);
   const hw::Design tpuv4 = tpuv4_design(q_);
-  answer.tpuv4_baseline = best_feasible(evaluator.evaluate(tpuv4, [](const std::string&) { return true; }));
+  answer.tpuv4_baseline = best_feasible(evaluator.evaluate(tpuv4, [](const std::string&) { return true; }), q_.ranking);
   const DesignValues tpuv4_chip = design_values(tpuv4.arch);
   answer.tpuv4_in_space = std::any_of(designs_.begin(), designs_.end(), [&](const hw::Design& d) {
     const DesignValues chip = design_values(d.arch);

@@ -134,12 +134,12 @@ PointOutcome as_recorded(const PointOutcome& p) {
   return from_record(p.key, json::parse(to_record(p).dump()));
 }
 
-std::optional<PointOutcome> best_feasible(const std::vector<PointOutcome>& points) {
+std::optional<PointOutcome> best_feasible(const std::vector<PointOutcome>& points, Ranking ranking) {
   std::optional<PointOutcome> best;
   for (const PointOutcome& p : points) {
     if (!p.feasible) continue;
     PointOutcome recorded = as_recorded(p);
-    if (!best || better(recorded, *best)) best = std::move(recorded);
+    if (!best || better(recorded, *best, ranking)) best = std::move(recorded);
   }
   return best;
 }
@@ -148,18 +148,32 @@ bool before(const PointOutcome& a, const PointOutcome& b) {
   return canonical_before(a, b);
 }
 
-bool better(const PointOutcome& a, const PointOutcome& b) {
-  if (a.feasible != b.feasible) return a.feasible;
-  if (a.score != b.score) return a.score > b.score;
+namespace {
+
+/// The order of points of equal score.
+bool tie_before(const PointOutcome& a, const PointOutcome& b, Ranking ranking) {
+  if (ranking == Ranking::SmallerArea && a.area_um2 != b.area_um2) return a.area_um2 < b.area_um2;
   return before(a, b);
 }
 
-bool better_for_model(const PointOutcome& a, const PointOutcome& b, size_t m) {
+}  // namespace
+
+bool better(const PointOutcome& a, const PointOutcome& b, Ranking ranking) {
+  if (a.feasible != b.feasible) return a.feasible;
+  if (a.score != b.score) return a.score > b.score;
+  return tie_before(a, b, ranking);
+}
+
+bool better_for_model(const PointOutcome& a, const PointOutcome& b, size_t m, Ranking ranking) {
   const bool fa = m < a.models.size() && a.models[m].feasible, fb = m < b.models.size() && b.models[m].feasible;
   if (fa != fb) return fa;
   if (fa && a.models[m].samples_per_s != b.models[m].samples_per_s)
     return a.models[m].samples_per_s > b.models[m].samples_per_s;
-  return before(a, b);
+  return tie_before(a, b, ranking);
+}
+
+bool same_entry(const PointOutcome& a, const PointOutcome& b, Ranking ranking) {
+  return ranking == Ranking::SmallerArea ? same_chip(a.design, b.design) : same_design(a.design, b.design);
 }
 
 }  // namespace phaze::search

@@ -116,18 +116,29 @@ PointOutcome from_record(const std::string& key, const nlohmann::json& record);
 /// A point after the round trip through its record: fresh points and stored ones compare and print alike.
 PointOutcome as_recorded(const PointOutcome& point);
 
-/// The total order of the answer: higher score first; among equal scores the canonical order of the points
-/// (design_point.h: num_tc, num_vc, width, vc_width, depth, GLB, each from the largest down, then the
-/// smaller HBM, the smaller micro-batch, recomputation off before on).
-bool better(const PointOutcome& a, const PointOutcome& b);
+/// How an answer orders points of equal score, and what its top list lists.
+enum class Ranking {
+  /// PHAZE's: the earlier point in canonical order (design_point.h: num_tc, num_vc, width, vc_width, depth,
+  /// GLB, each from the largest down, then the smaller HBM, the smaller micro-batch, recomputation off before
+  /// on), so the chip with the most cores; the top list holds one point per design (chip and HBM size).
+  Canonical,
+  /// An architect's: the smaller chip area first, then canonical order; the top list holds one point per chip,
+  /// at its best HBM size, micro-batch and recomputation setting.
+  SmallerArea,
+};
+
+/// The total order of the answer: higher score first; among equal scores the ranking's order.
+bool better(const PointOutcome& a, const PointOutcome& b, Ranking ranking);
 /// The same order on one model's throughput (model index `m`); a point where that model has no plan is
 /// never better.
-bool better_for_model(const PointOutcome& a, const PointOutcome& b, size_t m);
+bool better_for_model(const PointOutcome& a, const PointOutcome& b, size_t m, Ranking ranking);
+/// Whether two points are one entry of a top list under the ranking: the same design, or the same chip.
+bool same_entry(const PointOutcome& a, const PointOutcome& b, Ranking ranking);
 /// Canonical order alone (no score): the order of points in listings.
 bool before(const PointOutcome& a, const PointOutcome& b);
 
 /// The best feasible point of `points` in the answer's order (`better`), as recorded; nothing when none is
 /// feasible.
-std::optional<PointOutcome> best_feasible(const std::vector<PointOutcome>& points);
+std::optional<PointOutcome> best_feasible(const std::vector<PointOutcome>& points, Ranking ranking);
 
 }  // namespace phaze::search

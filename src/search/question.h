@@ -13,6 +13,7 @@
 #include "hw/system.h"
 #include "model/model_spec.h"
 #include "placement/chain.h"
+#include "search/point.h"
 
 namespace phaze::search {
 
@@ -122,6 +123,8 @@ struct SearchQuestion {
   int64_t schedule_node_budget = 0;
   /// The attention core as one fused kernel (model::Shape::fused_attention); false: materialised, as PHAZE.
   bool fused_attention = false;
+  /// How points of equal score rank and what the top list lists (point.h).
+  Ranking ranking = Ranking::Canonical;
   /// The one chip of the space (phaze evaluate): its own per-core SRAMs, HBM bandwidth and clock, which need
   /// not lie in the template; the area budget, the template's ranges and the filters do not apply. Nothing:
   /// the enumerated space.

@@ -49,6 +49,7 @@ constexpr Names<Execution, 2> kExecution{{{Execution::Phaze, "phaze"}, {Executio
 constexpr Names<PlannerChoice, 3> kPlanner{
     {{PlannerChoice::Phaze, "phaze"}, {PlannerChoice::Stagewise, "stagewise"}, {PlannerChoice::Stagewise, "piper"}}};
 constexpr Names<StopRule, 2> kStopRule{{{StopRule::Exact, "exact"}, {StopRule::Buckets, "buckets"}}};
+constexpr Names<Ranking, 2> kRanking{{{Ranking::Canonical, "canonical"}, {Ranking::SmallerArea, "smaller_area"}}};
 constexpr Names<placement::Optimizer, 2> kOptimizer{
     {{placement::Optimizer::Sgd, "sgd"}, {placement::Optimizer::Adam, "adam"}}};
 constexpr Names<model::NormKind, 2> kNorm{
@@ -72,6 +73,9 @@ const auto& names(PlannerChoice) {
 }
 const auto& names(StopRule) {
   return kStopRule;
+}
+const auto& names(Ranking) {
+  return kRanking;
 }
 const auto& names(placement::Optimizer) {
   return kOptimizer;
@@ -193,6 +197,8 @@ void question_fields(Q& q, V& v) {
   v.optional_section("attention", q.fused_attention, [&](auto& e) { e("fused", q.fused_attention); });
   // The one chip of `phaze evaluate`, in the form of an architecture file.
   v.optional_field("chip", q.chip.has_value(), q.chip);
+  // Written only when not PHAZE's, so that earlier files stay valid.
+  v.optional_field("ranking", q.ranking != Ranking::Canonical, q.ranking);
   // The network joining the devices (the system's tiers, innermost first; hw/system_json.h).
   v.section("system", [&](auto& s) { s("network", q.network); });
   v.section("space", [&](auto& s) {

@@ -127,7 +127,10 @@ TEST(LeaveOutByBound, TheAnswerIsThatOfEvaluatingEveryPoint) {
                                 {model_set + " --planner stagewise", 2},
                                 // The attention core as one fused kernel: other layer passes, the same bounds.
                                 {small_args() + " --stop-rule exact --attention-backend fused", 3},
-                                {model_set + " --attention-backend fused", 2}};
+                                {model_set + " --attention-backend fused", 2},
+                                // Ties to the smaller chip, one top-list entry per chip.
+                                {small_args() + " --stop-rule exact --ranking smaller-area", 3},
+                                {model_set + " --ranking smaller-area", 2}};
   int64_t total = 0;
   for (const Case& c : cases) {
     const std::string question = c.question + fmt::format(" --top {}", c.top);

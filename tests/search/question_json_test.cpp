@@ -184,6 +184,19 @@ TEST(QuestionJson, FusedAttentionIsKeptAndOnlyWrittenWhenChosen) {
   EXPECT_NE(search::run_identity(back), search::run_identity(q));
 }
 
+TEST(QuestionJson, SmallerAreaRankingIsKeptAndOnlyWrittenWhenChosen) {
+  search::SearchQuestion q = question_of({"gpt2-xl"});
+  EXPECT_FALSE(text_of(q).contains("ranking"));
+  q.ranking = search::Ranking::SmallerArea;
+  const json text = text_of(q);
+  EXPECT_EQ(text.at("ranking"), "smaller_area");
+  const search::SearchQuestion back = search::read_question(text, "q.json");
+  EXPECT_EQ(back.ranking, search::Ranking::SmallerArea);
+  EXPECT_EQ(search::run_identity(back), search::run_identity(q));
+  q.ranking = search::Ranking::Canonical;
+  EXPECT_NE(search::run_identity(back), search::run_identity(q));
+}
+
 TEST(QuestionJson, StagewisePlannerIsKeptAndOnlyWrittenWhenChosen) {
   search::SearchQuestion q = question_of({"gpt2-xl"});
   EXPECT_FALSE(text_of(q).contains("placement"));  // the files of PHAZE's planner stay as they were

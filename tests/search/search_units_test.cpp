@@ -229,26 +229,48 @@ TEST(SearchPoint, RecordRoundTripIsExact) {
 }
 
 TEST(SearchPoint, TotalOrder) {
+  using search::Ranking;
+  const auto better = [](const search::PointOutcome& x, const search::PointOutcome& y) {
+    return search::better(x, y, Ranking::Canonical);
+  };
   search::PointOutcome a = sample_point(), b = sample_point();
   a.feasible = b.feasible = true;
   a.score = b.score = 10;
-  EXPECT_FALSE(search::better(a, b));
-  EXPECT_FALSE(search::better(b, a));
+  EXPECT_FALSE(better(a, b));
+  EXPECT_FALSE(better(b, a));
   b.score = 11;
-  EXPECT_TRUE(search::better(b, a));
+  EXPECT_TRUE(better(b, a));
   b.score = 10;
   b.design.num_tc = 4;  // later in canonical order (num_tc from the largest down)
-  EXPECT_TRUE(search::better(a, b));
+  EXPECT_TRUE(better(a, b));
   b = a;
   b.design.hbm_bytes = 80ll << 30;  // smaller HBM first
-  EXPECT_TRUE(search::better(a, b));
+  EXPECT_TRUE(better(a, b));
   b = a;
   b.recompute = false;  // recomputation off first
-  EXPECT_TRUE(search::better(b, a));
+  EXPECT_TRUE(better(b, a));
   b = a;
   b.feasible = false;
   b.score = 1e9;
-  EXPECT_TRUE(search::better(a, b));
+  EXPECT_TRUE(better(a, b));
+}
+
+TEST(SearchPoint, SmallerAreaRankingTakesTheSmallerChipAmongTies) {
+  using search::Ranking;
+  search::PointOutcome a = sample_point(), b = sample_point();
+  a.feasible = b.feasible = true;
+  a.score = b.score = 10;
+  b.design.num_tc = a.design.num_tc / 2;  // later in canonical order, and smaller
+  b.area_um2 = a.area_um2 / 2;
+  EXPECT_TRUE(search::better(a, b, Ranking::Canonical));
+  EXPECT_TRUE(search::better(b, a, Ranking::SmallerArea));
+  b.score = 9.5;  // the score comes first
+  EXPECT_TRUE(search::better(a, b, Ranking::SmallerArea));
+  // One top-list entry per chip: the same chip at another HBM size is the same entry.
+  b = a;
+  b.design.hbm_bytes = 80ll << 30;
+  EXPECT_TRUE(search::same_entry(a, b, Ranking::SmallerArea));
+  EXPECT_FALSE(search::same_entry(a, b, Ranking::Canonical));
 }
 
 TEST(SearchPoint, RowKeepsWhatTheCsvAndTheOrderRead) {

@@ -37,6 +37,7 @@ struct SearchOptions {
   std::vector<std::string> models;
   std::string seq, mbs = "1,2,4,8", hbm = "32,64,80", tp, ep;
   std::string tc, vc, width, depth, glb_mib;
+  std::string hbm_bandwidth;  ///< GB/s, comma-separated
   int64_t devices = 1024;
   int64_t global_batch = 4096;
   std::string recompute = "both";
@@ -145,7 +146,17 @@ search::SearchQuestion question_from(const SearchOptions& o, const GivenFn& give
   q.ranking = o.ranking == "smaller-area" ? search::Ranking::SmallerArea : search::Ranking::Canonical;
   q.schedule_node_budget = o.schedule_nodes;
   q.network = o.system.empty() ? hw::one_tier_network(o.link_gib_s * kGiB) : hw::load_system(o.system).network;
-  if (budget_given) q.space.budget_um2 = hw::area_um2(hw::load_architecture(o.budget));
+  if (budget_given) {
+    // The budget chip sets the technology the designs share: its HBM bandwidth and clock too.
+    const hw::Architecture budget = hw::load_architecture(o.budget);
+    q.space.budget_um2 = hw::area_um2(budget);
+    q.space.base.hbm_bandwidth = budget.hbm_bandwidth;
+    q.space.base.clock_hz = budget.clock_hz;
+  }
+  if (given("--hbm-bandwidth"))
+    for (double gb_s : parse_number_list("--hbm-bandwidth", o.hbm_bandwidth, 0, hw::kMaxHbmBandwidth * 1e-9,
+                                         OtherUnit{"bytes/s", 1e-9, "GB/s", 1e3, "give GB/s (10^9 bytes/s)"}))
+      q.space.hbm_bandwidths.push_back(std::round(gb_s * 1e9));
   if (budget_um2_given) q.space.budget_um2 = o.budget_um2;
   if (budget_mm2_given) q.space.budget_um2 = o.budget_mm2 * 1e6;
   q.space.lower_fraction = o.lower_fraction;
@@ -188,7 +199,13 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
     {"--schedule-nodes", [](auto& t, const auto& f) { t.schedule_node_budget = f.schedule_node_budget; }},
     {"--link-bandwidth", [](auto& t, const auto& f) { t.network = f.network; }},
     {"--system", [](auto& t, const auto& f) { t.network = f.network; }},
-    {"--budget", [](auto& t, const auto& f) { t.space.budget_um2 = f.space.budget_um2; }},
+    {"--budget",
+     [](auto& t, const auto& f) {
+       t.space.budget_um2 = f.space.budget_um2;
+       t.space.base.hbm_bandwidth = f.space.base.hbm_bandwidth;
+       t.space.base.clock_hz = f.space.base.clock_hz;
+     }},
+    {"--hbm-bandwidth", [](auto& t, const auto& f) { t.space.hbm_bandwidths = f.space.hbm_bandwidths; }},
     {"--budget-um2", [](auto& t, const auto& f) { t.space.budget_um2 = f.space.budget_um2; }},
     {"--budget-mm2", [](auto& t, const auto& f) { t.space.budget_um2 = f.space.budget_um2; }},
     {"--lower-fraction", [](auto& t, const auto& f) { t.space.lower_fraction = f.space.lower_fraction; }},
@@ -412,6 +429,10 @@ void add_space_options(CLI::App* cmd, SearchOptions& o) {
   cmd->add_option("--width", o.width, "Only these systolic-array widths (= vector-core lanes)");
   cmd->add_option("--depth", o.depth, "Only these systolic-array depths");
   cmd->add_option("--glb-mib", o.glb_mib, "Only these global-buffer sizes in MiB");
+  cmd->add_option("--hbm-bandwidth", o.hbm_bandwidth,
+                  "HBM bandwidths searched in GB/s (10^9 bytes/s), comma-separated: each chip once per value "
+                  "(default: the budget chip's, 1200 for the TPUv4-like one); the area model charges nothing for "
+                  "bandwidth, so give the values a design could have");
   cmd->add_option("--ranking", o.ranking,
                   "Points of equal throughput: canonical (PHAZE's: the design with the most cores first; the top list "
                   "one entry per design and HBM size) or smaller-area (the smaller chip first; the top list one entry "

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <functional>
 
 #include "hw/area.h"
 #include "util/input_error.h"
@@ -27,13 +28,22 @@ void check_range(const char* what, const PowerOfTwoRange& r, int64_t lowest, int
         fmt::format("{} range {}..{}: must lie within {}..{} (the template)", what, r.min, r.max, lowest, highest));
 }
 
-/// Walks the kept designs in canonical order; `visit(num_tc, num_vc, width, vc_width, depth, glb_bytes, area)`.
+/// The HBM bandwidths of the enumeration, largest first.
+std::vector<double> bandwidths_of(const EnumerationOptions& o) {
+  std::vector<double> out = o.hbm_bandwidths.empty() ? std::vector<double>{o.base.hbm_bandwidth} : o.hbm_bandwidths;
+  std::sort(out.begin(), out.end(), std::greater<>());
+  return out;
+}
+
+/// Walks the kept designs in canonical order;
+/// `visit(num_tc, num_vc, width, vc_width, depth, glb_bytes, hbm_bandwidth, area)`.
 template <typename Visit>
 void walk(const EnumerationOptions& o, Visit&& visit) {
   validate(o);
   const double budget = o.budget_um2 ? *o.budget_um2 : default_area_budget_um2();
   const double lower = o.lower_fraction * budget;
   const PowerOfTwoRange vc_range = o.untie_vector_width ? o.vc_width : o.width;
+  const std::vector<double> bandwidths = bandwidths_of(o);
 
   // Per-core SRAM area by log2 of the width·depth product (and by vector width), GLB area by size.
   auto sram_for = [](int64_t bytes) { return kSramAreaUm2[log2_of(std::max<int64_t>(1024, bytes)) - 10]; };
@@ -52,7 +62,8 @@ void walk(const EnumerationOptions& o, Visit&& visit) {
             for (int64_t glb = o.glb_bytes.max; glb >= o.glb_bytes.min; glb /= 2) {
               const double glb_area = kGlbAreaUm2[log2_of(glb) - 21];
               const double area = area_terms(tc, w, d, tc_sram, vc, vw, vc_sram, glb_area).total_um2();
-              if (area >= lo && area <= budget) visit(tc, vc, w, vw, d, glb, area);
+              if (area >= lo && area <= budget)
+                for (double bandwidth : bandwidths) visit(tc, vc, w, vw, d, glb, bandwidth, area);
             }
           }
         }
@@ -79,6 +90,16 @@ void validate(const EnumerationOptions& o) {
   check_range("depth", o.depth, 2, 256);
   if (o.untie_vector_width) check_range("vc_width", o.vc_width, 2, 256);
   check_range("GLB bytes", o.glb_bytes, kGlbTableMinBytes, kGlbTableMaxBytes);
+  // A design's identity holds its bandwidth as whole bytes per second (search/design_point.h).
+  std::vector<double> seen;
+  for (double b : o.hbm_bandwidths.empty() ? std::vector<double>{o.base.hbm_bandwidth} : o.hbm_bandwidths) {
+    if (!(b >= 1 && b <= kMaxHbmBandwidth) || b != std::floor(b))
+      throw InputError(
+          fmt::format("HBM bandwidth {} bytes/s must be a whole number of bytes/s from 1 to {}", b, kMaxHbmBandwidth));
+    if (std::find(seen.begin(), seen.end(), b) != seen.end())
+      throw InputError(fmt::format("HBM bandwidth {} bytes/s is given twice", b));
+    seen.push_back(b);
+  }
 }
 
 bool within_budget(const Architecture& arch, double area_um2, double budget_um2, double lower_fraction,
@@ -96,13 +117,14 @@ std::vector<Design> enumerate_designs(const EnumerationOptions& o) {
   design.arch.name.clear();
   design.arch.tc_sram_bytes = 0;
   design.arch.vc_sram_bytes = 0;
-  walk(o, [&](int64_t tc, int64_t vc, int64_t w, int64_t vw, int64_t d, int64_t glb, double area) {
+  walk(o, [&](int64_t tc, int64_t vc, int64_t w, int64_t vw, int64_t d, int64_t glb, double bandwidth, double area) {
     design.arch.num_tc = tc;
     design.arch.num_vc = vc;
     design.arch.tc_width = w;
     design.arch.vc_width = vw;
     design.arch.tc_depth = d;
     design.arch.glb_bytes = glb;
+    design.arch.hbm_bandwidth = bandwidth;
     design.area_um2 = area;
     out.push_back(design);
   });
@@ -111,7 +133,7 @@ std::vector<Design> enumerate_designs(const EnumerationOptions& o) {
 
 int64_t count_designs(const EnumerationOptions& o) {
   int64_t count = 0;
-  walk(o, [&](int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, double) { ++count; });
+  walk(o, [&](int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, double, double) { ++count; });
   return count;
 }
 
@@ -119,7 +141,7 @@ int64_t candidate_count(const EnumerationOptions& o) {
   validate(o);
   auto values = [](const PowerOfTwoRange& r) { return int64_t{log2_of(r.max) - log2_of(r.min) + 1}; };
   return values(o.num_tc) * values(o.num_vc) * values(o.width) * values(o.depth) * values(o.glb_bytes) *
-         (o.untie_vector_width ? values(o.vc_width) : 1);
+         (o.untie_vector_width ? values(o.vc_width) : 1) * static_cast<int64_t>(bandwidths_of(o).size());
 }
 
 }  // namespace phaze::hw

@@ -5,7 +5,8 @@
 //
 // Canonical order, outermost loop first, every loop from the largest value down:
 //   num_tc (4096 … 1), num_vc (4096 … 1), width (256 … 2), [vc_width (256 … 2), only when untied,]
-//   depth (256 … 2), GLB (128 … 2 MiB); with the tied default vc_width = width.
+//   depth (256 … 2), GLB (128 … 2 MiB), HBM bandwidth (the values searched, largest first); with the tied
+//   default vc_width = width.
 // A candidate is kept iff lo · budget ≤ area ≤ budget (both inclusive), lo = lower_fraction, except lo = 0
 // when num_tc = 1 or num_vc = 1 (single-core exemption). With the defaults this keeps 29,360 designs.
 
@@ -27,6 +28,8 @@ struct PowerOfTwoRange {
 
 /// Largest area budget accepted, µm² (1 m²: a thousand times a reticle; docs/limits.md).
 inline constexpr double kMaxBudgetUm2 = 1e12;
+/// Largest HBM bandwidth searched, bytes/s (2^53: whole numbers stay exact in a double; 9 PB/s).
+inline constexpr double kMaxHbmBandwidth = 9007199254740992.0;
 
 struct EnumerationOptions {
   /// Upper area bound in µm²; nothing = the area of the tpuv4-like preset (278,826,676.31216 µm²).
@@ -43,6 +46,9 @@ struct EnumerationOptions {
   PowerOfTwoRange depth{2, 256};
   PowerOfTwoRange vc_width{2, 256};  ///< only used with untie_vector_width
   PowerOfTwoRange glb_bytes{2ll << 20, 128ll << 20};
+  /// HBM bandwidths searched, bytes/s (whole numbers): each chip of the loops above once per value, largest
+  /// first. Empty: the base's alone.
+  std::vector<double> hbm_bandwidths;
   /// HBM capacity and bandwidth and clock of every enumerated design come from here.
   Architecture base = tpuv4_like();
 };

@@ -255,7 +255,8 @@ std::string chip_text(const hw::Architecture& a) {
 }
 
 std::string design_text(const PointOutcome& p) {
-  return fmt::format("{}, {:g} GiB HBM, {:.6g} mm²", chip_text(p.design), p.design.hbm_bytes / kGiB, p.area_um2 * 1e-6);
+  return fmt::format("{}, {:g} GiB HBM at {} GB/s, {:.6g} mm²", chip_text(p.design), p.design.hbm_bytes / kGiB,
+                     fixed_significant(p.design.hbm_bandwidth * 1e-9), p.area_um2 * 1e-6);
 }
 
 /// "layer3" or "layer3–layer5": the layers of a stage.
@@ -666,10 +667,15 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
     evaluation_text(out, q, a);
     return out;
   }
+  const size_t bandwidths = q.space.hbm_bandwidths.size();
   out += fmt::format(
-      "space: {} designs in {} area buckets × {} HBM sizes × {} micro-batch sizes × {} recomputation settings = {} "
+      "space: {} designs{} in {} area buckets × {} HBM sizes × {} micro-batch sizes × {} recomputation settings = {} "
       "points\n",
-      a.designs, a.buckets, q.hbm_bytes.size(), q.micro_batches.size(), recompute_values(q.recompute).size(), a.points);
+      a.designs,
+      bandwidths > 1
+          ? fmt::format(" ({} chips × {} HBM bandwidths)", a.designs / static_cast<int64_t>(bandwidths), bandwidths)
+          : "",
+      a.buckets, q.hbm_bytes.size(), q.micro_batches.size(), recompute_values(q.recompute).size(), a.points);
   if (q.stop_rule == StopRule::Exact) {
     out += fmt::format(
         "search: exact, every point explored (evaluated, or left out by a bound that proves it cannot enter the "

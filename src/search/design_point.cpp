@@ -30,7 +30,7 @@ static_assert(ranks_are_a_permutation(), "every design field needs its own place
 
 /// `a` comes before `b` in a field's direction, or the field does not decide (nothing).
 std::optional<bool> field_before(const DesignField& f, const hw::Architecture& a, const hw::Architecture& b) {
-  const int64_t x = a.*f.member, y = b.*f.member;
+  const int64_t x = f.get(a), y = f.get(b);
   if (x == y) return std::nullopt;
   return f.largest_first ? x > y : x < y;
 }
@@ -39,7 +39,7 @@ std::optional<bool> field_before(const DesignField& f, const hw::Architecture& a
 
 std::string point_key(const hw::Architecture& design, int64_t micro_batch, bool recompute) {
   std::string out;
-  for (const DesignField& f : kDesignFields) out += fmt::format("{}{}", f.key_prefix, design.*f.member);
+  for (const DesignField& f : kDesignFields) out += fmt::format("{}{}", f.key_prefix, f.get(design));
   return out + fmt::format(" mbs{} rc{}", micro_batch, recompute ? 1 : 0);
 }
 
@@ -51,12 +51,12 @@ bool canonical_before(const PointId& a, const PointId& b) {
 
 DesignValues design_values(const hw::Architecture& design) {
   DesignValues out{};
-  for (size_t i = 0; i < kDesignFields.size(); ++i) out[i] = design.*kDesignFields[i].member;
+  for (size_t i = 0; i < kDesignFields.size(); ++i) out[i] = kDesignFields[i].get(design);
   return out;
 }
 
 void set_design_values(hw::Architecture& to, const DesignValues& values) {
-  for (size_t i = 0; i < kDesignFields.size(); ++i) to.*kDesignFields[i].member = values[i];
+  for (size_t i = 0; i < kDesignFields.size(); ++i) kDesignFields[i].set(to, values[i]);
 }
 
 bool canonical_before(const DesignValues& a, int64_t a_micro_batch, bool a_recompute, const DesignValues& b,
@@ -68,33 +68,33 @@ bool canonical_before(const DesignValues& a, int64_t a_micro_batch, bool a_recom
 
 bool same_chip(const hw::Architecture& a, const hw::Architecture& b) {
   for (size_t i = 0; i < kChipFields; ++i)
-    if (a.*kDesignFields[i].member != b.*kDesignFields[i].member) return false;
+    if (kDesignFields[i].get(a) != kDesignFields[i].get(b)) return false;
   return true;
 }
 
 bool same_design(const hw::Architecture& a, const hw::Architecture& b) {
   return std::all_of(kDesignFields.begin(), kDesignFields.end(),
-                     [&](const DesignField& f) { return a.*f.member == b.*f.member; });
+                     [&](const DesignField& f) { return f.get(a) == f.get(b); });
 }
 
 void copy_design(hw::Architecture& to, const hw::Architecture& from) {
-  for (const DesignField& f : kDesignFields) to.*f.member = from.*f.member;
+  for (const DesignField& f : kDesignFields) f.set(to, f.get(from));
 }
 
 nlohmann::json chip_array(const hw::Architecture& design) {
   nlohmann::json out = nlohmann::json::array();
-  for (size_t i = 0; i < kChipFields; ++i) out.push_back(design.*kDesignFields[i].member);
+  for (size_t i = 0; i < kChipFields; ++i) out.push_back(kDesignFields[i].get(design));
   return out;
 }
 
 void read_chip_array(const nlohmann::json& array, hw::Architecture& to) {
-  for (size_t i = 0; i < kChipFields; ++i) to.*kDesignFields[i].member = array.at(i).get<int64_t>();
+  for (size_t i = 0; i < kChipFields; ++i) kDesignFields[i].set(to, array.at(i).get<int64_t>());
 }
 
 nlohmann::ordered_json design_object(const hw::Architecture& design, bool with_hbm) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (size_t i = 0; i < (with_hbm ? kDesignFields.size() : kChipFields); ++i)
-    out[kDesignFields[i].name] = design.*kDesignFields[i].member;
+    out[kDesignFields[i].name] = kDesignFields[i].get(design);
   return out;
 }
 
@@ -109,7 +109,7 @@ std::string design_csv_header() {
 
 std::string design_csv(const hw::Architecture& design) {
   std::string out;
-  for (const DesignField& f : kDesignFields) out += fmt::format("{}{}", out.empty() ? "" : ",", design.*f.member);
+  for (const DesignField& f : kDesignFields) out += fmt::format("{}{}", out.empty() ? "" : ",", f.get(design));
   return out;
 }
 

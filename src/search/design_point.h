@@ -1,6 +1,7 @@
 #pragma once
 
-// The identity of a search point: a design (cores, arrays, lanes, global buffer, HBM size), a micro-batch
+// The identity of a search point: a design (cores, arrays, lanes, global buffer, HBM bandwidth and size), a
+// micro-batch
 // size and a recomputation setting. The design's fields are listed once, in kDesignFields; the point key, the
 // canonical order, equality, the results record and the report's JSON and CSV all iterate that table, so a
 // new field of the template is one line there.
@@ -17,24 +18,39 @@ namespace phaze::search {
 
 /// One integer field of a design's identity.
 struct DesignField {
-  const char* name;                   ///< in JSON objects and CSV headers
-  int64_t hw::Architecture::*member;  ///< cores, PEs, lanes or bytes
-  const char* key_prefix;             ///< written before the value in the point key
-  int rank;                           ///< position in the canonical order (0 first)
-  bool largest_first;                 ///< the canonical order takes larger values first
+  const char* name;                           ///< in JSON objects and CSV headers
+  int64_t (*get)(const hw::Architecture&);    ///< cores, PEs, lanes, bytes or bytes/s
+  void (*set)(hw::Architecture&, int64_t);    ///< the inverse of get
+  const char* key_prefix;                     ///< written before the value in the point key
+  int rank;                                   ///< position in the canonical order (0 first)
+  bool largest_first;                         ///< the canonical order takes larger values first
 };
+
+/// A field stored as an integer member of the architecture.
+template <int64_t hw::Architecture::*Member>
+constexpr DesignField integer_field(const char* name, const char* key_prefix, int rank, bool largest_first) {
+  return {name, [](const hw::Architecture& a) { return a.*Member; },
+          [](hw::Architecture& a, int64_t v) { a.*Member = v; }, key_prefix, rank, largest_first};
+}
+
+/// The HBM bandwidth in whole bytes per second (search::validate keeps the question's values whole and below
+/// 2^53, so the round trip is exact).
+inline constexpr DesignField kHbmBandwidthField{
+    "hbm_bandwidth", [](const hw::Architecture& a) { return static_cast<int64_t>(a.hbm_bandwidth); },
+    [](hw::Architecture& a, int64_t v) { a.hbm_bandwidth = static_cast<double>(v); }, " bw", 6, true};
 
 /// The design's fields in the order of keys, records, JSON and CSV: the chip (the first kChipFields), then the
 /// HBM size. The canonical order (hw/enumerate.h) compares them by `rank`: num_tc, num_vc, tc_width, vc_width,
-/// tc_depth, glb_bytes, each from the largest down, then the smaller HBM size.
-inline constexpr std::array<DesignField, 7> kDesignFields{{
-    {"num_tc", &hw::Architecture::num_tc, "tc", 0, true},
-    {"tc_width", &hw::Architecture::tc_width, "x", 2, true},
-    {"tc_depth", &hw::Architecture::tc_depth, "x", 4, true},
-    {"num_vc", &hw::Architecture::num_vc, " vc", 1, true},
-    {"vc_width", &hw::Architecture::vc_width, "x", 3, true},
-    {"glb_bytes", &hw::Architecture::glb_bytes, " glb", 5, true},
-    {"hbm_bytes", &hw::Architecture::hbm_bytes, " hbm", 6, false},
+/// tc_depth, glb_bytes, HBM bandwidth, each from the largest down, then the smaller HBM size.
+inline constexpr std::array<DesignField, 8> kDesignFields{{
+    integer_field<&hw::Architecture::num_tc>("num_tc", "tc", 0, true),
+    integer_field<&hw::Architecture::tc_width>("tc_width", "x", 2, true),
+    integer_field<&hw::Architecture::tc_depth>("tc_depth", "x", 4, true),
+    integer_field<&hw::Architecture::num_vc>("num_vc", " vc", 1, true),
+    integer_field<&hw::Architecture::vc_width>("vc_width", "x", 3, true),
+    integer_field<&hw::Architecture::glb_bytes>("glb_bytes", " glb", 5, true),
+    kHbmBandwidthField,
+    integer_field<&hw::Architecture::hbm_bytes>("hbm_bytes", " hbm", 7, false),
 }};
 /// The chip's fields: kDesignFields without the HBM size (a design as enumerated, before an HBM size).
 inline constexpr size_t kChipFields = kDesignFields.size() - 1;

@@ -208,6 +208,8 @@ void question_fields(Q& q, V& v) {
     s("single_core_exemption", q.space.single_core_exemption);
     s("untie_vector_width", q.space.untie_vector_width);
     s("hbm_bandwidth_bytes_per_s", q.space.base.hbm_bandwidth, Range{0, 1e18, true});
+    // Written only when bandwidths are searched, so that earlier files stay valid.
+    s.optional_field("hbm_bandwidths_bytes_per_s", !q.space.hbm_bandwidths.empty(), q.space.hbm_bandwidths);
     s("clock_hz", q.space.base.clock_hz, Range{0, 1e15, true});
     s.section("ranges", [&](auto& r) {
       r("num_tc", q.space.num_tc);
@@ -377,6 +379,11 @@ class Reader {
   void read(const json& j, const std::string& place, std::string& v) const {
     if (!j.is_string()) bad(place, j, "a string");
     v = j.get<std::string>();
+  }
+  void read(const json& j, const std::string& place, std::vector<double>& v) const {
+    if (!j.is_array()) bad(place, j, "an array of numbers");
+    v.assign(j.size(), 0);
+    for (size_t i = 0; i < j.size(); ++i) read(j[i], fmt::format("{}[{}]", place, i), v[i]);
   }
   void read(const json& j, const std::string& place, std::vector<int64_t>& v) const {
     if (!j.is_array()) bad(place, j, "an array of integers");

@@ -14,6 +14,7 @@
 #include <string>
 #include <tuple>
 
+#include "support/csv_rows.h"
 #include "support/file_text.h"
 #include "support/run_phaze.h"
 #include "support/temp_dir.h"
@@ -49,16 +50,9 @@ TEST(CliEvaluate, AChipOfTheSpaceScoresAsItsPointsInTheSearch) {
             0);
   // Score of each (micro-batch, HBM, recomputation) point of the one design, from the CSV.
   std::map<std::tuple<int64_t, int64_t, bool>, double> searched;
-  std::ifstream in(csv);
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    std::stringstream row(line);
-    std::vector<std::string> cells;
-    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
-    ASSERT_GE(cells.size(), 12u);
-    searched[{std::stoll(cells[8]), std::stoll(cells[6]), cells[9] == "1"}] = std::stod(cells[11]);
-  }
+  for (const phaze_test::CsvRow& row : phaze_test::csv_rows(phaze_test::file_text(csv)))
+    searched[{std::stoll(row.at("micro_batch")), std::stoll(row.at("hbm_bytes")), row.at("recompute") == "1"}] =
+        std::stod(row.at("average_samples_per_s"));
   ASSERT_EQ(searched.size(), 8u);
   const std::string chip = chip_file(
       dir, "chip.json", R"("num_tc": 2, "tc_width": 8, "tc_depth": 16, "num_vc": 1, "vc_width": 8, "glb_mib": 2)");

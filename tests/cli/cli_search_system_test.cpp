@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "support/csv_rows.h"
+#include "support/file_text.h"
 #include "support/run_phaze.h"
 #include "support/temp_dir.h"
 
@@ -209,16 +211,10 @@ TEST(CliSearchRanking, SmallerAreaTakesTheSmallestChipOfTheBestThroughput) {
   const std::string csv = dir.file("all.csv");
   const json a = answer(search + " --csv " + quoted(csv));
   ASSERT_TRUE(a.contains("best"));
-  std::ifstream in(csv);
-  std::string line;
-  std::getline(in, line);
   double best_score = 0, best_area = 0;
-  while (std::getline(in, line)) {
-    std::stringstream row(line);
-    std::vector<std::string> cells;
-    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
-    if (cells.at(10) != "1") continue;
-    const double score = std::stod(cells.at(11)), area = std::stod(cells.at(7));
+  for (const phaze_test::CsvRow& row : phaze_test::csv_rows(phaze_test::file_text(csv))) {
+    if (row.at("feasible") != "1") continue;
+    const double score = std::stod(row.at("average_samples_per_s")), area = std::stod(row.at("area_um2"));
     if (score > best_score || (score == best_score && area < best_area)) {
       best_score = score;
       best_area = area;
@@ -237,4 +233,41 @@ TEST(CliSearchRanking, SmallerAreaTakesTheSmallestChipOfTheBestThroughput) {
     EXPECT_TRUE(chips.insert(chip.dump()).second) << chip.dump();
   }
   EXPECT_EQ(chips.size(), 4u);
+}
+
+// --hbm-bandwidth searches each chip at each bandwidth: the answer is the best of the searches at one
+// bandwidth each (which the designs' bandwidth in the answer names), a budget file's bandwidth is the one
+// searched without the option, and wrong values exit 2 naming the option.
+TEST(CliSearchHbm, BandwidthsAreADimensionOfTheSpace) {
+  TempDir dir;
+  const std::string model = quoted(std::string(PHAZE_TEST_DATA) + "/hf/tiny-llama/config.json");
+  const std::string search = fmt::format(
+      "search --model {} --seq 256 --tc 1,2 --vc 1,2 --width 8 --depth 8,16 --glb-mib 2 --hbm 32 "
+      "--devices 16 --global-batch 32 --tp 1,2 --lower-fraction 0",
+      model);
+  const json both = answer(search + " --hbm-bandwidth 1,4");
+  const json slow = answer(search + " --hbm-bandwidth 1"), fast = answer(search + " --hbm-bandwidth 4");
+  ASSERT_TRUE(both.contains("best") && slow.contains("best") && fast.contains("best"));
+  EXPECT_EQ(both.at("designs").get<int64_t>(), slow.at("designs").get<int64_t>() + fast.at("designs").get<int64_t>());
+  const json& winner = fast.at("best").at("average_samples_per_s").get<double>() >=
+                               slow.at("best").at("average_samples_per_s").get<double>()
+                           ? fast
+                           : slow;
+  EXPECT_EQ(both.at("best"), winner.at("best"));
+  EXPECT_GT(fast.at("best").at("average_samples_per_s").get<double>(),
+            slow.at("best").at("average_samples_per_s").get<double>());  // 1 GB/s starves these chips
+  EXPECT_EQ(both.at("best").at("design").at("hbm_bandwidth"), 4000000000);
+
+  // A budget chip's bandwidth (and clock) is the one searched.
+  dir.write("budget.json",
+            R"({"num_tc": 8, "tc_width": 128, "tc_depth": 128, "num_vc": 2, "vc_width": 128, "glb_mib": 128,
+                "hbm_bandwidth": 4e9})");
+  const json budgeted = answer(search + " --budget " + quoted(dir.file("budget.json")));
+  EXPECT_EQ(budgeted.at("best"), fast.at("best"));
+
+  for (const char* bad : {"0", "2,2", "1.2e12", "fast"}) {
+    const RunResult r = run_phaze(search + " --hbm-bandwidth " + bad);
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.err.find("bandwidth"), std::string::npos) << r.err;
+  }
 }

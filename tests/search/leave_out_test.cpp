@@ -130,7 +130,9 @@ TEST(LeaveOutByBound, TheAnswerIsThatOfEvaluatingEveryPoint) {
                                 {model_set + " --attention-backend fused", 2},
                                 // Ties to the smaller chip, one top-list entry per chip.
                                 {small_args() + " --stop-rule exact --ranking smaller-area", 3},
-                                {model_set + " --ranking smaller-area", 2}};
+                                {model_set + " --ranking smaller-area", 2},
+                                // Each chip at two HBM bandwidths (GB/s): one of the memory-bound tiny chips' limits.
+                                {small_args() + " --stop-rule exact --hbm-bandwidth 0.5,4", 3}};
   int64_t total = 0;
   for (const Case& c : cases) {
     const std::string question = c.question + fmt::format(" --top {}", c.top);

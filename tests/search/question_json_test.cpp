@@ -197,6 +197,19 @@ TEST(QuestionJson, SmallerAreaRankingIsKeptAndOnlyWrittenWhenChosen) {
   EXPECT_NE(search::run_identity(back), search::run_identity(q));
 }
 
+TEST(QuestionJson, HbmBandwidthsAreKeptAndOnlyWrittenWhenSearched) {
+  search::SearchQuestion q = question_of({"gpt2-xl"});
+  EXPECT_FALSE(text_of(q).at("space").contains("hbm_bandwidths_bytes_per_s"));
+  q.space.hbm_bandwidths = {6e11, 2.4e12};
+  const json text = text_of(q);
+  EXPECT_EQ(text.at("space").at("hbm_bandwidths_bytes_per_s"), json::array({6e11, 2.4e12}));
+  const search::SearchQuestion back = search::read_question(text, "q.json");
+  EXPECT_EQ(back.space.hbm_bandwidths, q.space.hbm_bandwidths);
+  EXPECT_EQ(search::run_identity(back), search::run_identity(q));
+  q.space.hbm_bandwidths = {6e11};
+  EXPECT_NE(search::run_identity(back), search::run_identity(q));
+}
+
 TEST(QuestionJson, StagewisePlannerIsKeptAndOnlyWrittenWhenChosen) {
   search::SearchQuestion q = question_of({"gpt2-xl"});
   EXPECT_FALSE(text_of(q).contains("placement"));  // the files of PHAZE's planner stay as they were

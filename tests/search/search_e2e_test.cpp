@@ -31,6 +31,7 @@
 #include "placement/corrected_planner.h"
 #include "schedule/layer_problem.h"
 #include "search/small_question.h"
+#include "support/csv_rows.h"
 #include "support/run_phaze.h"
 #include "support/temp_dir.h"
 
@@ -354,25 +355,21 @@ struct CsvPoint {
 
 std::vector<CsvPoint> parse_points_csv(const std::string& text) {
   std::vector<CsvPoint> out;
-  std::istringstream in(text);
+  std::istringstream lines(text);
   std::string line;
-  std::getline(in, line);
-  EXPECT_EQ(line.rfind("num_tc,tc_width,tc_depth,num_vc,vc_width,glb_bytes,hbm_bytes,area_um2,micro_batch,recompute,"
-                       "feasible,average_samples_per_s",
-                       0),
-            0u);
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::istringstream fields(line);
-    for (std::string field; std::getline(fields, field, ',');) f.push_back(field);
+  std::getline(lines, line);  // the header, which csv_rows reads
+  for (const phaze_test::CsvRow& row : phaze_test::csv_rows(text)) {
+    std::getline(lines, line);
     CsvPoint p;
-    for (size_t i = 0; i < 6; ++i) p.design[i] = std::stoll(f.at(i));
-    p.hbm_bytes = std::stoll(f.at(6));
-    p.area_um2 = std::stod(f.at(7));
-    p.mbs = std::stoll(f.at(8));
-    p.recompute = f.at(9) == "1";
-    p.feasible = f.at(10) == "1";
-    p.score = std::stod(f.at(11));
+    size_t i = 0;
+    for (const char* name : {"num_tc", "tc_width", "tc_depth", "num_vc", "vc_width", "glb_bytes"})
+      p.design[i++] = std::stoll(row.at(name));
+    p.hbm_bytes = std::stoll(row.at("hbm_bytes"));
+    p.area_um2 = std::stod(row.at("area_um2"));
+    p.mbs = std::stoll(row.at("micro_batch"));
+    p.recompute = row.at("recompute") == "1";
+    p.feasible = row.at("feasible") == "1";
+    p.score = std::stod(row.at("average_samples_per_s"));
     p.line = line;
     out.push_back(p);
   }

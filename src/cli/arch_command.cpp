@@ -43,11 +43,11 @@ void list_architectures(bool json) {
     std::cout << out.dump(2) << "\n";
     return;
   }
-  fmt::print("{:<12} {:>14} {:>12} {:>9} {:>8} {:>22}\n", "preset", "tensor cores", "vector cores", "GLB", "HBM",
+  fmt::print("{:<16} {:>14} {:>12} {:>9} {:>8} {:>22}\n", "preset", "tensor cores", "vector cores", "GLB", "HBM",
              "area (µm²)");
   for (const auto& name : preset_names()) {
     const Architecture a = *find_preset(name);
-    fmt::print("{:<12} {:>14} {:>12} {:>9} {:>8} {:>22}\n", name,
+    fmt::print("{:<16} {:>14} {:>12} {:>9} {:>8} {:>22}\n", name,
                fmt::format("{} × {}×{}", a.num_tc, a.tc_width, a.tc_depth),
                fmt::format("{} × {}", a.num_vc, a.vc_width), human_bytes(a.glb_bytes), human_bytes(a.hbm_bytes),
                group_fixed(area_um2(a), 6));

@@ -21,13 +21,22 @@ Architecture tpuv4_like() {
   return a;
 }
 
+Architecture tpuv4_published() {
+  Architecture a = tpuv4_like();
+  a.name = "tpuv4-published";
+  // Each TensorCore's vector unit: 128 lanes × 8 sublanes with 2 ALUs each, 2,048 element operations per cycle.
+  a.vc_width = 2048;
+  return a;
+}
+
 const std::vector<std::string>& preset_names() {
-  static const std::vector<std::string> names = {"tpuv4-like"};
+  static const std::vector<std::string> names = {"tpuv4-like", "tpuv4-published"};
   return names;
 }
 
 std::optional<Architecture> find_preset(const std::string& name) {
   if (name == "tpuv4-like" || name == "tpuv4") return tpuv4_like();
+  if (name == "tpuv4-published") return tpuv4_published();
   return std::nullopt;
 }
 

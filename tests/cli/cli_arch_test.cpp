@@ -37,8 +37,9 @@ TEST(ArchCli, ListNamesThePreset) {
   ASSERT_EQ(j.status, 0) << j.err;
   const auto list = parse_json(j);
   ASSERT_TRUE(list.is_array());
-  ASSERT_EQ(list.size(), 1u);
+  ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(list[0].at("name"), "tpuv4-like");
+  EXPECT_EQ(list[1].at("name"), "tpuv4-published");
   EXPECT_NEAR(list[0].at("area_um2").get<double>(), kAmax, 1e-6);
 }
 

@@ -42,7 +42,7 @@ constexpr const char* kMinimal =
     R"({"num_tc": 8, "tc_width": 128, "tc_depth": 128, "num_vc": 2, "vc_width": 128, "glb_mib": 128})";
 
 TEST(HwPresets, TpuV4LikeIsTheReferenceChip) {
-  ASSERT_EQ(preset_names().size(), 1u);
+  ASSERT_EQ(preset_names().size(), 2u);
   EXPECT_EQ(preset_names()[0], "tpuv4-like");
   const auto a = find_preset("tpuv4-like");
   ASSERT_TRUE(a.has_value());

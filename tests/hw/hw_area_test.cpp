@@ -120,6 +120,19 @@ TEST(HwArea, ReferenceChipIsAmaxWithTheDocBreakdown) {
   EXPECT_NEAR(0.3 * default_area_budget_um2(), 83648002.893648, 1e-6);
 }
 
+TEST(HwArea, PublishedTpuv4VectorUnitsAreSixteenTimesTheLanes) {
+  // TPU v4's two vector units, 128 lanes × 8 sublanes × 2 ALUs each, in place of the TPUv4-like chip's two
+  // 128-lane vector cores: 2 · (2048 − 128) lanes more at 759.823853 µm², and 32 KiB vector-core SRAMs
+  // (16 bytes per lane) at 63,338.4 µm² in place of 2 KiB ones at 8,248.43 µm²; nothing else changes.
+  const Architecture ref = tpuv4_like(), published = tpuv4_published();
+  EXPECT_EQ(published.num_vc * published.vc_width, 16 * ref.num_vc * ref.vc_width);
+  EXPECT_EQ(vector_core_sram_bytes(published), 32 << 10);
+  EXPECT_NEAR(area_um2(published) - area_um2(ref), 2 * 1920 * 759.823853 + 2 * (63338.4 - 8248.43), 1e-6);
+  EXPECT_EQ(peak_tensor_macs_per_s(published), peak_tensor_macs_per_s(ref));
+  EXPECT_EQ(find_preset("tpuv4-published"), published);
+  EXPECT_EQ(find_preset("tpuv4"), ref);  // the alias keeps naming the TPUv4-like chip
+}
+
 TEST(HwArea, DerivedSramExamples) {
   // accelerator.md 1.1: 2×2 → 1 KiB, 128×128 → 256 KiB, 256×256 → 1 MiB; 2…64 lanes → 1 KiB, 128 → 2 KiB,
   // 256 → 4 KiB.

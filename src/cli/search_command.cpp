@@ -38,6 +38,7 @@ struct SearchOptions {
   std::string seq, mbs = "1,2,4,8", hbm = "32,64,80", tp, ep;
   std::string tc, vc, width, depth, glb_mib;
   std::string hbm_bandwidth;  ///< GB/s, comma-separated
+  std::string core_overhead;  ///< µm² per tensor core and per vector core
   int64_t devices = 1024;
   int64_t global_batch = 4096;
   std::string recompute = "both";
@@ -146,10 +147,19 @@ search::SearchQuestion question_from(const SearchOptions& o, const GivenFn& give
   q.ranking = o.ranking == "smaller-area" ? search::Ranking::SmallerArea : search::Ranking::Canonical;
   q.schedule_node_budget = o.schedule_nodes;
   q.network = o.system.empty() ? hw::one_tier_network(o.link_gib_s * kGiB) : hw::load_system(o.system).network;
+  if (given("--core-overhead-um2")) {
+    const std::vector<double> um2 = parse_number_list("--core-overhead-um2", o.core_overhead, -1, hw::kMaxBudgetUm2);
+    if (um2.size() != 2 || um2[0] < 0 || um2[1] < 0)
+      throw InputError(
+          fmt::format("--core-overhead-um2 '{}': give two areas ≥ 0 in µm², per tensor core and per "
+                      "vector core",
+                      o.core_overhead));
+    q.space.core_overheads = {um2[0], um2[1]};
+  }
   if (budget_given) {
     // The budget chip sets the technology the designs share: its HBM bandwidth and clock too.
     const hw::Architecture budget = hw::load_architecture(o.budget);
-    q.space.budget_um2 = hw::area_um2(budget);
+    q.space.budget_um2 = hw::area_um2(budget, q.space.core_overheads);
     q.space.base.hbm_bandwidth = budget.hbm_bandwidth;
     q.space.base.clock_hz = budget.clock_hz;
   }
@@ -206,6 +216,11 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
        t.space.base.clock_hz = f.space.base.clock_hz;
      }},
     {"--hbm-bandwidth", [](auto& t, const auto& f) { t.space.hbm_bandwidths = f.space.hbm_bandwidths; }},
+    {"--core-overhead-um2",
+     [](auto& t, const auto& f) {
+       t.space.core_overheads = f.space.core_overheads;
+       t.space.budget_um2 = f.space.budget_um2;  // the default budget is the tpuv4-like chip's with them
+     }},
     {"--budget-um2", [](auto& t, const auto& f) { t.space.budget_um2 = f.space.budget_um2; }},
     {"--budget-mm2", [](auto& t, const auto& f) { t.space.budget_um2 = f.space.budget_um2; }},
     {"--lower-fraction", [](auto& t, const auto& f) { t.space.lower_fraction = f.space.lower_fraction; }},
@@ -433,6 +448,10 @@ void add_space_options(CLI::App* cmd, SearchOptions& o) {
                   "HBM bandwidths searched in GB/s (10^9 bytes/s), comma-separated: each chip once per value "
                   "(default: the budget chip's, 1200 for the TPUv4-like one); the area model charges nothing for "
                   "bandwidth, so give the values a design could have");
+  cmd->add_option("--core-overhead-um2", o.core_overhead,
+                  "Area per tensor core and per vector core that the template leaves out (control, network-on-chip "
+                  "router, SRAM ports), µm², as TC,VC (default 0,0, PHAZE's model): every design and the default "
+                  "budget pay it; an assumption to test how the answer depends on it");
   cmd->add_option("--ranking", o.ranking,
                   "Points of equal throughput: canonical (PHAZE's: the design with the most cores first; the top list "
                   "one entry per design and HBM size) or smaller-area (the smaller chip first; the top list one entry "

@@ -42,13 +42,14 @@ bool glb_size_in_table(int64_t bytes) {
   return bytes >= kGlbTableMinBytes && bytes <= kGlbTableMaxBytes && std::has_single_bit(static_cast<uint64_t>(bytes));
 }
 
-AreaBreakdown area_breakdown(const Architecture& arch) {
+AreaBreakdown area_breakdown(const Architecture& arch, const CoreOverheads& overheads) {
   return area_terms(arch.num_tc, arch.tc_width, arch.tc_depth, sram_area_um2(tensor_core_sram_bytes(arch)), arch.num_vc,
-                    arch.vc_width, sram_area_um2(vector_core_sram_bytes(arch)), glb_area_um2(arch.glb_bytes));
+                    arch.vc_width, sram_area_um2(vector_core_sram_bytes(arch)), glb_area_um2(arch.glb_bytes),
+                    overheads);
 }
 
-double area_um2(const Architecture& arch) {
-  return area_breakdown(arch).total_um2();
+double area_um2(const Architecture& arch, const CoreOverheads& overheads) {
+  return area_breakdown(arch, overheads).total_um2();
 }
 
 }  // namespace phaze::hw

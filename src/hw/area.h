@@ -51,28 +51,48 @@ bool sram_size_in_table(int64_t bytes);
 /// Whether `bytes` is one of the GLB table sizes (a power of two from 2 MiB to 128 MiB).
 bool glb_size_in_table(int64_t bytes);
 
-/// The five terms of the area formula, in µm².
+/// Area of each core that the template's terms leave out: its control (instruction sequencing, address
+/// generation), its network-on-chip router and its SRAM's ports, in µm² per core [our choice: a setting, 0 by
+/// default as in PHAZE's model, for lack of a published figure at this node; accelerator.md 3.2]. With it a chip
+/// of many small cores pays for each of them.
+struct CoreOverheads {
+  double per_tensor_core_um2 = 0;
+  double per_vector_core_um2 = 0;
+  bool none() const { return per_tensor_core_um2 == 0 && per_vector_core_um2 == 0; }
+  bool operator==(const CoreOverheads&) const = default;
+};
+
+/// The terms of the area formula, in µm².
 struct AreaBreakdown {
-  double tc_pes_um2 = 0;    ///< num_tc · width · depth · A_PE_TC
-  double tc_srams_um2 = 0;  ///< num_tc · A_SRAM(tensor-core SRAM)
-  double vc_lanes_um2 = 0;  ///< num_vc · width_vc · A_PE_VC
-  double vc_srams_um2 = 0;  ///< num_vc · A_SRAM(vector-core SRAM)
-  double glb_um2 = 0;       ///< A_GLB(GLB)
-  /// The sum, always in the formula's order (so that every caller gets bit-identical totals).
-  double total_um2() const { return tc_pes_um2 + tc_srams_um2 + vc_lanes_um2 + vc_srams_um2 + glb_um2; }
+  double tc_pes_um2 = 0;          ///< num_tc · width · depth · A_PE_TC
+  double tc_srams_um2 = 0;        ///< num_tc · A_SRAM(tensor-core SRAM)
+  double vc_lanes_um2 = 0;        ///< num_vc · width_vc · A_PE_VC
+  double vc_srams_um2 = 0;        ///< num_vc · A_SRAM(vector-core SRAM)
+  double glb_um2 = 0;             ///< A_GLB(GLB)
+  double core_overheads_um2 = 0;  ///< num_tc · per tensor core + num_vc · per vector core (CoreOverheads)
+  /// The sum, always in the formula's order (so that every caller gets bit-identical totals; the overheads
+  /// last, so that without them the total is PHAZE's to the bit).
+  double total_um2() const {
+    return tc_pes_um2 + tc_srams_um2 + vc_lanes_um2 + vc_srams_um2 + glb_um2 + core_overheads_um2;
+  }
 };
 
 /// The terms for explicit per-core SRAM areas (what the enumeration uses with table lookups).
 inline AreaBreakdown area_terms(int64_t num_tc, int64_t width, int64_t depth, double tc_sram_um2, int64_t num_vc,
-                                int64_t vc_width, double vc_sram_um2, double glb_um2) {
-  return AreaBreakdown{
-      static_cast<double>(num_tc * width * depth) * kTensorPeAreaUm2, static_cast<double>(num_tc) * tc_sram_um2,
-      static_cast<double>(num_vc * vc_width) * kVectorLaneAreaUm2, static_cast<double>(num_vc) * vc_sram_um2, glb_um2};
+                                int64_t vc_width, double vc_sram_um2, double glb_um2,
+                                const CoreOverheads& overheads = {}) {
+  return AreaBreakdown{static_cast<double>(num_tc * width * depth) * kTensorPeAreaUm2,
+                       static_cast<double>(num_tc) * tc_sram_um2,
+                       static_cast<double>(num_vc * vc_width) * kVectorLaneAreaUm2,
+                       static_cast<double>(num_vc) * vc_sram_um2,
+                       glb_um2,
+                       static_cast<double>(num_tc) * overheads.per_tensor_core_um2 +
+                           static_cast<double>(num_vc) * overheads.per_vector_core_um2};
 }
 
 /// Area terms of a design (per-core SRAMs derived unless set explicitly).
-AreaBreakdown area_breakdown(const Architecture& arch);
+AreaBreakdown area_breakdown(const Architecture& arch, const CoreOverheads& overheads = {});
 /// Total area of a design in µm².
-double area_um2(const Architecture& arch);
+double area_um2(const Architecture& arch, const CoreOverheads& overheads = {});
 
 }  // namespace phaze::hw

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <functional>
 
 #include "hw/area.h"
 #include "util/input_error.h"
@@ -28,10 +27,10 @@ void check_range(const char* what, const PowerOfTwoRange& r, int64_t lowest, int
         fmt::format("{} range {}..{}: must lie within {}..{} (the template)", what, r.min, r.max, lowest, highest));
 }
 
-/// The HBM bandwidths of the enumeration, largest first.
+/// The HBM bandwidths of the enumeration, smallest first.
 std::vector<double> bandwidths_of(const EnumerationOptions& o) {
   std::vector<double> out = o.hbm_bandwidths.empty() ? std::vector<double>{o.base.hbm_bandwidth} : o.hbm_bandwidths;
-  std::sort(out.begin(), out.end(), std::greater<>());
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -40,7 +39,7 @@ std::vector<double> bandwidths_of(const EnumerationOptions& o) {
 template <typename Visit>
 void walk(const EnumerationOptions& o, Visit&& visit) {
   validate(o);
-  const double budget = o.budget_um2 ? *o.budget_um2 : default_area_budget_um2();
+  const double budget = o.budget_um2 ? *o.budget_um2 : default_area_budget_um2(o.core_overheads);
   const double lower = o.lower_fraction * budget;
   const PowerOfTwoRange vc_range = o.untie_vector_width ? o.vc_width : o.width;
   const std::vector<double> bandwidths = bandwidths_of(o);
@@ -61,7 +60,8 @@ void walk(const EnumerationOptions& o, Visit&& visit) {
             const double tc_sram = sram_for(16 * w * d);
             for (int64_t glb = o.glb_bytes.max; glb >= o.glb_bytes.min; glb /= 2) {
               const double glb_area = kGlbAreaUm2[log2_of(glb) - 21];
-              const double area = area_terms(tc, w, d, tc_sram, vc, vw, vc_sram, glb_area).total_um2();
+              const double area =
+                  area_terms(tc, w, d, tc_sram, vc, vw, vc_sram, glb_area, o.core_overheads).total_um2();
               if (area >= lo && area <= budget)
                 for (double bandwidth : bandwidths) visit(tc, vc, w, vw, d, glb, bandwidth, area);
             }
@@ -74,9 +74,9 @@ void walk(const EnumerationOptions& o, Visit&& visit) {
 
 }  // namespace
 
-double default_area_budget_um2() {
-  static const double budget = area_um2(tpuv4_like());
-  return budget;
+double default_area_budget_um2(const CoreOverheads& overheads) {
+  static const double plain = area_um2(tpuv4_like());
+  return overheads.none() ? plain : area_um2(tpuv4_like(), overheads);
 }
 
 void validate(const EnumerationOptions& o) {
@@ -90,6 +90,10 @@ void validate(const EnumerationOptions& o) {
   check_range("depth", o.depth, 2, 256);
   if (o.untie_vector_width) check_range("vc_width", o.vc_width, 2, 256);
   check_range("GLB bytes", o.glb_bytes, kGlbTableMinBytes, kGlbTableMaxBytes);
+  for (const auto& [what, v] : {std::pair("tensor core", o.core_overheads.per_tensor_core_um2),
+                                std::pair("vector core", o.core_overheads.per_vector_core_um2)})
+    if (!(v >= 0 && v <= kMaxBudgetUm2))
+      throw InputError(fmt::format("overhead per {} {} µm² must be a number from 0 to {:g}", what, v, kMaxBudgetUm2));
   // A design's identity holds its bandwidth as whole bytes per second (search/design_point.h).
   std::vector<double> seen;
   for (double b : o.hbm_bandwidths.empty() ? std::vector<double>{o.base.hbm_bandwidth} : o.hbm_bandwidths) {

@@ -5,7 +5,7 @@
 //
 // Canonical order, outermost loop first, every loop from the largest value down:
 //   num_tc (4096 … 1), num_vc (4096 … 1), width (256 … 2), [vc_width (256 … 2), only when untied,]
-//   depth (256 … 2), GLB (128 … 2 MiB), HBM bandwidth (the values searched, largest first); with the tied
+//   depth (256 … 2), GLB (128 … 2 MiB), HBM bandwidth (the values searched, smallest first); with the tied
 //   default vc_width = width.
 // A candidate is kept iff lo · budget ≤ area ≤ budget (both inclusive), lo = lower_fraction, except lo = 0
 // when num_tc = 1 or num_vc = 1 (single-core exemption). With the defaults this keeps 29,360 designs.
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hw/architecture.h"
+#include "hw/area.h"
 #include "hw/presets.h"
 
 namespace phaze::hw {
@@ -46,9 +47,12 @@ struct EnumerationOptions {
   PowerOfTwoRange depth{2, 256};
   PowerOfTwoRange vc_width{2, 256};  ///< only used with untie_vector_width
   PowerOfTwoRange glb_bytes{2ll << 20, 128ll << 20};
-  /// HBM bandwidths searched, bytes/s (whole numbers): each chip of the loops above once per value, largest
+  /// HBM bandwidths searched, bytes/s (whole numbers): each chip of the loops above once per value, smallest
   /// first. Empty: the base's alone.
   std::vector<double> hbm_bandwidths;
+  /// Per-core area the template's terms leave out (hw/area.h), in every area: the designs', and the default
+  /// budget's (the tpuv4-like chip's with them).
+  CoreOverheads core_overheads;
   /// HBM capacity and bandwidth and clock of every enumerated design come from here.
   Architecture base = tpuv4_like();
 };
@@ -59,8 +63,8 @@ struct Design {
   double area_um2 = 0;
 };
 
-/// The default budget: area of the tpuv4-like preset.
-double default_area_budget_um2();
+/// The default budget: area of the tpuv4-like preset (with the per-core overheads given).
+double default_area_budget_um2(const CoreOverheads& overheads = {});
 
 /// Throws InputError for a negative or non-finite budget, a lower fraction outside [0, 1], or a range whose
 /// bounds are not powers of two, are out of order, or leave the template (num_tc, num_vc 1 … 4096; widths and

@@ -547,7 +547,8 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
   if (q.fused_attention) out["settings"]["attention"] = "fused";  // absent: materialised, PHAZE's
   if (q.chip) out["settings"]["chip"] = hw::to_json(*q.chip);     // phaze evaluate's one chip
   make_pricer(q)->describe(q, out["settings"]);
-  out["settings"]["area_budget_um2"] = space.budget_um2 ? *space.budget_um2 : hw::default_area_budget_um2();
+  out["settings"]["area_budget_um2"] =
+      space.budget_um2 ? *space.budget_um2 : hw::default_area_budget_um2(space.core_overheads);
   out["settings"]["lower_fraction"] = space.lower_fraction;
   out["settings"]["stop_rule"] = stop_rule_name(q);
   if (q.stop_rule == StopRule::Buckets) {
@@ -611,7 +612,8 @@ void evaluation_text(std::string& out, const SearchQuestion& q, const SearchAnsw
   const auto plural = [](size_t n) { return n == 1 ? "" : "s"; };
   out += fmt::format("chip: {}{}, {} GiB HBM at {} GB/s, {} GHz, {} mm²\n", c.name.empty() ? "" : c.name + ": ",
                      chip_text(c), fixed_significant(c.hbm_bytes / kGiB), fixed_significant(c.hbm_bandwidth * 1e-9),
-                     fixed_significant(c.clock_hz * 1e-9), fixed_significant(hw::area_um2(c) * 1e-6));
+                     fixed_significant(c.clock_hz * 1e-9),
+                     fixed_significant(hw::area_um2(c, q.space.core_overheads) * 1e-6));
   const size_t recomputes = recompute_values(q.recompute).size();
   out += fmt::format(
       "points: {} HBM size{} × {} micro-batch size{} × {} recomputation setting{} = {}, {} with a plan{}\n",

@@ -37,11 +37,12 @@ constexpr DesignField integer_field(const char* name, const char* key_prefix, in
 /// 2^53, so the round trip is exact).
 inline constexpr DesignField kHbmBandwidthField{
     "hbm_bandwidth", [](const hw::Architecture& a) { return static_cast<int64_t>(a.hbm_bandwidth); },
-    [](hw::Architecture& a, int64_t v) { a.hbm_bandwidth = static_cast<double>(v); }, " bw", 6, true};
+    [](hw::Architecture& a, int64_t v) { a.hbm_bandwidth = static_cast<double>(v); }, " bw", 6, false};
 
 /// The design's fields in the order of keys, records, JSON and CSV: the chip (the first kChipFields), then the
 /// HBM size. The canonical order (hw/enumerate.h) compares them by `rank`: num_tc, num_vc, tc_width, vc_width,
-/// tc_depth, glb_bytes, HBM bandwidth, each from the largest down, then the smaller HBM size.
+/// tc_depth, glb_bytes, each from the largest down, then the smaller HBM bandwidth and the smaller HBM size
+/// (of equal answers, the cheaper memory).
 inline constexpr std::array<DesignField, 8> kDesignFields{{
     integer_field<&hw::Architecture::num_tc>("num_tc", "tc", 0, true),
     integer_field<&hw::Architecture::tc_width>("tc_width", "x", 2, true),

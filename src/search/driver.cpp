@@ -85,7 +85,7 @@ hw::Design tpuv4_design(const SearchQuestion& question) {
   // Beside a chip given whole, the preset itself: even a chip of the same cores keeps its own bandwidth.
   d.arch = question.chip ? hw::tpuv4_like() : point_architecture(question, hw::tpuv4_like());
   d.arch.name.clear();
-  d.area_um2 = hw::area_um2(d.arch);
+  d.area_um2 = hw::area_um2(d.arch, question.space.core_overheads);
   return d;
 }
 

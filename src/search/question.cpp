@@ -202,7 +202,7 @@ hw::EnumerationOptions enumeration_options(const SearchQuestion& q) {
 }
 
 std::vector<hw::Design> search_designs(const SearchQuestion& q) {
-  if (q.chip) return {hw::Design{*q.chip, hw::area_um2(*q.chip)}};
+  if (q.chip) return {hw::Design{*q.chip, hw::area_um2(*q.chip, q.space.core_overheads)}};
   std::vector<hw::Design> designs = hw::enumerate_designs(enumeration_options(q));
   const DesignFilter& f = q.filter;
   std::erase_if(designs, [&](const hw::Design& d) {
@@ -213,7 +213,7 @@ std::vector<hw::Design> search_designs(const SearchQuestion& q) {
   if (designs.empty()) {
     // A budget under 1 mm² fits no chip: it was most likely meant in mm².
     const hw::EnumerationOptions space = enumeration_options(q);
-    const double budget = space.budget_um2 ? *space.budget_um2 : hw::default_area_budget_um2();
+    const double budget = space.budget_um2 ? *space.budget_um2 : hw::default_area_budget_um2(space.core_overheads);
     const std::string unit = budget < 1e6
                                  ? fmt::format(
                                        "; the budget of {:g} µm² is {:g} mm², smaller than any chip: for {:g} mm² give "

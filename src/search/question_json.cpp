@@ -210,6 +210,7 @@ void question_fields(Q& q, V& v) {
     s("hbm_bandwidth_bytes_per_s", q.space.base.hbm_bandwidth, Range{0, 1e18, true});
     // Written only when bandwidths are searched, so that earlier files stay valid.
     s.optional_field("hbm_bandwidths_bytes_per_s", !q.space.hbm_bandwidths.empty(), q.space.hbm_bandwidths);
+    s.optional_field("core_overheads_um2", !q.space.core_overheads.none(), q.space.core_overheads);
     s("clock_hz", q.space.base.clock_hz, Range{0, 1e15, true});
     s.section("ranges", [&](auto& r) {
       r("num_tc", q.space.num_tc);
@@ -277,6 +278,9 @@ struct Writer {
       return tiers;
     } else if constexpr (std::is_same_v<T, std::optional<double>>) {
       return value ? ordered_json(*value) : ordered_json(nullptr);
+    } else if constexpr (std::is_same_v<T, hw::CoreOverheads>) {
+      return ordered_json{{"per_tensor_core", value.per_tensor_core_um2},
+                          {"per_vector_core", value.per_vector_core_um2}};
     } else if constexpr (std::is_same_v<T, std::optional<hw::Architecture>>) {
       return hw::architecture_file_json(*value);
     } else if constexpr (std::is_same_v<T, std::vector<ModelCase>>) {
@@ -380,6 +384,12 @@ class Reader {
     if (!j.is_string()) bad(place, j, "a string");
     v = j.get<std::string>();
   }
+  void read(const json& j, const std::string& place, hw::CoreOverheads& v) const {
+    Reader r(j, place, source_);
+    r("per_tensor_core", v.per_tensor_core_um2, Range{0, hw::kMaxBudgetUm2});
+    r("per_vector_core", v.per_vector_core_um2, Range{0, hw::kMaxBudgetUm2});
+    r.finish();
+  }
   void read(const json& j, const std::string& place, std::vector<double>& v) const {
     if (!j.is_array()) bad(place, j, "an array of numbers");
     v.assign(j.size(), 0);
@@ -437,7 +447,7 @@ class Reader {
 /// The question as written: the area budget resolved.
 SearchQuestion resolved(const SearchQuestion& q) {
   SearchQuestion r = q;
-  if (!r.space.budget_um2) r.space.budget_um2 = hw::default_area_budget_um2();
+  if (!r.space.budget_um2) r.space.budget_um2 = hw::default_area_budget_um2(r.space.core_overheads);
   return r;
 }
 

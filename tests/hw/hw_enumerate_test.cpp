@@ -37,8 +37,9 @@ const std::vector<Design>& default_designs() {
 }
 
 /// The brute force: the doc's loop nest and keep rule with the test's own area formula. `untie` adds the
-/// vc_width loop just inside width; `exemption` is the single-core rule.
-std::vector<std::pair<Key, double>> brute_force(bool untie, double lower_fraction, bool exemption, double budget) {
+/// vc_width loop just inside width; `exemption` is the single-core rule; every core pays `per_tc` or `per_vc`.
+std::vector<std::pair<Key, double>> brute_force(bool untie, double lower_fraction, bool exemption, double budget,
+                                                double per_tc = 0, double per_vc = 0) {
   std::vector<std::pair<Key, double>> out;
   for (int ltc = 12; ltc >= 0; --ltc)
     for (int lvc = 12; lvc >= 0; --lvc)
@@ -48,7 +49,8 @@ std::vector<std::pair<Key, double>> brute_force(bool untie, double lower_fractio
             for (int lg = 7; lg >= 1; --lg) {
               const int64_t tc = int64_t{1} << ltc, vc = int64_t{1} << lvc, w = int64_t{1} << lw,
                             wv = int64_t{1} << lwv, d = int64_t{1} << ld, g = int64_t{1} << lg;
-              const double area = doc_area(tc, vc, w, d, wv, g);
+              const double area =
+                  doc_area(tc, vc, w, d, wv, g) + static_cast<double>(tc) * per_tc + static_cast<double>(vc) * per_vc;
               const double lo = (exemption && (tc == 1 || vc == 1)) ? 0.0 : lower_fraction * budget;
               if (area >= lo && area <= budget) out.push_back({Key{tc, vc, w, d, wv, g}, area});
             }
@@ -240,6 +242,25 @@ TEST(HwEnumerate, UntiedVectorWidthGivesTheBruteForceList) {
     if (j < default_designs().size() && key_of(d.arch) == key_of(default_designs()[j].arch)) ++j;
   }
   EXPECT_EQ(j, default_designs().size());
+}
+
+TEST(HwEnumerate, CoreOverheadsAreChargedToEveryDesignAndTheBudget) {
+  // 0.05 mm² per tensor core and 0.02 mm² per vector core: the budget is the reference chip's area with its
+  // own 8 and 2 cores' overheads, and each design's area carries its own.
+  EnumerationOptions o;
+  o.core_overheads = {50000, 20000};
+  const double budget = doc_budget() + 8 * 50000 + 2 * 20000;
+  EXPECT_NEAR(default_area_budget_um2(o.core_overheads), budget, 1e-6);
+  EXPECT_NEAR(area_um2(tpuv4_like(), o.core_overheads), budget, 1e-6);
+  const auto want = brute_force(false, 0.3, true, budget, 50000, 20000);
+  expect_same_list(enumerate_designs(o), want);
+  // The many-core designs no longer fit: 4,096 tensor cores alone now take 204.8 mm².
+  const auto many = [](const auto& designs, auto tc_of) {
+    return std::count_if(designs.begin(), designs.end(), [&](const auto& d) { return tc_of(d) == 4096; });
+  };
+  EXPECT_LT(many(want, [](const auto& d) { return std::get<0>(d.first); }),
+            many(default_designs(), [](const Design& d) { return d.arch.num_tc; }) / 5);
+  EXPECT_EQ(area_um2(tpuv4_like(), CoreOverheads{}), area_um2(tpuv4_like()));  // none: PHAZE's to the bit
 }
 
 TEST(HwEnumerate, LowerFractionAndExemptionOptions) {

@@ -115,24 +115,27 @@ TEST(LeaveOutByBound, TheAnswerIsThatOfEvaluatingEveryPoint) {
     std::string question;
     int64_t top;
   };
-  const std::vector<Case> cases{{small_args() + " --stop-rule exact", 0},
-                                {small_args() + " --stop-rule exact", 1},
-                                {small_args() + " --stop-rule exact", 3},
-                                {joined(twelve_argv()) + " --stop-rule exact", 5},
-                                {model_set, 0},
-                                {model_set, 2},
-                                {disagreeing, 0},
-                                // The stagewise planner, bounded by the work of its layers (docs/piper.md 5).
-                                {small_args() + " --planner stagewise", 3},
-                                {model_set + " --planner stagewise", 2},
-                                // The attention core as one fused kernel: other layer passes, the same bounds.
-                                {small_args() + " --stop-rule exact --attention-backend fused", 3},
-                                {model_set + " --attention-backend fused", 2},
-                                // Ties to the smaller chip, one top-list entry per chip.
-                                {small_args() + " --stop-rule exact --ranking smaller-area", 3},
-                                {model_set + " --ranking smaller-area", 2},
-                                // Each chip at two HBM bandwidths (GB/s): one of the memory-bound tiny chips' limits.
-                                {small_args() + " --stop-rule exact --hbm-bandwidth 0.5,4", 3}};
+  const std::vector<Case> cases{
+      {small_args() + " --stop-rule exact", 0},
+      {small_args() + " --stop-rule exact", 1},
+      {small_args() + " --stop-rule exact", 3},
+      {joined(twelve_argv()) + " --stop-rule exact", 5},
+      {model_set, 0},
+      {model_set, 2},
+      {disagreeing, 0},
+      // The stagewise planner, bounded by the work of its layers (docs/piper.md 5).
+      {small_args() + " --planner stagewise", 3},
+      {model_set + " --planner stagewise", 2},
+      // The attention core as one fused kernel: other layer passes, the same bounds.
+      {small_args() + " --stop-rule exact --attention-backend fused", 3},
+      {model_set + " --attention-backend fused", 2},
+      // Ties to the smaller chip, one top-list entry per chip.
+      {small_args() + " --stop-rule exact --ranking smaller-area", 3},
+      {model_set + " --ranking smaller-area", 2},
+      // Each chip at two HBM bandwidths (GB/s): one of the memory-bound tiny chips' limits.
+      {small_args() + " --stop-rule exact --hbm-bandwidth 0.5,4", 3},
+      // Per-core area overheads: other areas, and the smaller-area ranking reads them.
+      {small_args() + " --stop-rule exact --core-overhead-um2 5000,2000 --ranking smaller-area", 3}};
   int64_t total = 0;
   for (const Case& c : cases) {
     const std::string question = c.question + fmt::format(" --top {}", c.top);

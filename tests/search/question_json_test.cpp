@@ -8,6 +8,8 @@
 #include <functional>
 #include <map>
 
+#include "hw/area.h"
+#include "hw/presets.h"
 #include "model/hf_config.h"
 #include "model/presets.h"
 #include "search/question.h"
@@ -208,6 +210,24 @@ TEST(QuestionJson, HbmBandwidthsAreKeptAndOnlyWrittenWhenSearched) {
   EXPECT_EQ(search::run_identity(back), search::run_identity(q));
   q.space.hbm_bandwidths = {6e11};
   EXPECT_NE(search::run_identity(back), search::run_identity(q));
+}
+
+TEST(QuestionJson, CoreOverheadsAreKeptAndOnlyWrittenWhenGiven) {
+  search::SearchQuestion q = question_of({"gpt2-xl"});
+  EXPECT_FALSE(text_of(q).at("space").contains("core_overheads_um2"));
+  q.space.core_overheads = {50000, 20000};
+  const json text = text_of(q);
+  EXPECT_EQ(text.at("space").at("core_overheads_um2"),
+            json({{"per_tensor_core", 50000.0}, {"per_vector_core", 20000.0}}));
+  // The budget is written resolved: the tpuv4-like chip's area with its own cores' overheads.
+  EXPECT_EQ(text.at("space").at("area_budget_um2").get<double>(),
+            hw::area_um2(hw::tpuv4_like(), q.space.core_overheads));
+  const search::SearchQuestion back = search::read_question(text, "q.json");
+  EXPECT_EQ(back.space.core_overheads, q.space.core_overheads);
+  EXPECT_EQ(search::run_identity(back), search::run_identity(q));
+  json negative = text;
+  negative["space"]["core_overheads_um2"]["per_vector_core"] = -1;
+  EXPECT_TRUE(error_of(negative).starts_with("q.json: space.core_overheads_um2.per_vector_core")) << error_of(negative);
 }
 
 TEST(QuestionJson, StagewisePlannerIsKeptAndOnlyWrittenWhenChosen) {

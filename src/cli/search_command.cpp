@@ -136,10 +136,13 @@ search::SearchQuestion question_from(const SearchOptions& o, const GivenFn& give
   q.recompute = o.recompute == "on"    ? search::RecomputeChoice::On
                 : o.recompute == "off" ? search::RecomputeChoice::Off
                                        : search::RecomputeChoice::Both;
-  q.optimizer = o.optimizer == "adam" ? placement::Optimizer::Adam : placement::Optimizer::Sgd;
+  q.optimizer = o.optimizer == "adam"         ? placement::Optimizer::MixedPrecisionAdam
+                : o.optimizer == "adam-phaze" ? placement::Optimizer::Adam
+                                              : placement::Optimizer::Sgd;
   q.execution = o.execution == "megatron" ? search::Execution::Megatron : search::Execution::Phaze;
   // Megatron-LM trains with mixed-precision Adam: its execution takes it unless --optimizer says otherwise.
-  if (q.execution == search::Execution::Megatron && !optimizer_given) q.optimizer = placement::Optimizer::Adam;
+  if (q.execution == search::Execution::Megatron && !optimizer_given)
+    q.optimizer = placement::Optimizer::MixedPrecisionAdam;
   q.planner = o.planner == "stagewise" || o.planner == "piper" ? search::PlannerChoice::Stagewise
                                                                : search::PlannerChoice::Phaze;
   q.overlap_dp = o.overlap_dp;
@@ -474,8 +477,10 @@ void add_execution_options(CLI::App* cmd, SearchOptions& o) {
                                         "is not used (the search chooses the chip)");
   link->excludes(system);
   system->excludes(link);
-  cmd->add_option("--optimizer", o.optimizer, "sgd or adam (memory and optimizer-step time)")
-      ->check(CLI::IsMember({"sgd", "adam"}))
+  cmd->add_option("--optimizer", o.optimizer,
+                  "sgd, adam (mixed-precision Adam as 'phaze predict' models it: 18 bytes per parameter) or "
+                  "adam-phaze (PHAZE's: one parameter-sized copy of state); memory and optimizer-step time")
+      ->check(CLI::IsMember({"sgd", "adam", "adam-phaze"}))
       ->capture_default_str();
   cmd->add_option("--execution", o.execution,
                   "How an iteration runs: phaze (PHAZE's placement: stages of any sizes) or megatron (Megatron-LM's "

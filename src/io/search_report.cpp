@@ -249,6 +249,18 @@ ordered_json baselines_json(const SearchQuestion& q, const SearchAnswer& a) {
 }
 
 /// A chip's cores and buffer for people (no HBM size).
+const char* optimizer_name(placement::Optimizer o) {
+  return o == placement::Optimizer::MixedPrecisionAdam ? "adam"
+         : o == placement::Optimizer::Adam             ? "adam_phaze"
+                                                       : "sgd";
+}
+
+const char* optimizer_text(placement::Optimizer o) {
+  return o == placement::Optimizer::MixedPrecisionAdam ? "mixed-precision Adam"
+         : o == placement::Optimizer::Adam             ? "PHAZE's Adam (one state copy)"
+                                                       : "SGD";
+}
+
 std::string chip_text(const hw::Architecture& a) {
   return fmt::format("{} × {}×{} tensor cores, {} × {}-lane vector cores, {} MiB GLB", a.num_tc, a.tc_width, a.tc_depth,
                      a.num_vc, a.vc_width, a.glb_bytes >> 20);
@@ -543,7 +555,7 @@ ordered_json answer_json(const SearchQuestion& q, const SearchAnswer& a) {
   } else {
     out["settings"]["network"] = hw::to_json(q.network);
   }
-  out["settings"]["optimizer"] = q.optimizer == placement::Optimizer::Adam ? "adam" : "sgd";
+  out["settings"]["optimizer"] = optimizer_name(q.optimizer);
   if (q.fused_attention) out["settings"]["attention"] = "fused";  // absent: materialised, PHAZE's
   if (q.chip) out["settings"]["chip"] = hw::to_json(*q.chip);     // phaze evaluate's one chip
   make_pricer(q)->describe(q, out["settings"]);
@@ -661,7 +673,7 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
                                                   m.spec.experts_per_token, m.spec.experts)
                                     : "");
   out += fmt::format("cluster: {} devices, global batch {}, {}, {} optimizer\n", q.devices, q.global_batch,
-                     network_text(q.network), q.optimizer == placement::Optimizer::Adam ? "Adam" : "SGD");
+                     network_text(q.network), optimizer_text(q.optimizer));
   if (q.fused_attention)
     out += "attention: one fused kernel per layer and pass, its scores in the on-chip buffers (full s × s products)\n";
   out += make_pricer(q)->description(q);

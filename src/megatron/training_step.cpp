@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "cost/adam_bytes.h"
 #include "cost/collective_time.h"
 #include "cost/gpu_kernel.h"
 #include "model/operator_roles.h"
@@ -16,23 +17,12 @@ namespace phaze::megatron {
 
 namespace {
 
-/// Bytes per parameter of Megatron-LM with Adam (its docs/source/api-guide/dist_optimizer.md): the 16-bit
-/// parameter (2); its gradient, which BF16 training accumulates and reduces in FP32 (4) unless told to keep
-/// it in BF16 (2), and FP16 training keeps in 16 bits (2); the optimizer's FP32 master copy and two moments
-/// (12), plus an FP32 copy of the gradient with FP16 (16). The distributed optimizer shards the optimizer's
-/// bytes over the replicas.
-struct ParameterBytes {
-  double weights = 2, gradients = 2, optimizer = 16;
-};
-ParameterBytes parameter_bytes(const TrainingPlan& plan) {
-  if (!plan.bf16) return ParameterBytes{2, 2, 16};
-  return plan.bf16_gradients ? ParameterBytes{2, 2, 12} : ParameterBytes{2, 4, 12};
+/// Bytes per parameter of the plan's precision (cost/adam_bytes.h).
+cost::AdamBytes parameter_bytes(const TrainingPlan& plan) {
+  return cost::adam_bytes(plan.bf16, plan.bf16_gradients);
 }
-/// HBM bytes the fused Adam step moves per parameter it updates: reads the gradient, master weight and
-/// moments (g + 12), writes master weight, moments and the 16-bit copy (14), and two more reads of the
-/// gradient for the norm and the overflow check (2g): 26 + 3g.
 double optimizer_traffic_bytes(const TrainingPlan& plan) {
-  return 26 + 3 * parameter_bytes(plan).gradients;
+  return cost::adam_step_bytes(parameter_bytes(plan));
 }
 
 /// Megatron-Core's gradient buckets: max(40 M, 1 M · d) parameters (--ddp-bucket-size's default).
@@ -591,7 +581,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
   const LayerActivations acts = layer_activations(costs, spec, plan, false);
   const LayerActivations dense_acts =
       g.dense_layers() > 0 ? layer_activations(costs, spec, plan, true) : LayerActivations{};
-  const ParameterBytes bytes = parameter_bytes(plan);
+  const cost::AdamBytes bytes = parameter_bytes(plan);
   // One NCCL communicator per parallel group of more than one GPU.
   // With c > 1 the gradients are reduced over a data-and-context-parallel group of its own.
   const int communicators =
@@ -629,7 +619,7 @@ StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& devi
     mem.optimizer_bytes =
         plan.distributed_optimizer() ? sharded(st) * bytes.optimizer / shards : st.parameters * bytes.optimizer;
     mem.activations_bytes = activations;
-      // The caching allocator holds more than its tensors occupy: measured on all of them at a step's peak.
+    // The caching allocator holds more than its tensors occupy: measured on all of them at a step's peak.
     mem.allocator_bytes =
         (mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes + activations) * device.allocator_overhead;
     mem.runtime_bytes = runtime;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "cost/adam_bytes.h"
 #include "hw/network.h"
 
 namespace phaze::placement {
@@ -33,7 +34,36 @@ struct Chain {
   std::vector<ChainEdge> edges;
 };
 
-enum class Optimizer { Sgd, Adam };
+/// What each byte of a device's parameters brings with it (stage_memory.h) and what the optimizer step moves.
+enum class Optimizer {
+  Sgd,   ///< the weights and their gradients: 2 bytes per parameter byte
+  Adam,  ///< PHAZE's: also one parameter-sized copy of state, 3 bytes per parameter byte (placement.md)
+  /// Megatron-LM's mixed-precision Adam with BF16 weights (cost/adam_bytes.h): FP32 gradients, master weights
+  /// and two moments beside the 16-bit weights, 18 bytes per 2-byte parameter
+  MixedPrecisionAdam,
+};
+
+/// Bytes a device holds per byte of its (16-bit) parameters under `optimizer`: weights, gradients, state.
+/// Inline: the planners' memory tables call it for every stage.
+inline double held_bytes_per_parameter_byte(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::Sgd: return 2;
+    case Optimizer::Adam: return 3;
+    case Optimizer::MixedPrecisionAdam: return cost::adam_bytes().total() / cost::adam_bytes().weights;
+  }
+  return 2;
+}
+/// HBM bytes the optimizer step moves per byte of a device's parameters: SGD reads weights and gradients and
+/// writes weights (3); PHAZE's Adam also reads and writes its state (5); mixed-precision Adam's fused step
+/// (cost::adam_step_bytes, 38 bytes per 2-byte parameter: 19).
+inline double step_bytes_per_parameter_byte(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::Sgd: return 3;
+    case Optimizer::Adam: return 5;
+    case Optimizer::MixedPrecisionAdam: return cost::adam_step_bytes(cost::adam_bytes()) / cost::adam_bytes().weights;
+  }
+  return 3;
+}
 
 /// The corrected time-per-batch terms of our own pipeline (method.md, defects D22 and D3). Off by default:
 /// the time per batch then follows placement.md to the bit, with the original's data-parallel term

@@ -25,11 +25,11 @@ inline double whole_stage_stash_bytes(double activation_bytes, double boundary_b
   return cluster.recompute ? boundary_bytes : activation_bytes;
 }
 
-/// Bytes held whatever the micro-batches in flight: the weights with their gradients (SGD, ×2) or also the
-/// optimizer state (Adam, ×3), and one micro-batch's activations.
+/// Bytes held whatever the micro-batches in flight: the weights with their gradients and the optimizer's
+/// state (held_bytes_per_parameter_byte: SGD ×2, PHAZE's Adam ×3, mixed-precision Adam ×9), and one
+/// micro-batch's activations.
 inline double resident_bytes(const StageFootprint& stage, const Cluster& cluster) {
-  const double optimizer_factor = cluster.optimizer == Optimizer::Adam ? 3.0 : 2.0;
-  return optimizer_factor * stage.parameter_bytes + stage.activation_bytes;
+  return held_bytes_per_parameter_byte(cluster.optimizer) * stage.parameter_bytes + stage.activation_bytes;
 }
 
 /// Bytes one device of the stage holds with `in_flight` ≥ 1 micro-batches begun and not finished

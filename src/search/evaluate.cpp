@@ -71,8 +71,7 @@ placement::Chain make_chain(const model::LayerGraph& graph, const LayerSchedules
 }
 
 double optimizer_seconds_per_byte(placement::Optimizer optimizer, double hbm_bandwidth) {
-  const double bytes_moved = optimizer == placement::Optimizer::Adam ? 5.0 : 3.0;
-  return bytes_moved / hbm_bandwidth;
+  return placement::step_bytes_per_parameter_byte(optimizer) / hbm_bandwidth;
 }
 
 placement::Cluster make_cluster(const SearchQuestion& q, const hw::Architecture& design, int64_t micro_batch,

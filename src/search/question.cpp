@@ -163,9 +163,10 @@ void validate(const SearchQuestion& q) {
     if (bytes <= 0 || bytes > limits::kHbmGiB * kGiB)
       throw InputError(
           fmt::format("--hbm {} bytes: must be a positive size of at most {:g} GiB", bytes, limits::kHbmGiB));
-  if (q.execution == Execution::Megatron && q.optimizer != placement::Optimizer::Adam)
-    throw InputError(
-        "--optimizer sgd: --execution megatron trains with Megatron-LM's mixed-precision Adam; give --optimizer adam");
+  if (q.execution == Execution::Megatron && q.optimizer != placement::Optimizer::MixedPrecisionAdam)
+    throw InputError(fmt::format(
+        "--optimizer {}: --execution megatron trains with Megatron-LM's mixed-precision Adam; give --optimizer adam",
+        q.optimizer == placement::Optimizer::Sgd ? "sgd" : "adam-phaze"));
   if (q.planner == PlannerChoice::Stagewise)
     for (const ModelCase& m : q.models)
       if (m.spec.num_layers > limits::kStagewiseLayers)

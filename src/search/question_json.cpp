@@ -35,7 +35,8 @@ constexpr int64_t kQuestionVersion = 2;
 ///    layout (placement/links.h: cost::group_link, cost::send_link), not on the tier spanning the cluster.
 /// 5: the stop rule is named in the question (exact by default).
 /// 6: a point's record carries each stage's memory per device (PHAZE's planners).
-constexpr int kSearchVersion = 6;
+/// 7: `adam` is mixed-precision Adam (18 bytes per parameter, Megatron-LM's); PHAZE's is `adam_phaze`.
+constexpr int kSearchVersion = 7;
 
 // ---- Names of the enumerations, both ways ----
 
@@ -50,8 +51,9 @@ constexpr Names<PlannerChoice, 3> kPlanner{
     {{PlannerChoice::Phaze, "phaze"}, {PlannerChoice::Stagewise, "stagewise"}, {PlannerChoice::Stagewise, "piper"}}};
 constexpr Names<StopRule, 2> kStopRule{{{StopRule::Exact, "exact"}, {StopRule::Buckets, "buckets"}}};
 constexpr Names<Ranking, 2> kRanking{{{Ranking::Canonical, "canonical"}, {Ranking::SmallerArea, "smaller_area"}}};
-constexpr Names<placement::Optimizer, 2> kOptimizer{
-    {{placement::Optimizer::Sgd, "sgd"}, {placement::Optimizer::Adam, "adam"}}};
+constexpr Names<placement::Optimizer, 3> kOptimizer{{{placement::Optimizer::Sgd, "sgd"},
+                                                     {placement::Optimizer::MixedPrecisionAdam, "adam"},
+                                                     {placement::Optimizer::Adam, "adam_phaze"}}};
 constexpr Names<model::NormKind, 2> kNorm{
     {{model::NormKind::LayerNorm, "layernorm"}, {model::NormKind::RmsNorm, "rmsnorm"}}};
 constexpr Names<model::Activation, 4> kActivation{{{model::Activation::Gelu, "gelu"},

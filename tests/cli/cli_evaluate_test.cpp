@@ -101,26 +101,35 @@ TEST(CliEvaluate, AChipOutsideTheTemplateWithItsOwnBandwidth) {
 
 TEST(CliEvaluate, MemoryPerDeviceIsThePublishedLayerFigures) {
   // GPT-3 175B on the TPUv4-like chip at t = 1 with recomputation: a stage of n transformer layers after the
-  // first holds, per device, its weights and SGD gradients (2 · 2 bytes · n · (12h² + 13h)), one micro-batch's
-  // activations (n · (34sbh + 5as²b) bytes, Korthikanti et al. 2022) and, for each further micro-batch of the
-  // p − q in flight on stage q under 1F1B, the 2sbh bytes that entered it.
-  const json a = answer("evaluate --arch tpuv4-like --model gpt3-175b --mbs 1 --recompute on --hbm 80 --tp 1");
-  ASSERT_TRUE(a.at("best").is_object());
-  const json& plan = a.at("best").at("models").at(0).at("plan");
-  const int64_t p = plan.at("pipeline_stages").get<int64_t>();
-  ASSERT_GT(p, 2);
-  const double h = 12288, s = 2048, heads = 96, b = 1;
-  double peak = 0;
-  for (int64_t q = 1; q < p - 1; ++q) {
-    const json& stage = plan.at("stages").at(q);
-    const double n = stage.at("layers").get<double>();
-    const double expected = 2 * 2 * n * (12 * h * h + 13 * h) + n * (34 * s * b * h + 5 * heads * s * s * b) +
-                            static_cast<double>(p - q - 1) * 2 * s * b * h;
-    EXPECT_EQ(stage.at("memory_bytes_per_device").get<double>(), expected) << "stage " << q;
+  // first holds, per device, its weights and SGD gradients (2 · 2 bytes · n · (12h² + 13h)) or, with
+  // mixed-precision Adam, 18 bytes per parameter (BF16 weights, FP32 gradients, master weights and two
+  // moments: Megatron-LM's), one micro-batch's activations (n · (34sbh + 5as²b) bytes, Korthikanti et al.
+  // 2022) and, for each further micro-batch of the p − q in flight on stage q under 1F1B, the 2sbh bytes
+  // that entered it.
+  for (const auto& [optimizer, bytes_per_parameter] : {std::pair("sgd", 4.0), std::pair("adam", 18.0)}) {
+    SCOPED_TRACE(optimizer);
+    const json a = answer(std::string("evaluate --arch tpuv4-like --model gpt3-175b --mbs 1 --recompute on --hbm 80 "
+                                      "--tp 1 --optimizer ") +
+                          optimizer);
+    ASSERT_TRUE(a.at("best").is_object());
+    const json& plan = a.at("best").at("models").at(0).at("plan");
+    const int64_t p = plan.at("pipeline_stages").get<int64_t>();
+    ASSERT_GT(p, 2);
+    const double h = 12288, s = 2048, heads = 96, b = 1;
+    double peak = 0;
+    for (int64_t q = 1; q < p - 1; ++q) {
+      const json& stage = plan.at("stages").at(q);
+      const double n = stage.at("layers").get<double>();
+      const double expected = bytes_per_parameter * n * (12 * h * h + 13 * h) +
+                              n * (34 * s * b * h + 5 * heads * s * s * b) +
+                              static_cast<double>(p - q - 1) * 2 * s * b * h;
+      EXPECT_EQ(stage.at("memory_bytes_per_device").get<double>(), expected) << "stage " << q;
+    }
+    for (const json& stage : plan.at("stages"))
+      peak = std::max(peak, stage.at("memory_bytes_per_device").get<double>());
+    EXPECT_EQ(plan.at("peak_memory_bytes_per_device").get<double>(), peak);
+    EXPECT_LE(peak, 80.0 * (int64_t{1} << 30));
   }
-  for (const json& stage : plan.at("stages")) peak = std::max(peak, stage.at("memory_bytes_per_device").get<double>());
-  EXPECT_EQ(plan.at("peak_memory_bytes_per_device").get<double>(), peak);
-  EXPECT_LE(peak, 80.0 * (int64_t{1} << 30));
 }
 
 TEST(CliEvaluate, TheChipIsKeptInAWrittenQuestion) {

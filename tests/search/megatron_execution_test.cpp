@@ -43,7 +43,7 @@ search::SearchQuestion megatron_question() {
   q.micro_batches = {1, 2};
   q.hbm_bytes = {int64_t{2} << 20, int64_t{24} << 20, int64_t{1} << 30};
   q.execution = search::Execution::Megatron;
-  q.optimizer = placement::Optimizer::Adam;
+  q.optimizer = placement::Optimizer::MixedPrecisionAdam;
   return q;
 }
 

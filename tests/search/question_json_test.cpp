@@ -159,7 +159,7 @@ TEST(QuestionJson, MegatronExecutionIsKeptAndOnlyWrittenWhenChosen) {
   search::SearchQuestion q = question_of({"gpt2-xl"});
   EXPECT_FALSE(text_of(q).contains("execution"));  // the files of PHAZE's execution stay as they were
   q.execution = search::Execution::Megatron;
-  q.optimizer = placement::Optimizer::Adam;
+  q.optimizer = placement::Optimizer::MixedPrecisionAdam;
   q.overlap_dp = true;
   const json text = text_of(q);
   EXPECT_EQ(text.at("execution"), json({{"kind", "megatron"}, {"overlap_dp", true}}));
@@ -263,7 +263,7 @@ TEST(QuestionJson, StagewisePlannerIsKeptAndOnlyWrittenWhenChosen) {
 TEST(QuestionJson, ExpertWidthsAreKeptAndOnlyWrittenWithExpertParallelism) {
   search::SearchQuestion q = question_of({"mixtral-8x7b"});
   q.execution = search::Execution::Megatron;
-  q.optimizer = placement::Optimizer::Adam;
+  q.optimizer = placement::Optimizer::MixedPrecisionAdam;
   EXPECT_FALSE(text_of(q).at("models").at(0).contains("experts"));  // files without it stay as they were
   q.models[0].expert_widths = {1, 8};
   const json text = text_of(q);
@@ -284,7 +284,7 @@ TEST(QuestionJson, ExpertWidthsAreKeptAndOnlyWrittenWithExpertParallelism) {
   EXPECT_NE(error_of(phaze_execution).find("--execution megatron"), std::string::npos) << error_of(phaze_execution);
   search::SearchQuestion dense = question_of({"gpt2-xl"});
   dense.execution = search::Execution::Megatron;
-  dense.optimizer = placement::Optimizer::Adam;
+  dense.optimizer = placement::Optimizer::MixedPrecisionAdam;
   dense.models[0].expert_widths = {2};
   EXPECT_THROW(search::validate(dense), InputError);
   // On 12 devices no width t gives 8 groups of t dividing them.

@@ -370,29 +370,29 @@ void run(const SearchOptions& o, const GivenFn& given) {
   } else {
     std::cout << io::answer_text(q, answer);
     std::cout << fmt::format(
-        "\n{} points evaluated{}, {} resumed from the results file, in {:.3g} s on {} thread{}{}; {} layer passes "
-        "scheduled, {} reused{}\n",
-        stats.points_evaluated,
+        "\n{} evaluated{}, {} resumed from the results file, in {:.3g} s on {}{}; {} scheduled, {} reused{}\n",
+        counted(stats.points_evaluated, "point"),
         stats.points_past_stop > 0
             ? fmt::format(" ({} of them past their combination's stop, not in the answer)", stats.points_past_stop)
             : "",
-        stats.points_resumed, stats.elapsed_s, settings.threads, settings.threads == 1 ? "" : "s",
+        stats.points_resumed, stats.elapsed_s, counted(settings.threads, "thread"),
         job.size() > 1 ? fmt::format(" and {} of {} other ranks", stats.remote_threads, job.size() - 1) : "",
-        stats.schedule_misses, stats.schedule_hits,
-        stats.unproven_passes > 0
-            ? fmt::format("; {} passes not proven optimal within the node budget", stats.unproven_passes)
-            : "");
+        counted(stats.schedule_misses, "layer pass", "layer passes"), stats.schedule_hits,
+        stats.unproven_passes > 0 ? fmt::format("; {} not proven optimal within the node budget",
+                                                counted(stats.unproven_passes, "pass", "passes"))
+                                  : "");
     if (stats.points_left_out > 0)
       std::cout << fmt::format(
-          "{} points left out unevaluated{}: their bounds show they cannot enter the answer (--evaluate-all "
+          "{} left out unevaluated{}: their bounds show they cannot enter the answer (--evaluate-all "
           "evaluates them)\n",
-          stats.points_left_out,
+          counted(stats.points_left_out, "point"),
           job.size() > 1 ? fmt::format(" ({} by other ranks)", stats.points_left_out_remote) : "");
     const search::BaselineTimes& b = stats.baseline_times;
     std::cout << fmt::format(
         "baselines took {:.3g} s: TPUv4-like 32 GiB {:.3g} s, hand-set plans {:.3g} s, Spotlight-style {:.3g} s "
-        "({} designs estimated, {} scheduled)\n",
-        b.total_s, b.tpuv4_32gib_s, b.hand_set_s, b.spotlight_s, b.spotlight_estimated, b.spotlight_scheduled);
+        "({} estimated, {} scheduled)\n",
+        b.total_s, b.tpuv4_32gib_s, b.hand_set_s, b.spotlight_s, counted(b.spotlight_estimated, "design"),
+        b.spotlight_scheduled);
   }
   if (!answer.best) std::cerr << "phaze: no feasible design in the searched space\n";
 }

@@ -477,11 +477,11 @@ std::string combination_text(const SearchQuestion& q, const SearchAnswer& a, con
   std::string out = fmt::format("  mbs {}, {:g} GiB HBM, recomputation {}: ", c.micro_batch, c.hbm_bytes / kGiB,
                                 c.recompute ? "on" : "off");
   if (r.stop_fired) {
-    out += fmt::format("stopped after {} of {} buckets ({} designs)", r.buckets_visited, a.buckets, r.designs_visited);
+    out += fmt::format("stopped after {} of {} ({})", r.buckets_visited, counted(a.buckets, "bucket"),
+                       counted(r.designs_visited, "design"));
   } else {
-    out += fmt::format("{} {} buckets ({} designs)",
-                       q.stop_rule == StopRule::Exact ? "visited all" : "no stop, visited all", r.buckets_visited,
-                       r.designs_visited);
+    out += fmt::format("{} {} ({})", q.stop_rule == StopRule::Exact ? "visited all" : "no stop, visited all",
+                       counted(r.buckets_visited, "bucket"), counted(r.designs_visited, "design"));
   }
   if (!r.best) return out + "; no feasible point\n";
   const hw::Architecture& d = r.best->design;
@@ -621,16 +621,16 @@ std::string network_text(const hw::Network& network) {
 /// and its best throughput at each micro-batch, HBM size and recomputation setting.
 void evaluation_text(std::string& out, const SearchQuestion& q, const SearchAnswer& a) {
   const hw::Architecture& c = *q.chip;
-  const auto plural = [](size_t n) { return n == 1 ? "" : "s"; };
   out += fmt::format("chip: {}{}, {} GiB HBM at {} GB/s, {} GHz, {} mm²\n", c.name.empty() ? "" : c.name + ": ",
                      chip_text(c), fixed_significant(c.hbm_bytes / kGiB), fixed_significant(c.hbm_bandwidth * 1e-9),
                      fixed_significant(c.clock_hz * 1e-9),
                      fixed_significant(hw::area_um2(c, q.space.core_overheads) * 1e-6));
   const size_t recomputes = recompute_values(q.recompute).size();
-  out += fmt::format(
-      "points: {} HBM size{} × {} micro-batch size{} × {} recomputation setting{} = {}, {} with a plan{}\n",
-      q.hbm_bytes.size(), plural(q.hbm_bytes.size()), q.micro_batches.size(), plural(q.micro_batches.size()),
-      recomputes, plural(recomputes), a.points, a.feasible_points, q.models.size() > 1 ? " for every model" : "");
+  out += fmt::format("points: {} × {} × {} = {}, {} with a plan{}\n",
+                     counted(static_cast<int64_t>(q.hbm_bytes.size()), "HBM size"),
+                     counted(static_cast<int64_t>(q.micro_batches.size()), "micro-batch size"),
+                     counted(static_cast<int64_t>(recomputes), "recomputation setting"), a.points, a.feasible_points,
+                     q.models.size() > 1 ? " for every model" : "");
   if (!a.best) {
     out += "no plan: no point has a training plan for every model that fits in memory\n";
     return;
@@ -682,14 +682,14 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
     return out;
   }
   const size_t bandwidths = q.space.hbm_bandwidths.size();
-  out += fmt::format(
-      "space: {} designs{} in {} area buckets × {} HBM sizes × {} micro-batch sizes × {} recomputation settings = {} "
-      "points\n",
-      a.designs,
-      bandwidths > 1
-          ? fmt::format(" ({} chips × {} HBM bandwidths)", a.designs / static_cast<int64_t>(bandwidths), bandwidths)
-          : "",
-      a.buckets, q.hbm_bytes.size(), q.micro_batches.size(), recompute_values(q.recompute).size(), a.points);
+  out += fmt::format("space: {}{} in {} × {} × {} × {} = {}\n", counted(a.designs, "design"),
+                     bandwidths > 1 ? fmt::format(" ({} chips × {} HBM bandwidths)",
+                                                  a.designs / static_cast<int64_t>(bandwidths), bandwidths)
+                                    : "",
+                     counted(a.buckets, "area bucket"), counted(static_cast<int64_t>(q.hbm_bytes.size()), "HBM size"),
+                     counted(static_cast<int64_t>(q.micro_batches.size()), "micro-batch size"),
+                     counted(static_cast<int64_t>(recompute_values(q.recompute).size()), "recomputation setting"),
+                     counted(a.points, "point"));
   if (q.stop_rule == StopRule::Exact) {
     out += fmt::format(
         "search: exact, every point explored (evaluated, or left out by a bound that proves it cannot enter the "

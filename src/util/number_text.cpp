@@ -58,4 +58,8 @@ std::string fixed_significant(double x, int digits) {
   return out;
 }
 
+std::string counted(int64_t n, const std::string& singular, const std::string& plural) {
+  return std::to_string(n) + " " + (n == 1 ? singular : plural.empty() ? singular + "s" : plural);
+}
+
 }  // namespace phaze

@@ -18,4 +18,8 @@ double parse_number(const std::string& option, const std::string& text, double l
 /// 0.0000562481 for 5.62481e-05, 100.323 as {:.6g} gives it. For text a person reads (no exponents).
 std::string fixed_significant(double x, int digits = 6);
 
+/// "1 design", "3 designs": a count with its noun in the singular or the plural (`plural`, or the singular
+/// with an s). For text a person reads.
+std::string counted(int64_t n, const std::string& singular, const std::string& plural = "");
+
 }  // namespace phaze

@@ -28,3 +28,11 @@ TEST(FixedSignificant, WritesWhatGWritesWithoutAnExponent) {
 }
 
 }  // namespace
+
+TEST(Counted, OneIsSingularEveryOtherCountPlural) {
+  EXPECT_EQ(phaze::counted(1, "design"), "1 design");
+  EXPECT_EQ(phaze::counted(0, "design"), "0 designs");
+  EXPECT_EQ(phaze::counted(29360, "design"), "29360 designs");
+  EXPECT_EQ(phaze::counted(1, "layer pass", "layer passes"), "1 layer pass");
+  EXPECT_EQ(phaze::counted(2, "layer pass", "layer passes"), "2 layer passes");
+}

@@ -162,11 +162,13 @@ Estimate Estimator::attention(const model::Operator& op, const hw::Architecture&
   const model::AttentionCore& core = *op.attention;
   hw::TensorCoreConfig tc = hw::tensor_cores(arch, all_cores);
   tc.on_chip = true;
+  // A causal kernel runs share() of each product, in blocks no smaller than the arrays want: priced as that
+  // share of the full product.
   Estimate products;
   for (const model::Gemm& product : core.products()) {
     const Estimate e = gemm(product, tc);
-    products.latency_s += e.latency_s;
-    products.energy_j += e.energy_j;
+    products.latency_s += core.share() * e.latency_s;
+    products.energy_j += core.share() * e.energy_j;
   }
   const PairedVectorWork softmax = paired_vector_work(op.passes, arch, all_cores, params_);
   const double bytes = attention_hbm_bytes(core, std::min(tc.cores, core.heads), arch.glb_bytes, kWordBytes);

@@ -675,7 +675,9 @@ std::string answer_text(const SearchQuestion& q, const SearchAnswer& a) {
   out += fmt::format("cluster: {} devices, global batch {}, {}, {} optimizer\n", q.devices, q.global_batch,
                      network_text(q.network), optimizer_text(q.optimizer));
   if (q.fused_attention)
-    out += "attention: one fused kernel per layer and pass, its scores in the on-chip buffers (full s × s products)\n";
+    out +=
+        "attention: one fused kernel per layer and pass, its scores in the on-chip buffers (a causal mask's blocks "
+        "above the diagonal skipped)\n";
   out += make_pricer(q)->description(q);
   if (q.chip) {
     evaluation_text(out, q, a);

@@ -4,6 +4,22 @@
 
 namespace phaze::model {
 
+int64_t AttentionCore::blocks() const {
+  if (!causal) return 1;
+  const CheckedInt n = (seq + kBlock - 1) / kBlock;
+  return n * (n + 1) / 2;
+}
+
+int64_t AttentionCore::scores() const {
+  if (!causal) return CheckedInt(heads) * seq * seq;
+  return CheckedInt(heads) * blocks() * kBlock * kBlock;
+}
+
+double AttentionCore::share() const {
+  return static_cast<double>(scores()) /
+         (static_cast<double>(heads) * static_cast<double>(seq) * static_cast<double>(seq));
+}
+
 std::vector<Gemm> AttentionCore::products() const {
   const int64_t s = seq, kv = kv_heads(), g = group;
   if (direction == Direction::Forward) return {Gemm{s, s, qk_dim, heads}, Gemm{s, v_dim, s, heads}};
@@ -12,12 +28,17 @@ std::vector<Gemm> AttentionCore::products() const {
           Gemm{s, qk_dim, s, heads}, Gemm{s, qk_dim, CheckedInt(s) * g, kv}};
 }
 
+int64_t AttentionCore::flops() const {
+  // Each product spans the s² scores of each head (its batch times its group, for the key/value gradients)
+  // and one more dimension d: 2 · d FLOPs per score.
+  CheckedInt per_score = 0;
+  for (const Gemm& p : products()) per_score += CheckedInt(2) * p.macs() / (CheckedInt(seq) * seq * heads);
+  return per_score * scores();
+}
+
 int64_t Operator::gemm_flops() const {
   if (gemm) return gemm->flops();
-  CheckedInt total = 0;
-  if (attention)
-    for (const Gemm& product : attention->products()) total += product.flops();
-  return total;
+  return attention ? attention->flops() : 0;
 }
 
 int64_t OperatorGraph::gemm_flops() const {

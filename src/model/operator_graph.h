@@ -79,17 +79,30 @@ struct Collective {
 /// The attention core of a layer as one fused kernel (flash-style): the scores and probabilities of each
 /// block of queries live in the on-chip buffers and never reach HBM (docs/accelerator.md, section 6.4).
 /// Forward: S = Q·Kᵀ, the online softmax, O = P·V. Backward: S recomputed, dP = dO·Vᵀ, dV = Pᵀ·dO,
-/// dS = P ⊙ (dP − rowsum(dO ⊙ O)), dQ = dS·K, dK = dSᵀ·Q. Every product is the full s × s one, as the
-/// materialised form computes it (blocks above a causal mask's diagonal are not skipped).
+/// dS = P ⊙ (dP − rowsum(dO ⊙ O)), dQ = dS·K, dK = dSᵀ·Q. Without a causal mask every product is the full
+/// s × s one; with it the kernel runs the blocks of kBlock queries × kBlock keys on or below the diagonal only,
+/// n(n + 1)/2 of the n² blocks (n = ⌈s / kBlock⌉): that share of each product's work (share()).
 struct AttentionCore {
+  /// Queries and keys per block of a causal kernel (FlashAttention's and the TPU kernels' usual 128).
+  static constexpr int64_t kBlock = 128;
   int64_t heads = 0;              ///< query heads times micro-batch sequences (the products' batch)
   int64_t group = 1;              ///< query heads sharing one key/value head
   int64_t seq = 0;                ///< s, queries and keys per sequence
   int64_t qk_dim = 0, v_dim = 0;  ///< elements of a head's query and key, and of its value
   Direction direction = Direction::Forward;
+  bool causal = false;  ///< only the blocks on or below the diagonal run
   int64_t kv_heads() const { return heads / group; }
-  /// The kernel's products, in the order it runs them (forward: S, O; backward: S, dP, dV, dQ, dK).
+  /// Blocks of each head the kernel runs: n(n + 1)/2 when causal (each kBlock × kBlock), else 1 (s × s).
+  int64_t blocks() const;
+  /// Scores the kernel computes: heads · s² without a mask, heads · blocks · kBlock² with it.
+  int64_t scores() const;
+  /// The share of the full products' work the kernel runs: scores() / (heads · s²), 1 without a mask.
+  double share() const;
+  /// The kernel's products in full, in the order it runs them (forward: S, O; backward: S, dP, dV, dQ, dK);
+  /// it runs share() of each.
   std::vector<Gemm> products() const;
+  /// FLOPs the kernel runs: share() of its products', exactly (each product spans s × s scores per head).
+  int64_t flops() const;
   bool operator==(const AttentionCore&) const = default;
 };
 

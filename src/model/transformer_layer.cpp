@@ -175,9 +175,12 @@ QueryKeyValue project_latent_qkv(LayerBuilder& lb, const ModelSpec& m, const Lay
 /// backward kernel reads too, is the tensor the output projection stashes (merging the heads is a view), so
 /// it is not counted twice. The dropout mask (if any) is regenerated from its seed in the backward kernel.
 Value fused_attention_core(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, const QueryKeyValue& qkv) {
-  const CheckedInt s = d.s, scores_n = d.scores_n, rows = d.b * d.heads_t * d.s;
+  const CheckedInt s = d.s, rows = d.b * d.heads_t * d.s;
   const bool scale_scores = !m.scale_query, dropout = m.attention_dropout > 0.0;
-  const AttentionCore core{d.b * d.heads_t, d.group, s, d.dqk, d.dv, Direction::Forward};
+  const AttentionCore core{d.b * d.heads_t, d.group, s, d.dqk, d.dv, Direction::Forward, m.causal()};
+  // The scores the kernel computes: a causal kernel skips the blocks above the diagonal. Its softmax rows are a
+  // block long when causal (the online softmax works a block at a time), s otherwise.
+  const CheckedInt scores_n = core.scores(), row = m.causal() ? AttentionCore::kBlock : d.s.value();
   ForwardSpec spec;
   spec.id = "F5";
   spec.name = "fused attention: Q·Kᵀ, softmax, P·V";
@@ -187,7 +190,7 @@ Value fused_attention_core(LayerBuilder& lb, const ModelSpec& m, const LayerDims
   // the scaling and the mask; the rescaling of the output block is per row.
   if (scale_scores) spec.passes.push_back(fwd(VectorKind::Scale, scores_n));
   spec.passes.push_back(fwd(VectorKind::Mask, scores_n));
-  spec.passes.push_back(fwd(VectorKind::Softmax, scores_n, s));
+  spec.passes.push_back(fwd(VectorKind::Softmax, scores_n, row));
   if (dropout) spec.passes.push_back(fwd(VectorKind::Dropout, scores_n));
   spec.operands = {Operand{qkv.q}, Operand{qkv.k}, Operand{qkv.v}};
   spec.output_elements = {d.T * d.o_cols};

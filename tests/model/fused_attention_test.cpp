@@ -50,18 +50,31 @@ TEST(FusedAttention, StashesNoScoresOnlyOneStatisticPerQueryRow) {
   }
 }
 
-TEST(FusedAttention, BackwardRecomputesTheScoresForwardIsUnchanged) {
+TEST(FusedAttention, CausalBlocksOnTheDiagonalAndBelowAndTheBackwardRecomputesTheScores) {
+  // The materialised core runs 2 products of 2·s²·d FLOPs per head forward and 4 backward; the fused kernel
+  // runs them over the 128 × 128 blocks on or below the diagonal of a causal mask, n(n + 1)/2 of them
+  // (n = s/128 = 8: 36 blocks, 36 · 128² of the s² scores), and recomputes Q·Kᵀ backward (5 products).
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
     const int64_t s = 1024, b = 2, t = 2, a = c.spec.heads / t, d = c.spec.head_dim();
     const model::LayerGraph m = graph(c.spec, s, b, t, false), f = graph(c.spec, s, b, t, true);
-    EXPECT_EQ(f.transformer.forward_flops(), m.transformer.forward_flops());
-    EXPECT_EQ(f.transformer.backward_flops(), m.transformer.backward_flops() + 2 * b * a * s * s * d);
+    const int64_t full = b * a * s * s * d, causal = b * a * (8 * 9 / 2) * 128 * 128 * d;
+    EXPECT_EQ(f.transformer.forward_flops(), m.transformer.forward_flops() - 4 * full + 4 * causal);
+    EXPECT_EQ(f.transformer.backward_flops(), m.transformer.backward_flops() - 8 * full + 10 * causal);
     // Everything outside the core is the same layer.
     EXPECT_EQ(f.transformer.parameters, m.transformer.parameters);
     EXPECT_EQ(m.transformer.forward.ops.size() - f.transformer.forward.ops.size(),
               c.spec.attention_dropout > 0 ? 3u : 2u);  // F6, F8 (and F7) fold into F5
   }
+}
+
+TEST(FusedAttention, WithoutACausalMaskEveryScoreIsComputed) {
+  // BERT's padding mask: the kernel computes all s² scores, as the materialised core does.
+  const model::ModelSpec spec = preset("bert-large");
+  const int64_t s = 512, b = 2, t = 1, a = spec.heads, d = spec.head_dim();
+  const model::LayerGraph m = graph(spec, s, b, t, false), f = graph(spec, s, b, t, true);
+  EXPECT_EQ(f.transformer.forward_flops(), m.transformer.forward_flops());
+  EXPECT_EQ(f.transformer.backward_flops(), m.transformer.backward_flops() + 2 * b * a * s * s * d);
 }
 
 TEST(FusedAttention, OneKernelEachWayWithTheGradientsOfQKAndV) {

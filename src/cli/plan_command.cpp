@@ -158,7 +158,7 @@ void plan(const PlanOptions& o) {
   fmt::print("{}\n", assumptions);
   fmt::print("{} on {} × {} ({}), global batch {}, seq {}\n", spec.description.empty() ? spec.name : spec.description,
              q.gpus, hw::device_name(system.device), system.name, q.global_batch, q.seq);
-  fmt::print("{} configurations ({}), {} fit in memory ({:.2f} s)\n", a.evaluated,
+  fmt::print("{} ({}), {} fit in memory ({:.2f} s)\n", counted(a.evaluated, "configuration"),
              q.try_fp8         ? "BF16 and FP8"
              : o.features.fp8  ? "FP8"
              : o.features.bf16 ? "BF16"

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "util/number_text.h"
+
 namespace phaze::io {
 
 namespace {
@@ -66,9 +68,9 @@ std::string search_summary(const json& a) {
   for (const json& m : best["models"]) {
     if (!m.value("feasible", false)) continue;
     const json& p = m["plan"];
-    out += fmt::format("  {}: {:.6g} samples/s, t = {}, {} stages, d = {}\n", m.value("model", std::string()),
-                       number(m, "samples_per_s"), p.value("tensor_parallel", 0), p.value("pipeline_stages", 0),
-                       p.value("data_parallel", 0));
+    out += fmt::format("  {}: {:.6g} samples/s, t = {}, {}, d = {}\n", m.value("model", std::string()),
+                       number(m, "samples_per_s"), p.value("tensor_parallel", 0),
+                       counted(p.value("pipeline_stages", int64_t{0}), "stage"), p.value("data_parallel", 0));
   }
   out += "baselines:\n";
   for (const auto& [name, b] : a["baselines"].items()) {

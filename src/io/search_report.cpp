@@ -307,12 +307,14 @@ void model_text(std::string& out, const ModelCase& mc, const ModelOutcome& m, in
     return;
   }
   if (const auto* stagewise = std::get_if<StagewiseSettings>(&m.settings)) {
-    out += fmt::format("  {}: {} pipeline stage{}, each its own t and d ({} devices)\n", mc.spec.name, m.stages.size(),
-                       m.stages.size() == 1 ? "" : "s", devices_used(m));
+    out += fmt::format("  {}: {}, each its own t and d ({})\n", mc.spec.name,
+                       counted(static_cast<int64_t>(m.stages.size()), "pipeline stage"),
+                       counted(devices_used(m), "device"));
     out += fmt::format("    stages: {}\n", stagewise_text(m, *stagewise, mc.spec.num_layers));
   } else {
-    out += fmt::format("  {}: t = {}, {} pipeline stage{}, d = {} ({} devices)\n", mc.spec.name, m.width,
-                       m.stages.size(), m.stages.size() == 1 ? "" : "s", m.data_parallel, devices_used(m));
+    out += fmt::format("  {}: t = {}, {}, d = {} ({})\n", mc.spec.name, m.width,
+                       counted(static_cast<int64_t>(m.stages.size()), "pipeline stage"), m.data_parallel,
+                       counted(devices_used(m), "device"));
     out += fmt::format("    stages: {}\n", stages_text(m, mc.spec.num_layers));
   }
   if (!m.stage_memory_bytes.empty()) {
@@ -355,11 +357,13 @@ std::string point_brief(const SearchQuestion& q, const PointOutcome& p) {
   std::string out = fmt::format("{:.6g} samples/s on {}, micro-batch {}, recomputation {}", p.score, design_text(p),
                                 p.micro_batch, p.recompute ? "on" : "off");
   for (size_t m = 0; m < q.models.size(); ++m)
-    out += !std::holds_alternative<StagewiseSettings>(p.models[m].settings)
-               ? fmt::format("; {} t = {}, {} stages, d = {}", q.models[m].spec.name, p.models[m].width,
-                             p.models[m].stages.size(), p.models[m].data_parallel)
-               : fmt::format("; {} {} stages, t ≤ {}, d ≤ {}", q.models[m].spec.name, p.models[m].stages.size(),
-                             p.models[m].width, p.models[m].data_parallel);
+    out +=
+        !std::holds_alternative<StagewiseSettings>(p.models[m].settings)
+            ? fmt::format("; {} t = {}, {}, d = {}", q.models[m].spec.name, p.models[m].width,
+                          counted(static_cast<int64_t>(p.models[m].stages.size()), "stage"), p.models[m].data_parallel)
+            : fmt::format("; {} {}, t ≤ {}, d ≤ {}", q.models[m].spec.name,
+                          counted(static_cast<int64_t>(p.models[m].stages.size()), "stage"), p.models[m].width,
+                          p.models[m].data_parallel);
   return out;
 }
 
@@ -390,8 +394,9 @@ void hand_set_text(std::string& out, const std::string& label, const SearchQuest
       out += fmt::format("      {}: {}\n", name, h.reason);
       continue;
     }
-    const std::string plan = fmt::format("p = {}, t = {}, d = {} ({} devices)", h.plan.pipeline, h.plan.width,
-                                         h.plan.data_parallel, h.plan.pipeline * h.plan.width * h.plan.data_parallel);
+    const std::string plan =
+        fmt::format("p = {}, t = {}, d = {} ({})", h.plan.pipeline, h.plan.width, h.plan.data_parallel,
+                    counted(h.plan.pipeline * h.plan.width * h.plan.data_parallel, "device"));
     if (!h.feasible) {
       out += fmt::format("      {}: {}: infeasible: {}\n", name, plan, h.reason);
       continue;

@@ -9,6 +9,7 @@
 #include "io/piper_json.h"
 #include "piper/planner.h"
 #include "util/input_error.h"
+#include "util/number_text.h"
 #include "util/output_file.h"
 #include "util/read_file.h"
 #include "util/run_on_threads.h"
@@ -25,15 +26,17 @@ struct PiperOptions {
 };
 
 std::string answer_text(const piper::Problem& p, const piper::PiperAnswer& a) {
-  std::string out = fmt::format(
-      "{} nodes, {} edges; K = {} devices, N = {} micro-batches, M = {:g} bytes, B = {:g} bytes/s\n", p.nodes.size(),
-      p.edges.size(), p.devices, p.micro_batches, p.memory_per_device_bytes, p.bandwidth_bytes_per_s);
+  std::string out = fmt::format("{}, {}; K = {}, N = {}, M = {:g} bytes, B = {:g} bytes/s\n",
+                                counted(static_cast<int64_t>(p.nodes.size()), "node"),
+                                counted(static_cast<int64_t>(p.edges.size()), "edge"), counted(p.devices, "device"),
+                                counted(p.micro_batches, "micro-batch", "micro-batches"), p.memory_per_device_bytes,
+                                p.bandwidth_bytes_per_s);
   if (!a.feasible) return out + "no feasible plan\n";
   const piper::PlanEvaluation e = piper::evaluate_plan(p, a.stages);
   int64_t devices = 0;
   for (const auto& s : a.stages) devices += s.data_parallel * s.width;
-  out += fmt::format("time per sample {:.9g} s; {} stage{} on {} devices\n", a.time_per_sample_s, a.stages.size(),
-                     a.stages.size() == 1 ? "" : "s", devices);
+  out += fmt::format("time per sample {:.9g} s; {} on {}\n", a.time_per_sample_s,
+                     counted(static_cast<int64_t>(a.stages.size()), "stage"), counted(devices, "device"));
   for (size_t i = 0; i < a.stages.size(); ++i) {
     const auto& s = a.stages[i];
     const int w = piper::width_index(p, s.width);

@@ -16,6 +16,7 @@
 #include "megatron/published_validation.h"
 #include "megatron/validation.h"
 #include "util/input_error.h"
+#include "util/number_text.h"
 #include "util/output_file.h"
 
 namespace phaze::cli {
@@ -79,8 +80,8 @@ void print_published(const std::vector<megatron::PublishedRun>& runs, const mega
                r.metric == megatron::PublishedMetric::TflopsPerGpu ? ", " : "",
                r.metric == megatron::PublishedMetric::TflopsPerGpu ? flop_count_name(r.flop_count) : "");
   }
-  fmt::print("{} runs priced: mean absolute error {:.2f}%, largest {:.2f}% ({})\n", v.priced, v.mean_abs_error * 100,
-             v.max_abs_error * 100, runs[v.worst].label);
+  fmt::print("{} priced: mean absolute error {:.2f}%, largest {:.2f}% ({})\n", counted(v.priced, "run"),
+             v.mean_abs_error * 100, v.max_abs_error * 100, runs[v.worst].label);
 }
 
 nlohmann::json published_json(const std::vector<megatron::PublishedRun>& runs, const megatron::PublishedValidation& v) {
@@ -104,8 +105,8 @@ void validate_published(const ValidateOptions& o) {
   if (o.fit) {
     const hw::System fitted = megatron::fit_gpu_on_published(runs);
     const hw::Gpu& gpu = hw::gpu_of(fitted);
-    std::cerr << fmt::format("fitted on {} runs: sustained_clock_share {:.2f}\n", runs.size(),
-                             gpu.sustained_clock_share);
+    std::cerr << fmt::format("fitted on {}: sustained_clock_share {:.2f}\n",
+                             counted(static_cast<int64_t>(runs.size()), "run"), gpu.sustained_clock_share);
     for (auto& r : runs)
       if (r.system.name == fitted.name) r.system = fitted;
     write_fitted_system(o, fitted);
@@ -129,8 +130,9 @@ void print_text(const std::vector<megatron::MeasuredRun>& runs, const megatron::
                fmt::format("{}/{}", p.micro_batch, p.global_batch), r.iteration_s * 1e3, v.runs[i].predicted_s * 1e3,
                v.runs[i].error * 100);
   }
-  fmt::print("{} runs: mean absolute error {:.2f}%, largest {:.2f}% (line {})\n", runs.size(), v.mean_abs_error * 100,
-             v.max_abs_error * 100, runs[v.worst].line);
+  fmt::print("{}: mean absolute error {:.2f}%, largest {:.2f}% (line {})\n",
+             counted(static_cast<int64_t>(runs.size()), "run"), v.mean_abs_error * 100, v.max_abs_error * 100,
+             runs[v.worst].line);
 }
 
 nlohmann::json to_json(const std::vector<megatron::MeasuredRun>& runs, const megatron::ValidationSummary& v) {
@@ -248,9 +250,10 @@ void validate_file(const ValidateOptions& o) {
     write_fitted_system(o, system);
     const hw::Gpu& gpu = hw::gpu_of(system);
     std::cerr << fmt::format(
-        "fitted on {} runs: tensor_efficiency {:.2f}, memory_efficiency {:.2f}, "
+        "fitted on {}: tensor_efficiency {:.2f}, memory_efficiency {:.2f}, "
         "kernel_launch_s {:.1f}e-6\n",
-        runs.size(), gpu.tensor_efficiency, gpu.memory_efficiency, gpu.kernel_launch_s * 1e6);
+        counted(static_cast<int64_t>(runs.size()), "run"), gpu.tensor_efficiency, gpu.memory_efficiency,
+        gpu.kernel_launch_s * 1e6);
   }
   const megatron::ValidationSummary v = megatron::check_runs(runs, system);
   if (o.json) {

@@ -14,6 +14,7 @@
 #include "hw/system_json.h"
 #include "model/layer_graph.h"
 #include "search/pricer.h"
+#include "search/question_json.h"
 #include "util/number_text.h"
 
 namespace phaze::io {
@@ -248,19 +249,14 @@ ordered_json baselines_json(const SearchQuestion& q, const SearchAnswer& a) {
   return out;
 }
 
-/// A chip's cores and buffer for people (no HBM size).
-const char* optimizer_name(placement::Optimizer o) {
-  return o == placement::Optimizer::MixedPrecisionAdam ? "adam"
-         : o == placement::Optimizer::Adam             ? "adam_phaze"
-                                                       : "sgd";
-}
-
+/// The optimizer for people.
 const char* optimizer_text(placement::Optimizer o) {
   return o == placement::Optimizer::MixedPrecisionAdam ? "mixed-precision Adam"
          : o == placement::Optimizer::Adam             ? "PHAZE's Adam (one state copy)"
                                                        : "SGD";
 }
 
+/// A chip's cores and buffer for people (no HBM size).
 std::string chip_text(const hw::Architecture& a) {
   return fmt::format("{} × {}×{} tensor cores, {} × {}-lane vector cores, {} MiB GLB", a.num_tc, a.tc_width, a.tc_depth,
                      a.num_vc, a.vc_width, a.glb_bytes >> 20);

@@ -500,6 +500,10 @@ SearchQuestion parse_question(const std::string& text, const std::string& source
   return q;
 }
 
+const char* optimizer_name(placement::Optimizer optimizer) {
+  return name_of(optimizer);
+}
+
 std::string run_identity(const SearchQuestion& question) {
   SearchQuestion q = question;
   // The window and the bucket width decide which points an answer is built from; the exact rule takes

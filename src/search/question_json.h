@@ -26,4 +26,7 @@ SearchQuestion read_question(const nlohmann::json& json, const std::string& sour
 /// model versions and the question's JSON (the bucket rule's settings at their defaults under the exact rule).
 std::string run_identity(const SearchQuestion& question);
 
+/// The optimizer's name in a question file and an answer: "sgd", "adam" (mixed precision) or "adam_phaze".
+const char* optimizer_name(placement::Optimizer optimizer);
+
 }  // namespace phaze::search

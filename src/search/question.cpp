@@ -6,9 +6,8 @@
 #include <bit>
 #include <cmath>
 #include <set>
-#include <tuple>
-#include <utility>
 
+#include "hw/architecture_json.h"
 #include "hw/area.h"
 #include "util/input_error.h"
 
@@ -43,25 +42,10 @@ hw::PowerOfTwoRange narrowed(const std::vector<int64_t>& values, const hw::Power
   return {std::max(*lo, range.min), std::min(*hi, range.max)};
 }
 
-/// A chip given whole (SearchQuestion::chip): positive sizes, a positive finite bandwidth and clock, the
-/// bounds of an architecture file (hw/architecture_json.h).
+/// A chip given whole (SearchQuestion::chip) within the bounds of an architecture file: checked by the file's
+/// own reader, the one rule of those bounds (hw/architecture_json.h).
 void validate_chip(const hw::Architecture& a) {
-  constexpr int64_t kMostCount = int64_t{1} << 16, kMostBytes = int64_t{1} << 50;
-  for (const auto& [name, value] :
-       {std::pair("num_tc", a.num_tc), std::pair("tc_width", a.tc_width), std::pair("tc_depth", a.tc_depth),
-        std::pair("num_vc", a.num_vc), std::pair("vc_width", a.vc_width)})
-    if (value < 1 || value > kMostCount)
-      throw InputError(
-          fmt::format("--arch {}: {} = {}: must be an integer from 1 to {}", a.name, name, value, kMostCount));
-  for (const auto& [name, value, zero] :
-       {std::tuple("glb_bytes", a.glb_bytes, false), std::tuple("tc_sram_bytes", a.tc_sram_bytes, true),
-        std::tuple("vc_sram_bytes", a.vc_sram_bytes, true), std::tuple("hbm_bytes", a.hbm_bytes, false)})
-    if (value < (zero ? 0 : 1) || value > kMostBytes)
-      throw InputError(fmt::format("--arch {}: {} = {}: must be an integer from {} to {}", a.name, name, value,
-                                   zero ? 0 : 1, kMostBytes));
-  for (const auto& [name, value] : {std::pair("hbm_bandwidth", a.hbm_bandwidth), std::pair("clock_hz", a.clock_hz)})
-    if (!(value > 0) || !std::isfinite(value))
-      throw InputError(fmt::format("--arch {}: {} = {}: must be a positive number", a.name, name, value));
+  hw::architecture_from_json(nlohmann::json::parse(hw::architecture_file_json(a).dump()), "--arch " + a.name);
 }
 
 bool admits(const std::vector<int64_t>& values, int64_t v) {

@@ -22,6 +22,7 @@
 namespace {
 
 using nlohmann::json;
+using phaze_test::json_answer;
 using phaze_test::quoted;
 using phaze_test::run_phaze;
 using phaze_test::RunResult;
@@ -29,12 +30,6 @@ using phaze_test::TempDir;
 
 const std::string kTiny = quoted(std::string(PHAZE_TEST_DATA) + "/hf/tiny-gpt2/config.json");
 const std::string kWorkload = " --devices 16 --global-batch 32 --tp 1,2 --mbs 1,2 --hbm 0.002,32";
-
-json answer(const std::string& args) {
-  const RunResult r = run_phaze(args + " --json");
-  EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
-  return r.status == 0 ? json::parse(r.out) : json();
-}
 
 std::string chip_file(TempDir& dir, const std::string& name, const std::string& fields) {
   dir.write(name, "{" + fields + "}");
@@ -56,7 +51,7 @@ TEST(CliEvaluate, AChipOfTheSpaceScoresAsItsPointsInTheSearch) {
   ASSERT_EQ(searched.size(), 8u);
   const std::string chip = chip_file(
       dir, "chip.json", R"("num_tc": 2, "tc_width": 8, "tc_depth": 16, "num_vc": 1, "vc_width": 8, "glb_mib": 2)");
-  const json a = answer("evaluate --arch " + chip + " --model " + kTiny + kWorkload);
+  const json a = json_answer("evaluate --arch " + chip + " --model " + kTiny + kWorkload);
   ASSERT_TRUE(a.contains("search"));
   int compared = 0;
   for (const json& c : a.at("search").at("combinations")) {
@@ -72,8 +67,9 @@ TEST(CliEvaluate, AChipOfTheSpaceScoresAsItsPointsInTheSearch) {
 }
 
 TEST(CliEvaluate, TheTpuv4LikePresetIsTheSearchsBaseline) {
-  const json search = answer("search --model " + kTiny + kWorkload + " --tc 2 --vc 1 --width 8 --depth 16 --glb-mib 2");
-  const json evaluated = answer("evaluate --arch tpuv4-like --model " + kTiny + kWorkload);
+  const json search =
+      json_answer("search --model " + kTiny + kWorkload + " --tc 2 --vc 1 --width 8 --depth 16 --glb-mib 2");
+  const json evaluated = json_answer("evaluate --arch tpuv4-like --model " + kTiny + kWorkload);
   EXPECT_EQ(evaluated.at("best").at("average_samples_per_s"),
             search.at("baselines").at("tpuv4_like").at("average_samples_per_s"));
   EXPECT_EQ(evaluated.at("settings").at("chip").at("name"), "tpuv4-like");
@@ -89,7 +85,7 @@ TEST(CliEvaluate, AChipOutsideTheTemplateWithItsOwnBandwidth) {
   const std::string slow = chip_file(dir, "slow.json", base + R"(, "hbm_bandwidth": 2e11)");
   const std::string fast = chip_file(dir, "fast.json", base + R"(, "hbm_bandwidth": 4e11)");
   const std::string args = " --model " + model + " --seq 1024 --devices 8 --global-batch 16 --attention-backend fused";
-  const json a = answer("evaluate --arch " + slow + args), b = answer("evaluate --arch " + fast + args);
+  const json a = json_answer("evaluate --arch " + slow + args), b = json_answer("evaluate --arch " + fast + args);
   ASSERT_TRUE(a.at("best").is_object() && b.at("best").is_object());
   EXPECT_EQ(a.at("settings").at("chip").at("hbm_bandwidth"), 2e11);
   EXPECT_EQ(a.at("settings").at("chip").at("vc_width"), 1024);
@@ -108,9 +104,10 @@ TEST(CliEvaluate, MemoryPerDeviceIsThePublishedLayerFigures) {
   // that entered it.
   for (const auto& [optimizer, bytes_per_parameter] : {std::pair("sgd", 4.0), std::pair("adam", 18.0)}) {
     SCOPED_TRACE(optimizer);
-    const json a = answer(std::string("evaluate --arch tpuv4-like --model gpt3-175b --mbs 1 --recompute on --hbm 80 "
-                                      "--tp 1 --optimizer ") +
-                          optimizer);
+    const json a =
+        json_answer(std::string("evaluate --arch tpuv4-like --model gpt3-175b --mbs 1 --recompute on --hbm 80 "
+                                "--tp 1 --optimizer ") +
+                    optimizer);
     ASSERT_TRUE(a.at("best").is_object());
     const json& plan = a.at("best").at("models").at(0).at("plan");
     const int64_t p = plan.at("pipeline_stages").get<int64_t>();
@@ -142,7 +139,7 @@ TEST(CliEvaluate, TheChipIsKeptInAWrittenQuestion) {
   ASSERT_EQ(run_phaze(args + " --write-question " + quoted(q)).status, 0);
   const json written = json::parse(phaze_test::file_text(q));
   EXPECT_EQ(written.at("chip").at("tc_sram_bytes"), 4096);
-  EXPECT_EQ(answer("search --question " + quoted(q)).at("best"), answer(args).at("best"));
+  EXPECT_EQ(json_answer("search --question " + quoted(q)).at("best"), json_answer(args).at("best"));
 }
 
 TEST(CliEvaluate, BadInputNamesTheOption) {

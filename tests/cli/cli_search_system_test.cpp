@@ -19,6 +19,7 @@
 namespace {
 
 using nlohmann::json;
+using phaze_test::json_answer;
 using phaze_test::quoted;
 using phaze_test::run_phaze;
 using phaze_test::RunResult;
@@ -37,12 +38,6 @@ std::string system_file(TempDir& dir, const std::string& name, const std::string
   return path;
 }
 
-json answer(const std::string& args) {
-  const RunResult r = run_phaze(args + " --json");
-  EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
-  return r.status == 0 ? json::parse(r.out) : json();
-}
-
 // Two tiers with the same bandwidth, no latency and full efficiency are one link: every collective and
 // transfer takes the same time on either, so the answer is the one of --link-bandwidth.
 TEST(CliSearchSystem, TwoEqualTiersAnswerLikeOneLink) {
@@ -51,8 +46,8 @@ TEST(CliSearchSystem, TwoEqualTiersAnswerLikeOneLink) {
       system_file(dir, "equal.json",
                   R"({"name": "node", "members": 2, "bandwidth": 1073741824}, {"name": "all", "members": 0,
                       "bandwidth": 1073741824})");
-  const json one = answer(kTinySearch + " --link-bandwidth 1");
-  const json two = answer(kTinySearch + " --system " + quoted(sys));
+  const json one = json_answer(kTinySearch + " --link-bandwidth 1");
+  const json two = json_answer(kTinySearch + " --system " + quoted(sys));
   ASSERT_TRUE(one.contains("top") && two.contains("top"));
   EXPECT_EQ(two.at("top"), one.at("top"));
   EXPECT_EQ(two.at("best"), one.at("best"));
@@ -64,7 +59,7 @@ TEST(CliSearchSystem, TwoEqualTiersAnswerLikeOneLink) {
 // latency on the tensor-parallel tier only adds time: the best throughput never rises.
 TEST(CliSearchSystem, SlowerTiersNeverRaiseTheThroughput) {
   TempDir dir;
-  const json fast = answer(kTinySearch + " --link-bandwidth 1");
+  const json fast = json_answer(kTinySearch + " --link-bandwidth 1");
   const std::string slow =
       system_file(dir, "slow.json",
                   R"({"name": "node", "members": 2, "bandwidth": 1073741824, "latency_s": 1e-5, "efficiency": 0.5},
@@ -75,7 +70,7 @@ TEST(CliSearchSystem, SlowerTiersNeverRaiseTheThroughput) {
       text.out.find("network node (groups of 2, 1 GiB/s, 1e-05 s, efficiency 0.5) / all (every device, 0.1 GiB/s"),
       std::string::npos)
       << text.out;
-  const json slower = answer(kTinySearch + " --system " + quoted(slow));
+  const json slower = json_answer(kTinySearch + " --system " + quoted(slow));
   EXPECT_LE(slower.at("best").at("average_samples_per_s").get<double>(),
             fast.at("best").at("average_samples_per_s").get<double>());
 }
@@ -94,14 +89,14 @@ TEST(CliSearchSystem, SystemAndLinkBandwidthExcludeEachOther) {
   // The question file carries the tiers: written with --system, it answers the same.
   const std::string q = dir.file("q.json");
   ASSERT_EQ(run_phaze(kTinySearch + " --system " + quoted(sys) + " --write-question " + quoted(q)).status, 0);
-  EXPECT_EQ(answer("search --question " + quoted(q)).at("top"),
-            answer(kTinySearch + " --system " + quoted(sys)).at("top"));
+  EXPECT_EQ(json_answer("search --question " + quoted(q)).at("top"),
+            json_answer(kTinySearch + " --system " + quoted(sys)).at("top"));
 }
 
 // Megatron-LM execution: every configuration uses all 16 devices (t · p · d), the answer says how it ran, and
 // overlapping the gradient reduction with the backward pass only hides time.
 TEST(CliSearchMegatron, UsesEveryDeviceAndOverlapNeverSlowsItDown) {
-  const json a = answer(kTinySearch + " --execution megatron");
+  const json a = json_answer(kTinySearch + " --execution megatron");
   ASSERT_TRUE(a.contains("best"));
   EXPECT_EQ(a.at("settings").at("execution"),
             json({{"kind", "megatron"}, {"overlap_dp", false}, {"zero_stages", {0, 1, 2, 3}}}));
@@ -113,7 +108,7 @@ TEST(CliSearchMegatron, UsesEveryDeviceAndOverlapNeverSlowsItDown) {
     EXPECT_LE(plan.at("megatron").at("peak_memory_bytes").get<double>(),
               point.at("design").at("hbm_bytes").get<double>());
   }
-  const json overlapped = answer(kTinySearch + " --execution megatron --overlap-dp");
+  const json overlapped = json_answer(kTinySearch + " --execution megatron --overlap-dp");
   EXPECT_GE(overlapped.at("best").at("average_samples_per_s").get<double>(),
             a.at("best").at("average_samples_per_s").get<double>());
 }
@@ -134,13 +129,13 @@ TEST(CliSearchMegatron, QuestionFileCarriesTheExecution) {
   TempDir dir;
   const std::string q = dir.file("q.json");
   ASSERT_EQ(run_phaze(kTinySearch + " --execution megatron --overlap-dp --write-question " + quoted(q)).status, 0);
-  EXPECT_EQ(answer("search --question " + quoted(q)).at("top"),
-            answer(kTinySearch + " --execution megatron --overlap-dp").at("top"));
+  EXPECT_EQ(json_answer("search --question " + quoted(q)).at("top"),
+            json_answer(kTinySearch + " --execution megatron --overlap-dp").at("top"));
   // Given beside a file of PHAZE's execution, the flag switches it (and its optimizer) to Megatron-LM's.
   const std::string plain = dir.file("plain.json");
   ASSERT_EQ(run_phaze(kTinySearch + " --write-question " + quoted(plain)).status, 0);
-  EXPECT_EQ(answer("search --question " + quoted(plain) + " --execution megatron").at("top"),
-            answer(kTinySearch + " --execution megatron").at("top"));
+  EXPECT_EQ(json_answer("search --question " + quoted(plain) + " --execution megatron").at("top"),
+            json_answer(kTinySearch + " --execution megatron").at("top"));
 }
 
 }  // namespace
@@ -148,11 +143,11 @@ TEST(CliSearchMegatron, QuestionFileCarriesTheExecution) {
 // The stagewise planner: never slower than PHAZE's at the best point, every stage with its own t and d
 // within the devices, and refused beside Megatron-LM execution.
 TEST(CliSearchStagewise, NeverSlowerAndSaysHowEachStageRuns) {
-  const json uniform = answer(kTinySearch);
-  const json a = answer(kTinySearch + " --planner stagewise");
+  const json uniform = json_answer(kTinySearch);
+  const json a = json_answer(kTinySearch + " --planner stagewise");
   ASSERT_TRUE(a.contains("best"));
   EXPECT_EQ(a.at("settings").at("planner"), "stagewise");
-  EXPECT_EQ(answer(kTinySearch + " --planner piper").at("best"), a.at("best"));  // its other name
+  EXPECT_EQ(json_answer(kTinySearch + " --planner piper").at("best"), a.at("best"));  // its other name
   EXPECT_FALSE(uniform.at("settings").contains("planner"));
   EXPECT_GE(a.at("best").at("average_samples_per_s").get<double>(),
             uniform.at("best").at("average_samples_per_s").get<double>());
@@ -183,8 +178,8 @@ TEST(CliSearchAttention, FusedKernelIsSaidKeptAndFitsWhereTheScoresDoNot) {
       "search --model {} --seq 2048 --tc 1,2 --vc 1 --width 8 --depth 8,16 --glb-mib 2 --hbm 0.02 --devices 16 "
       "--global-batch 32 --tp 1,2 --exhaustive",
       quoted(std::string(PHAZE_TEST_DATA) + "/hf/tiny-llama/config.json"));
-  const json materialised = answer(search);
-  const json fused = answer(search + " --attention-backend fused");
+  const json materialised = json_answer(search);
+  const json fused = json_answer(search + " --attention-backend fused");
   ASSERT_TRUE(materialised.contains("best") && fused.contains("best"));
   EXPECT_FALSE(materialised.at("settings").contains("attention"));
   EXPECT_EQ(fused.at("settings").at("attention"), "fused");
@@ -194,8 +189,8 @@ TEST(CliSearchAttention, FusedKernelIsSaidKeptAndFitsWhereTheScoresDoNot) {
   EXPECT_TRUE(materialised.at("best").at("recompute").get<bool>());
   const std::string q = dir.file("q.json");
   ASSERT_EQ(run_phaze(search + " --attention-backend fused --write-question " + quoted(q)).status, 0);
-  EXPECT_EQ(answer("search --question " + quoted(q)).at("top"), fused.at("top"));
-  EXPECT_EQ(answer("search --question " + quoted(q) + " --attention-backend unfused").at("top"),
+  EXPECT_EQ(json_answer("search --question " + quoted(q)).at("top"), fused.at("top"));
+  EXPECT_EQ(json_answer("search --question " + quoted(q) + " --attention-backend unfused").at("top"),
             materialised.at("top"));
 }
 
@@ -209,7 +204,7 @@ TEST(CliSearchRanking, SmallerAreaTakesTheSmallestChipOfTheBestThroughput) {
       "--devices 16 --global-batch 32 --tp 1,2 --lower-fraction 0 --ranking smaller-area --top 4",
       quoted(kTinyModel));
   const std::string csv = dir.file("all.csv");
-  const json a = answer(search + " --csv " + quoted(csv));
+  const json a = json_answer(search + " --csv " + quoted(csv));
   ASSERT_TRUE(a.contains("best"));
   double best_score = 0, best_area = 0;
   for (const phaze_test::CsvRow& row : phaze_test::csv_rows(phaze_test::file_text(csv))) {
@@ -223,7 +218,7 @@ TEST(CliSearchRanking, SmallerAreaTakesTheSmallestChipOfTheBestThroughput) {
   EXPECT_EQ(a.at("best").at("average_samples_per_s").get<double>(), best_score);
   EXPECT_EQ(a.at("best").at("design").at("area_um2").get<double>(), best_area);
   // The canonical ranking picks another chip of the same throughput here: the test tells them apart.
-  const json canonical = answer(search.substr(0, search.find(" --ranking")) + " --top 4");
+  const json canonical = json_answer(search.substr(0, search.find(" --ranking")) + " --top 4");
   EXPECT_EQ(canonical.at("best").at("average_samples_per_s"), a.at("best").at("average_samples_per_s"));
   EXPECT_GT(canonical.at("best").at("design").at("area_um2").get<double>(), best_area);
   std::set<std::string> chips;
@@ -245,8 +240,8 @@ TEST(CliSearchHbm, BandwidthsAreADimensionOfTheSpace) {
       "search --model {} --seq 256 --tc 1,2 --vc 1,2 --width 8 --depth 8,16 --glb-mib 2 --hbm 32 "
       "--devices 16 --global-batch 32 --tp 1,2 --lower-fraction 0",
       model);
-  const json both = answer(search + " --hbm-bandwidth 1,4");
-  const json slow = answer(search + " --hbm-bandwidth 1"), fast = answer(search + " --hbm-bandwidth 4");
+  const json both = json_answer(search + " --hbm-bandwidth 1,4");
+  const json slow = json_answer(search + " --hbm-bandwidth 1"), fast = json_answer(search + " --hbm-bandwidth 4");
   ASSERT_TRUE(both.contains("best") && slow.contains("best") && fast.contains("best"));
   EXPECT_EQ(both.at("designs").get<int64_t>(), slow.at("designs").get<int64_t>() + fast.at("designs").get<int64_t>());
   const json& winner = fast.at("best").at("average_samples_per_s").get<double>() >=
@@ -262,7 +257,7 @@ TEST(CliSearchHbm, BandwidthsAreADimensionOfTheSpace) {
   dir.write("budget.json",
             R"({"num_tc": 8, "tc_width": 128, "tc_depth": 128, "num_vc": 2, "vc_width": 128, "glb_mib": 128,
                 "hbm_bandwidth": 4e9})");
-  const json budgeted = answer(search + " --budget " + quoted(dir.file("budget.json")));
+  const json budgeted = json_answer(search + " --budget " + quoted(dir.file("budget.json")));
   EXPECT_EQ(budgeted.at("best"), fast.at("best"));
 
   for (const char* bad : {"0", "2,2", "1.2e12", "fast"}) {

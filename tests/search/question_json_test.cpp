@@ -230,6 +230,19 @@ TEST(QuestionJson, CoreOverheadsAreKeptAndOnlyWrittenWhenGiven) {
   EXPECT_TRUE(error_of(negative).starts_with("q.json: space.core_overheads_um2.per_vector_core")) << error_of(negative);
 }
 
+TEST(QuestionJson, AChipOutsideAnArchitectureFilesBoundsIsRefused) {
+  search::SearchQuestion q = question_of({"gpt2-xl"});
+  q.chip = hw::tpuv4_like();
+  search::validate(q);
+  q.chip->num_tc = 0;
+  try {
+    search::validate(q);
+    ADD_FAILURE() << "a chip of no tensor cores was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("num_tc"), std::string::npos) << e.what();
+  }
+}
+
 TEST(QuestionJson, StagewisePlannerIsKeptAndOnlyWrittenWhenChosen) {
   search::SearchQuestion q = question_of({"gpt2-xl"});
   EXPECT_FALSE(text_of(q).contains("placement"));  // the files of PHAZE's planner stay as they were

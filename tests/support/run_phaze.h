@@ -95,4 +95,11 @@ inline nlohmann::json parse_json(const RunResult& r) {
   return parse_json(r.out);
 }
 
+/// The JSON answer of `phaze <args> --json`: a test failure (and an empty object) unless it exits 0.
+inline nlohmann::json json_answer(const std::string& args) {
+  const RunResult r = run_phaze(args + " --json");
+  EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
+  return r.status == 0 ? parse_json(r) : nlohmann::json::object();
+}
+
 }  // namespace phaze_test

@@ -36,6 +36,20 @@ json llama_config() {
   return json::parse(in);
 }
 
+// The co-search's chip and training settings: a value outside their choices or bounds exits 2 naming the option.
+TEST(CliHardening, SearchSettingsOutsideTheirChoicesExitTwo) {
+  const std::string search = "search --model gpt2-xl --tc 8 --vc 2 --width 128 --depth 128 --glb-mib 128";
+  expect_input_error(run_phaze(search + " --attention-backend flash"), "--attention-backend");
+  expect_input_error(run_phaze(search + " --ranking largest"), "--ranking");
+  expect_input_error(run_phaze(search + " --optimizer adamw"), "--optimizer");
+  expect_input_error(run_phaze(search + " --core-overhead-um2 5000"), "--core-overhead-um2");
+  expect_input_error(run_phaze(search + " --core-overhead-um2 5000,-1"), "--core-overhead-um2");
+  expect_input_error(run_phaze(search + " --core-overhead-um2 5000,2e12"), "--core-overhead-um2");
+  expect_input_error(run_phaze("model show gpt2-xl --attention-backend flash"), "--attention-backend");
+  expect_input_error(run_phaze("evaluate --arch tpuv4-like --model gpt2-xl --optimizer sgd --execution megatron"),
+                     "--optimizer sgd");
+}
+
 // Products of bounded sizes that leave 64 bits printed negative bytes and FLOPs with exit 0.
 TEST(CliHardening, SizesBeyondTheirBoundsOrProductsBeyond64BitsExitTwo) {
   expect_input_error(run_phaze("model show gpt3-175b --mbs 1000000000000"), "--mbs '1000000000000'");

@@ -21,6 +21,7 @@
 #include "megatron/fit_suggestions.h"
 #include "megatron/training_run.h"
 #include "model/hf_config.h"
+#include "search/accelerator_prediction.h"
 #include "util/input_error.h"
 #include "util/output_file.h"
 
@@ -126,16 +127,22 @@ void predict(PredictOptions o) {
                                    o.plan.tp, o.plan.cp, o.plan.pp, o.plan.dp, o.plan.gpus()));
   }
   const hw::System system = hw::load_system(o.system);
+  // An accelerator system shards as GSPMD does: key/value heads fewer than t are replicated.
+  o.plan.replicate_kv_heads = std::holds_alternative<hw::Architecture>(system.device);
   if (!o.trace.empty()) check_writable("--trace", o.trace);
   if (!o.report.empty()) check_writable("--report", o.report);
-  const megatron::StepPrediction p = megatron::predict_step(spec, system, o.plan);
-  const std::string assumptions = megatron::assumptions_line(o.plan, hw::gpu_of(system), spec);
+  // An accelerator of the template runs each layer as its exact schedule; a GPU runs kernels.
+  const bool accelerator = o.plan.replicate_kv_heads;
+  const megatron::StepPrediction p = megatron::predict_step(spec, system, o.plan, search::system_pricer());
+  const std::string assumptions = accelerator ? search::accelerator_assumptions(o.plan, system)
+                                              : megatron::assumptions_line(o.plan, hw::gpu_of(system), spec);
   const std::string name =
       fmt::format("{} on {} × {} ({})", spec.name, o.plan.gpus(), hw::device_name(system.device), system.name);
   if (!o.trace.empty()) io::write_chrome_trace(o.trace, {io::prediction_timeline(name, p)});
-  // A configuration that does not fit says which near ones would.
-  const std::vector<megatron::FitSuggestion> would_fit =
-      p.memory.fits ? std::vector<megatron::FitSuggestion>{} : megatron::fitting_neighbours(spec, system, o.plan);
+  // A configuration that does not fit says which near ones would (on GPUs: each neighbour is priced anew).
+  const std::vector<megatron::FitSuggestion> would_fit = p.memory.fits || accelerator
+                                                             ? std::vector<megatron::FitSuggestion>{}
+                                                             : megatron::fitting_neighbours(spec, system, o.plan);
   const std::optional<megatron::TrainingRun> run = asked_training_run(o.run, p);
   {
     nlohmann::json out = io::to_json(p);
@@ -165,8 +172,8 @@ void predict(PredictOptions o) {
   fmt::print("{}\n", assumptions);
   fmt::print("{} on {} × {} ({})\n", spec.description.empty() ? spec.name : spec.description, o.plan.gpus(),
              hw::device_name(system.device), system.name);
-  std::cout << prediction_text(p);
-  if (!p.memory.fits) {
+  std::cout << prediction_text(p, accelerator ? "device" : "GPU");
+  if (!p.memory.fits && !accelerator) {
     if (would_fit.empty())
       fmt::print(
           "  would fit       nothing one or two steps away (recomputation, ZeRO, sequence parallelism, "
@@ -180,7 +187,7 @@ void predict(PredictOptions o) {
 
 }  // namespace
 
-std::string prediction_text(const megatron::StepPrediction& p) {
+std::string prediction_text(const megatron::StepPrediction& p, const std::string& device) {
   const megatron::TrainingPlan& pl = p.plan;
   const megatron::StepTime& t = p.time;
   const megatron::StepMemory& m = p.memory;
@@ -223,15 +230,15 @@ std::string prediction_text(const megatron::StepPrediction& p) {
     if ((name != std::string("CP comm") || pl.cp > 1) && (name != std::string("EP comm") || pl.ep > 1))
       out += fmt::format("    {:<13} {:>12}  {:5.1f}%\n", name, seconds(s), 100 * s / t.iteration_s);
   out += fmt::format(
-      "  throughput      {:.0f} tokens/s ({:.0f} per GPU), {:.1f} TFLOP/s per GPU (with recomputation), MFU {:.1f}% "
+      "  throughput      {:.0f} tokens/s ({:.0f} per {}), {:.1f} TFLOP/s per {} (with recomputation), MFU {:.1f}% "
       "of the 16-bit peak (ceiling {:.0f}%)\n",
-      p.tokens_per_s, p.tokens_per_s / static_cast<double>(pl.gpus()), p.flop_per_s_per_gpu / 1e12, 100 * p.mfu,
-      100 * p.mfu_ceiling);
+      p.tokens_per_s, p.tokens_per_s / static_cast<double>(pl.gpus()), device, p.flop_per_s_per_gpu / 1e12, device,
+      100 * p.mfu, 100 * p.mfu_ceiling);
   out += fmt::format(
-      "  memory per GPU  stage {}: weights {}, gradients {}, optimizer {}, activations {}, allocator {}, "
+      "  {:<15} stage {}: weights {}, gradients {}, optimizer {}, activations {}, allocator {}, "
       "runtime {}\n",
-      m.stage, gib(m.weights_bytes), gib(m.gradients_bytes), gib(m.optimizer_bytes), gib(m.activations_bytes),
-      gib(m.allocator_bytes), gib(m.runtime_bytes));
+      "memory per " + device, m.stage, gib(m.weights_bytes), gib(m.gradients_bytes), gib(m.optimizer_bytes),
+      gib(m.activations_bytes), gib(m.allocator_bytes), gib(m.runtime_bytes));
   out += fmt::format(
       "  peak            {} of {}{}: {}\n", gib(m.peak_bytes), gib(static_cast<double>(m.capacity_bytes)),
       m.reserve_bytes > 0 ? fmt::format(", keeping {} free", gib(static_cast<double>(m.reserve_bytes))) : "",
@@ -266,10 +273,13 @@ std::string training_run_text(const megatron::TrainingRun& run) {
 void add_predict_command(CLI::App& app) {
   auto o = std::make_shared<PredictOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "predict", "Iteration time, throughput and memory of one Megatron-LM training configuration on a GPU system");
+      "predict",
+      "Iteration time, throughput and memory of one Megatron-LM training configuration on a GPU system, or of one "
+      "GSPMD-style configuration on an accelerator system (tpuv4-pod: --tp the model axis, --zero 3 the fully "
+      "sharded data axis)");
   cmd->add_option("--model", o->model,
                   "Model preset or Hugging Face config.json (or Megatron-LM's pretrain_gpt.py arguments after --)");
-  cmd->add_option("--system", o->system, "GPU system preset or JSON file (see 'phaze system list')")
+  cmd->add_option("--system", o->system, "System preset or JSON file, GPUs or accelerators (see 'phaze system list')")
       ->capture_default_str();
   add_integer_option(cmd, "--tp", o->plan.tp, 1, model::limits::kTensorParallel, "Tensor-parallel width");
   add_integer_option(cmd, "--cp", o->plan.cp, 1, megatron::plan_limits::kContextParallel,
@@ -294,9 +304,9 @@ void add_predict_command(CLI::App& app) {
                   "Each model chunk's contents, Megatron-LM's syntax: E embedding, t layer, m multi-token prediction, "
                   "L loss, | between chunks, X*n repeats, e.g. \"Et*3|(tt|)*29,m|L\" (sets --vp unless given)")
       ->type_name("TEXT");
-  add_integer_option(cmd, "--gpus", o->gpus, 0, megatron::plan_limits::kGpus,
-                     "GPUs of the run (0: tp × cp × pp × dp); without --dp, d is what tp × cp × pp leave, as "
-                     "Megatron-LM derives it; with --dp, must equal tp × cp × pp × dp");
+  add_integer_option(cmd, "--gpus,--devices", o->gpus, 0, megatron::plan_limits::kGpus,
+                     "GPUs or accelerators of the run (0: tp × cp × pp × dp); without --dp, d is what tp × cp × pp "
+                     "leave, as Megatron-LM derives it; with --dp, must equal tp × cp × pp × dp");
   add_integer_option(cmd, "--mbs", o->plan.micro_batch, 1, model::limits::kMicroBatch, "Sequences per micro-batch");
   add_integer_option(cmd, "--global-batch", o->plan.global_batch, 1, megatron::plan_limits::kGlobalBatch,
                      "Sequences per iteration (required unless Megatron-LM's arguments follow --)");

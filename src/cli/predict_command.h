@@ -13,7 +13,8 @@ namespace phaze::cli {
 void add_predict_command(CLI::App& app);
 
 /// The text report of one prediction (shared with `phaze plan`).
-std::string prediction_text(const megatron::StepPrediction& prediction);
+/// The prediction's lines; `device` names one device of the run ("GPU", "device").
+std::string prediction_text(const megatron::StepPrediction& prediction, const std::string& device = "GPU");
 
 /// The whole run a token budget asks for (shared with `phaze plan`).
 struct TrainingRunOptions {

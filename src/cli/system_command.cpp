@@ -21,10 +21,6 @@ std::string rate_text(double bytes_per_s) {
   return fmt::format("{:.10g} GiB/s", gib);
 }
 
-std::string members_text(const NetworkTier& t) {
-  return t.members == 0 ? "every device" : fmt::format("groups of {}", t.members);
-}
-
 std::string device_text(const Architecture& a) {
   return fmt::format("{}: {} × {}×{} tensor cores, {} × {} vector lanes, {} GLB, {} HBM", a.name, a.num_tc, a.tc_width,
                      a.tc_depth, a.num_vc, a.vc_width, human_bytes(a.glb_bytes), human_bytes(a.hbm_bytes));
@@ -43,14 +39,14 @@ void list_systems(bool json) {
     std::cout << out.dump(2) << "\n";
     return;
   }
-  fmt::print("{:<14} {:<14} {}\n", "preset", "device", "network (innermost tier first)");
+  fmt::print("{:<14} {:<16} {}\n", "preset", "device", "network (innermost tier first)");
   for (const auto& name : system_preset_names()) {
     const System s = *find_system_preset(name);
     std::string tiers;
     for (const NetworkTier& t : s.network.tiers)
-      tiers +=
-          fmt::format("{}{} ({}, {})", tiers.empty() ? "" : " / ", t.name, members_text(t), rate_text(t.bandwidth));
-    fmt::print("{:<14} {:<14} {}\n", name, device_name(s.device), tiers);
+      tiers += fmt::format("{}{} ({}, {})", tiers.empty() ? "" : " / ", t.name, tier_members_text(t),
+                           rate_text(t.bandwidth));
+    fmt::print("{:<14} {:<16} {}\n", name, device_name(s.device), tiers);
   }
 }
 
@@ -65,8 +61,9 @@ void show_system(const std::string& which, bool json) {
   fmt::print("  network         {} tier{}, innermost first\n", s.network.tiers.size(),
              s.network.tiers.size() == 1 ? "" : "s");
   for (const NetworkTier& t : s.network.tiers)
-    fmt::print("    {:<14} {:<16} {:>16} ({:.10g} B/s)  latency {:.6g} s  efficiency {:.6g}\n", t.name, members_text(t),
-               rate_text(t.bandwidth), t.bandwidth, t.latency_s, t.efficiency);
+    fmt::print("    {:<14} {:<16} {:>16} ({:.10g} B/s{})  latency {:.6g} s{}  efficiency {:.6g}\n", t.name,
+               tier_members_text(t), rate_text(t.bandwidth), t.bandwidth, t.torus ? " per link each way" : "",
+               t.latency_s, t.torus ? " per hop" : "", t.efficiency);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "megatron/kernel_validation.h"
 #include "megatron/published_validation.h"
 #include "megatron/validation.h"
+#include "search/accelerator_prediction.h"
 #include "util/input_error.h"
 #include "util/number_text.h"
 #include "util/output_file.h"
@@ -59,6 +60,7 @@ const char* flop_count_name(megatron::FlopCount c) {
     case megatron::FlopCount::Hardware: return "hardware";
     case megatron::FlopCount::Narayanan: return "narayanan";
     case megatron::FlopCount::ModelFullAttention: return "model-full-attention";
+    case megatron::FlopCount::SixN: return "6n";
   }
   return "";
 }
@@ -111,7 +113,7 @@ void validate_published(const ValidateOptions& o) {
       if (r.system.name == fitted.name) r.system = fitted;
     write_fitted_system(o, fitted);
   }
-  const megatron::PublishedValidation v = megatron::check_published_runs(runs);
+  const megatron::PublishedValidation v = megatron::check_published_runs(runs, search::system_pricer());
   if (o.json) {
     std::cout << published_json(runs, v).dump(2) << "\n";
     return;

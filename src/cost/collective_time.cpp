@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cost/torus_links.h"
 #include "cost/vector_cost.h"
 #include "util/checked_int.h"
 
@@ -29,13 +30,21 @@ GroupTiers group_tiers(const hw::Network& network, DeviceGroup group) {
   return out;
 }
 
+/// Bytes/s one device reaches on a tier in all (a torus: a link each way on each of its three axes), the most
+/// it can pass on to an outer tier.
+double device_share(const hw::NetworkTier& tier) {
+  return tier.torus ? 6 * tier.effective_bandwidth() : tier.effective_bandwidth();
+}
+
 }  // namespace
 
 GroupLink group_link_on_tiers(const hw::Network& network, DeviceGroup group) {
   const GroupTiers g = group_tiers(network, group);
-  if (g.inner == nullptr) return GroupLink{g.tier->effective_bandwidth(), g.tier->latency_s};
+  if (g.inner == nullptr)
+    return g.tier->torus ? torus_group_link(*g.tier, group)
+                         : GroupLink{g.tier->effective_bandwidth(), g.tier->latency_s};
   const double bandwidth =
-      std::min(static_cast<double>(g.per_inner) * g.tier->effective_bandwidth(), g.inner->effective_bandwidth());
+      std::min(static_cast<double>(g.per_inner) * g.tier->effective_bandwidth(), device_share(*g.inner));
   return GroupLink{bandwidth, g.tier->latency_s};
 }
 
@@ -54,10 +63,13 @@ double all_to_all_s(const hw::Network& network, DeviceGroup group, double bytes)
   if (group.size <= 1 || bytes <= 0) return 0;
   const double n = static_cast<double>(group.size);
   const GroupTiers g = group_tiers(network, group);
-  if (g.inner == nullptr) return (n - 1) / n * bytes / g.tier->effective_bandwidth() + g.tier->latency_s;
+  if (g.inner == nullptr) {
+    if (g.tier->torus) return torus_all_to_all_s(*g.tier, group, bytes);
+    return (n - 1) / n * bytes / g.tier->effective_bandwidth() + g.tier->latency_s;
+  }
   // The members sharing a device's inner group (itself included) and the bytes that stay in it.
   const double near = static_cast<double>(g.per_inner);
-  const double inside_s = (near - 1) / n * bytes / g.inner->effective_bandwidth();
+  const double inside_s = (near - 1) / n * bytes / device_share(*g.inner);
   const double outside_s = (n - near) / n * bytes / g.tier->effective_bandwidth();
   return std::max(inside_s, outside_s) + g.tier->latency_s;
 }
@@ -75,13 +87,14 @@ double deduplicated_all_to_all_s(const hw::Network& network, DeviceGroup group, 
   const GroupTiers g = group_tiers(network, group);
   if (g.inner == nullptr) return all_to_all_s(network, group, bytes);
   const double near = static_cast<double>(g.per_inner);
-  const double inside_s = (near - 1) / near * bytes / g.inner->effective_bandwidth();
+  const double inside_s = (near - 1) / near * bytes / device_share(*g.inner);
   const double outside_s = remote_nodes / copies * bytes / g.tier->effective_bandwidth();
   return std::max(inside_s, outside_s) + g.tier->latency_s;
 }
 
 GroupLink send_link(const hw::Network& network, int64_t distance) {
   const hw::NetworkTier& tier = hw::tier_spanning(network, CheckedInt(std::max<int64_t>(distance, 1)) + 1);
+  if (tier.torus) return torus_send_link(tier, distance);
   return GroupLink{tier.effective_bandwidth(), tier.latency_s};
 }
 

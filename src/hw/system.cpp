@@ -49,6 +49,16 @@ System tpuv4_like_system() {
   return System{"tpuv4-like", tpuv4_like(), one_tier_network(4294967296.0)};
 }
 
+System tpuv4_pod_system() {
+  // Inter-chip interconnect: a 3D torus of 4 × 4 × 4 cubes, 16 × 16 × 16 in a pod of 4,096 chips, each chip
+  // joined to its six neighbours by links of 45 GB/s each way; slices of whole cubes wrap round every axis.
+  // No published per-hop latency: 1 µs is assumed. Between pods, the data-centre network gives each chip
+  // about 6.25 GB/s (its host's 200 Gb/s over 4 chips); its latency, 10 µs, is assumed too (docs/tpu.md).
+  NetworkTier ici{"ici", 4096, 45e9, 1e-6, 1.0, Torus{{4, 4, 4}, {16, 16, 16}, {}}};
+  NetworkTier dcn{"dcn", 0, 6.25e9, 10e-6, 1.0};
+  return System{"tpuv4-pod", tpuv4_published(), Network{{ici, dcn}}};
+}
+
 System dgx_a100_system(bool eighty_gb) {
   // 8 × 200 Gb/s HDR ConnectX-6 per node, one per GPU: 25 GB/s per GPU.
   return System{eighty_gb ? "dgx-a100-80gb" : "dgx-a100-40gb", eighty_gb ? a100_80gb() : a100_40gb(),
@@ -83,13 +93,15 @@ System vtrain_a100_system() {
 }
 
 const std::vector<std::string>& system_preset_names() {
-  static const std::vector<std::string> names = {"tpuv4-like", "dgx-a100-40gb", "dgx-a100-80gb", "dgx-h100",
-                                                 "dgx-h200",   "dgx-b200",      "gb200-nvl72",   "vtrain-a100"};
+  static const std::vector<std::string> names = {"tpuv4-like",    "tpuv4-pod",   "dgx-a100-40gb",
+                                                 "dgx-a100-80gb", "dgx-h100",    "dgx-h200",
+                                                 "dgx-b200",      "gb200-nvl72", "vtrain-a100"};
   return names;
 }
 
 std::optional<System> find_system_preset(const std::string& name) {
   if (name == "tpuv4-like" || name == "tpuv4") return tpuv4_like_system();
+  if (name == "tpuv4-pod") return tpuv4_pod_system();
   if (name == "dgx-a100-40gb") return dgx_a100_system(false);
   if (name == "dgx-a100-80gb") return dgx_a100_system(true);
   if (name == "dgx-h100") return dgx_h100_system();

@@ -36,6 +36,10 @@ const Gpu& gpu_of(const System& system);
 /// evaluation (method.md 5) and the default of every command.
 System tpuv4_like_system();
 
+/// TPU v4 as published (the tpuv4-published chip: 32 GiB of HBM at 1,200 GB/s) in pods of 4,096 joined by a
+/// 3D-torus inter-chip interconnect, the pods by the data-centre network (docs/tpu.md).
+System tpuv4_pod_system();
+
 /// GPU clusters of any size (docs/gpu.md): 8 GPUs per node on NVSwitch, one InfiniBand NIC per GPU across
 /// nodes (DGX A100 with 40 or 80 GB, DGX H100), and the A100 cluster of the vTrain measurements.
 System dgx_a100_system(bool eighty_gb);

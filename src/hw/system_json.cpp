@@ -17,9 +17,11 @@ namespace {
 
 using nlohmann::json;
 
+Torus torus_from_json(const json& j, const std::string& source);
+
 NetworkTier tier_from_json(const json& j, const std::string& source) {
   const JsonFields f(j, source);
-  f.only({"name", "members", "bandwidth", "latency_s", "efficiency"});
+  f.only({"name", "members", "bandwidth", "latency_s", "efficiency", "torus"});
   if (!f.has("name")) throw InputError(fmt::format("{}: missing required key 'name'", source));
   if (!f.has("bandwidth")) throw InputError(fmt::format("{}: missing required key 'bandwidth'", source));
   if (!f.has("members")) throw InputError(fmt::format("{}: missing required key 'members'", source));
@@ -29,6 +31,32 @@ NetworkTier tier_from_json(const json& j, const std::string& source) {
   t.bandwidth = f.number_in("bandwidth", 0, 0, network_limits::kBandwidth, true);
   t.latency_s = f.number_in("latency_s", 0, 0, network_limits::kLatencyS, false);
   t.efficiency = f.number_in("efficiency", 1, 0, 1, true);
+  if (f.has("torus")) t.torus = torus_from_json(j.at("torus"), source + ": torus");
+  return t;
+}
+
+TorusDims torus_dims_from_json(const json& j, const std::string& source, int64_t least) {
+  if (!j.is_array() || j.size() != 3)
+    throw InputError(fmt::format("{} = {} must be three device counts [x, y, z]", source, j.dump()));
+  TorusDims d{};
+  for (size_t a = 0; a < 3; ++a) {
+    if (!j[a].is_number_integer() || j[a].get<int64_t>() < least || j[a].get<int64_t>() > network_limits::kTorusAxis)
+      throw InputError(fmt::format("{}[{}] = {} must be an integer in [{}, {}]", source, a, j[a].dump(), least,
+                                   network_limits::kTorusAxis));
+    d[a] = j[a].get<int64_t>();
+  }
+  return d;
+}
+
+Torus torus_from_json(const json& j, const std::string& source) {
+  const JsonFields f(j, source);
+  f.only({"cube", "pod", "slice"});
+  if (!f.has("cube")) throw InputError(fmt::format("{}: missing required key 'cube'", source));
+  if (!f.has("pod")) throw InputError(fmt::format("{}: missing required key 'pod'", source));
+  Torus t;
+  t.cube = torus_dims_from_json(j.at("cube"), source + ".cube", 1);
+  t.pod = torus_dims_from_json(j.at("pod"), source + ".pod", 1);
+  if (f.has("slice")) t.slice = torus_dims_from_json(j.at("slice"), source + ".slice", 1);
   return t;
 }
 
@@ -96,13 +124,22 @@ System load_system(const std::string& preset_or_path) {
 
 json to_json(const Network& network) {
   json tiers = json::array();
-  for (const NetworkTier& t : network.tiers)
-    tiers.push_back(json{{"name", t.name},
-                         {"members", t.members},
-                         {"bandwidth", t.bandwidth},
-                         {"latency_s", t.latency_s},
-                         {"efficiency", t.efficiency}});
+  for (const NetworkTier& t : network.tiers) {
+    json tier{{"name", t.name},
+              {"members", t.members},
+              {"bandwidth", t.bandwidth},
+              {"latency_s", t.latency_s},
+              {"efficiency", t.efficiency}};
+    if (t.torus) tier["torus"] = to_json(*t.torus);
+    tiers.push_back(tier);
+  }
   return tiers;
+}
+
+json to_json(const Torus& torus) {
+  json out{{"cube", torus.cube}, {"pod", torus.pod}};
+  if (torus.slice != TorusDims{}) out["slice"] = torus.slice;
+  return out;
 }
 
 json to_json(const System& system) {

@@ -31,6 +31,8 @@ Network network_from_json(const nlohmann::json& tiers, const std::string& source
 
 /// The network as the file's `network` array.
 nlohmann::json to_json(const Network& network);
+/// A torus tier's wiring as its "torus" entry: cube, pod and (once sized) slice.
+nlohmann::json to_json(const Torus& torus);
 /// The system: name, the device (an architecture with its area, or a GPU), the network. Readable back by
 /// `system_from_json` (the device's derived keys are ignored by the architecture reader).
 nlohmann::json to_json(const System& system);

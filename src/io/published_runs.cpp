@@ -47,17 +47,19 @@ model::ModelSpec gpt_shape(const json& j, const std::string& where) {
 
 megatron::FlopCount parse_flop_count(const JsonFields& f) {
   if (!f.has("flop_count"))
-    throw InputError(
-        fmt::format("{}: tflops_per_gpu needs flop_count (model, hardware or narayanan: how the source "
-                    "counted its FLOPs)",
-                    f.source()));
+    throw InputError(fmt::format(
+        "{}: tflops_per_gpu needs flop_count (model, model-full-attention, hardware, narayanan or 6n: how the source "
+        "counted its FLOPs)",
+        f.source()));
   const std::string count = f.text("flop_count", "");
   if (count == "model") return megatron::FlopCount::Model;
   if (count == "hardware") return megatron::FlopCount::Hardware;
   if (count == "narayanan") return megatron::FlopCount::Narayanan;
   if (count == "model-full-attention") return megatron::FlopCount::ModelFullAttention;
+  if (count == "6n") return megatron::FlopCount::SixN;
   throw f.bad("flop_count",
-              "\"model\", \"model-full-attention\", \"hardware\" or \"narayanan\" (how the source counted its FLOPs)");
+              "\"model\", \"model-full-attention\", \"hardware\", \"narayanan\" or \"6n\" (how the source counted "
+              "its FLOPs)");
 }
 
 void read_published_figure(const JsonFields& f, megatron::PublishedRun& run) {
@@ -88,6 +90,7 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
           "model",
           "system",
           "gpus",
+          "devices",
           "global_batch",
           "tp",
           "pp",
@@ -145,12 +148,14 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: system: {}", where, e.what()));
   }
-  hw::gpu_of(run.system);  // a GPU system, or an error naming it
   run.plan = megatron::current_practice();
   megatron::TrainingPlan& p = run.plan;
+  // An accelerator system shards as GSPMD does: key/value heads fewer than t are replicated.
+  p.replicate_kv_heads = std::holds_alternative<hw::Architecture>(run.system.device);
   // The run trained: what fits is a question of memory, not of a planner's headroom.
   p.memory_reserve_bytes = 0;
-  const int64_t gpus = f.count("gpus", megatron::plan_limits::kGpus);
+  if (f.has("gpus") && f.has("devices")) throw f.bad("devices", "given without \"gpus\" (they are one count)");
+  const int64_t gpus = f.count(f.has("devices") ? "devices" : "gpus", megatron::plan_limits::kGpus);
   p.global_batch = f.count("global_batch", megatron::plan_limits::kGlobalBatch);
   p.tp = f.integer_in("tp", 1, 1, model::limits::kTensorParallel);
   p.pp = f.integer_in("pp", 1, 1, model::limits::kLayers);

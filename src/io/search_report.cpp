@@ -611,8 +611,7 @@ std::string network_text(const hw::Network& network) {
   std::string out = "network";
   for (const hw::NetworkTier& t : network.tiers)
     out += fmt::format("{} {} ({}, {:g} GiB/s, {:g} s, efficiency {:g})", out == "network" ? "" : " /", t.name,
-                       t.members == 0 ? "every device" : fmt::format("groups of {}", t.members), t.bandwidth / kGiB,
-                       t.latency_s, t.efficiency);
+                       hw::tier_members_text(t), t.bandwidth / kGiB, t.latency_s, t.efficiency);
   return out;
 }
 

@@ -216,7 +216,7 @@ struct Pricing {
       if (plan.cp > 1) {
         // One rank's keys and values: b · (s/c) tokens × (key/value heads / t) · (d_qk + d_v), 16-bit.
         const double kv_bytes = static_cast<double>(plan.micro_batch) * static_cast<double>(plan.local_seq()) *
-                                static_cast<double>(spec.kv_heads / plan.tp) *
+                                static_cast<double>(model::kv_heads_per_rank(spec, plan.tp)) *
                                 static_cast<double>(spec.qk_head_dim() + spec.v_head_dim()) *
                                 static_cast<double>(element_bytes);
         const ContextAttention a = context_parallel_attention_s(

@@ -20,6 +20,7 @@ enum class FlopCount {
   ModelFullAttention,  ///< the same with every s × s attention block (Megatron-LM until 2025, NeMo 24.07)
   Hardware,            ///< what the kernels execute, recomputation included (phaze's hardware count)
   Narayanan,  ///< Narayanan et al. 2021, eq. 3: 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)), whatever the plan
+  SixN,       ///< 6 FLOPs per parameter (as published, embeddings included) per token: MaxText's and PaLM's 6N
 };
 
 enum class PublishedMetric {

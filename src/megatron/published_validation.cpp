@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "megatron/grid_fit.h"
+#include "model/layer_graph.h"
 #include "util/divisors.h"
 #include "util/input_error.h"
 
@@ -17,7 +18,8 @@ namespace {
 
 /// The plan with every combination of its free settings that Megatron-LM accepts.
 template <class Visit>
-void for_each_choice(const PublishedRun& run, Visit visit) {
+void for_each_choice(const PublishedRun& run, const DevicePricer& pricer, Visit visit) {
+  const StepDevice device = pricer.step_device(run.system);
   const TrainingPlan& given = run.plan;
   const int64_t per_replica = given.global_batch / given.dp;
   std::vector<int64_t> micro_batches{given.micro_batch};
@@ -47,8 +49,8 @@ void for_each_choice(const PublishedRun& run, Visit visit) {
         } catch (const InputError&) {
           continue;
         }
-        if (!costs) costs = layer_costs(run.spec, run.system, plan);
-        visit(predict_step(run.spec, run.system, plan, *costs));
+        if (!costs) costs = pricer.layer_costs(run.spec, run.system, plan);
+        visit(predict_step(run.spec, device, run.system.network, plan, *costs));
       }
   }
 }
@@ -64,6 +66,9 @@ double predicted_figure(const PublishedRun& run, const StepPrediction& p) {
   if (run.flop_count == FlopCount::Hardware) flops = p.hardware_flop;
   if (run.flop_count == FlopCount::ModelFullAttention) flops = p.model_full_attention_flop;
   if (run.flop_count == FlopCount::Narayanan) flops = narayanan_flops(run.spec, p.plan);
+  if (run.flop_count == FlopCount::SixN)
+    flops = 6 * static_cast<double>(model::model_totals(run.spec, p.plan.seq, model::Precision{}).parameters) *
+            static_cast<double>(p.plan.global_batch) * static_cast<double>(p.plan.seq);
   return flops / (p.time.iteration_s * gpus) / 1e12;
 }
 
@@ -76,9 +81,9 @@ double narayanan_flops(const model::ModelSpec& spec, const TrainingPlan& plan) {
   return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
 }
 
-StepPrediction fastest_choice(const PublishedRun& run) {
+StepPrediction fastest_choice(const PublishedRun& run, const DevicePricer& pricer) {
   std::optional<StepPrediction> best, best_fitting;
-  for_each_choice(run, [&](const StepPrediction& p) {
+  for_each_choice(run, pricer, [&](const StepPrediction& p) {
     if (!best || p.time.iteration_s < best->time.iteration_s) best = p;
     if (p.memory.fits && (!best_fitting || p.time.iteration_s < best_fitting->time.iteration_s)) best_fitting = p;
   });
@@ -87,13 +92,13 @@ StepPrediction fastest_choice(const PublishedRun& run) {
   throw InputError(fmt::format("{}: no setting of its free options is a plan Megatron-LM accepts", run.label));
 }
 
-PublishedValidation check_published_runs(const std::vector<PublishedRun>& runs) {
+PublishedValidation check_published_runs(const std::vector<PublishedRun>& runs, const DevicePricer& pricer) {
   PublishedValidation out;
   out.runs.resize(runs.size());
   double sum = 0;
   for (size_t i = 0; i < runs.size(); ++i) {
     PublishedCheck& c = out.runs[i];
-    c.prediction = fastest_choice(runs[i]);
+    c.prediction = fastest_choice(runs[i], pricer);
     c.predicted = predicted_figure(runs[i], c.prediction);
     c.error = (c.predicted - runs[i].value) / runs[i].value;
     sum += std::abs(c.error);

@@ -33,9 +33,11 @@ double narayanan_flops(const model::ModelSpec& spec, const TrainingPlan& plan);
 
 /// The run predicted with its free settings (micro-batch, interleaving, recomputation) at the fastest
 /// choice that fits; the fastest of all when none fits.
-StepPrediction fastest_choice(const PublishedRun& run);
+StepPrediction fastest_choice(const PublishedRun& run, const DevicePricer& pricer = gpu_pricer());
 
-PublishedValidation check_published_runs(const std::vector<PublishedRun>& runs);
+/// Every run predicted (its system's device priced by `pricer`) against its published figure.
+PublishedValidation check_published_runs(const std::vector<PublishedRun>& runs,
+                                         const DevicePricer& pricer = gpu_pricer());
 
 /// The GPU's sustained clock share (steps of 0.01 in [0.3, 1]) that minimises the mean absolute error on the
 /// runs, by grid_fit.h from the system's own: whole runs fit what kernels measured one at a time cannot show,

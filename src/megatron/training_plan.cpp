@@ -161,6 +161,7 @@ model::Shape TrainingPlan::layer_shape() const {
   model::Shape shape{local_seq(), micro_batch, tp, ep, etp};
   shape.expert_load = expert_load();
   shape.expert_padded = moe_pad_to_capacity;
+  shape.replicate_kv_heads = replicate_kv_heads;
   return shape;
 }
 
@@ -211,9 +212,10 @@ void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
       p.tp * p.cp * p.pp * p.dp > plan_limits::kGpus)
     throw InputError(fmt::format("--tp {} × --cp {} × --pp {} × --dp {} GPUs exceed the bound of {}", p.tp, p.cp, p.pp,
                                  p.dp, plan_limits::kGpus));
-  if (spec.heads % p.tp != 0 || spec.kv_heads % p.tp != 0)
-    throw InputError(fmt::format("--tp = {} must divide the {} attention heads ({} key/value heads) of {}", p.tp,
-                                 spec.heads, spec.kv_heads, spec.name));
+  if (!model::splits_heads(spec, p.tp, p.replicate_kv_heads))
+    throw InputError(fmt::format("--tp = {} must divide the {} attention heads ({} key/value heads{}) of {}", p.tp,
+                                 spec.heads, spec.kv_heads, p.replicate_kv_heads ? ", or be a multiple of them" : "",
+                                 spec.name));
   validate_stage_layers(p, spec);
   if (p.global_batch % (p.micro_batch * p.dp) != 0)
     throw InputError(fmt::format("--global-batch = {} must be a multiple of --mbs {} × --dp {}", p.global_batch,

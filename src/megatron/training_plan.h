@@ -70,6 +70,9 @@ struct TrainingPlan {
   /// parallelism).
   bool tp_comm_overlap = false;
   bool flash_attention = false;  ///< the attention core as one fused kernel
+  /// Key/value heads fewer than t replicated over the tensor-parallel group (model::Shape::replicate_kv_heads):
+  /// GSPMD's sharding on an accelerator system; Megatron-LM requires t to divide them.
+  bool replicate_kv_heads = false;
   /// The library of that kernel: the GPU's own fused attention (cuDNN on Hopper) or FlashAttention-2.
   hw::AttentionLibrary attention_library = hw::AttentionLibrary::Fused;
   /// BF16 training as Megatron-LM's --bf16 runs it: gradients accumulated and reduced in FP32 (2 + 4 + 12

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "cost/adam_bytes.h"
@@ -453,14 +454,31 @@ StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& syst
   return predict_step(spec, system, plan, layer_costs(spec, system, plan));
 }
 
+DevicePricer gpu_pricer() {
+  return DevicePricer{[](const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan) {
+                        return layer_costs(spec, system, plan);
+                      },
+                      [](const hw::System& system) { return step_device(hw::gpu_of(system)); }};
+}
+
+StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan,
+                            const DevicePricer& pricer) {
+  return predict_step(spec, pricer.step_device(system), system.network, plan, pricer.layer_costs(spec, system, plan));
+}
+
 StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan,
                             const LayerCosts& costs) {
   return predict_step(spec, step_device(hw::gpu_of(system)), system.network, plan, costs);
 }
 
-StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& device, const hw::Network& network,
+StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& device, const hw::Network& given_network,
                             const TrainingPlan& plan, const LayerCosts& costs) {
   validate(plan, spec);
+  // A torus runs the job on the slice its devices take.
+  std::optional<hw::Network> sized;
+  if (given_network.tiers.front().torus)
+    sized = hw::sized_network(given_network, plan.gpus(), "the system's network for the plan's devices");
+  const hw::Network& network = sized ? *sized : given_network;
   const model::LayerGraph& g = costs.graph;
   const LayerTime& emb = costs.embedding;
   const LayerTime& layer = costs.transformer;

@@ -4,6 +4,7 @@
 // its throughput and the memory of each GPU (docs/gpu.md, "Execution").
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,18 @@ LayerCosts layer_costs(const model::ModelSpec& spec, const hw::System& system, c
 /// the caller fills the times. Every LayerCosts starts here.
 LayerCosts graph_costs(model::LayerGraph graph);
 
+/// How a system's device prices the layers of a plan: a GPU by its kernels (gpu_pricer), an accelerator of the
+/// template by the exact schedules of its layers (search/accelerator_prediction.h). The one seam through which
+/// `predict` and `validate` reach a device's model of a layer; the iteration around the layers is this file's.
+struct DevicePricer {
+  /// The layer costs of a plan (validated first; InputError naming the option) on the system's device.
+  std::function<LayerCosts(const model::ModelSpec&, const hw::System&, const TrainingPlan&)> layer_costs;
+  /// What the iteration needs of the system's device besides its layers.
+  std::function<StepDevice(const hw::System&)> step_device;
+};
+/// The GPU's: layer_costs and step_device of the system's GPU (InputError when it has none).
+DevicePricer gpu_pricer();
+
 /// Predicts one iteration; validates the plan first (InputError naming the option). The system's device
 /// must be a GPU.
 StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan);
@@ -129,6 +142,9 @@ StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& syst
 /// parallelism, flash attention and FP8 settings).
 StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan,
                             const LayerCosts& costs);
+/// The same on any system whose device `pricer` prices.
+StepPrediction predict_step(const model::ModelSpec& spec, const hw::System& system, const TrainingPlan& plan,
+                            const DevicePricer& pricer);
 /// The same on any device: its figures, the network joining the devices and the layer costs on it.
 StepPrediction predict_step(const model::ModelSpec& spec, const StepDevice& device, const hw::Network& network,
                             const TrainingPlan& plan, const LayerCosts& costs);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/input_error.h"
@@ -140,7 +141,9 @@ void validate(const ModelSpec& spec, const Shape& shape, const std::string& sour
     throw InputError(fmt::format("{}: seq = {} exceeds the {} learned positions of the model", source, shape.seq,
                                  spec.max_positions));
   require_divides(shape.tp, spec.heads, source, "tp", "num_attention_heads");
-  require_divides(shape.tp, spec.kv_heads, source, "tp", "num_key_value_heads");
+  if (!splits_heads(spec, shape.tp, shape.replicate_kv_heads))
+    throw InputError(fmt::format("{}: tp = {} must divide num_key_value_heads = {}{}", source, shape.tp, spec.kv_heads,
+                                 shape.replicate_kv_heads ? " or be a multiple of it" : ""));
   if (shape.ep < 1 || shape.ep > limits::kExperts)
     throw InputError(fmt::format("{}: ep = {} must lie in 1..{}", source, shape.ep, limits::kExperts));
   if (!spec.moe() && shape.ep != 1)
@@ -182,6 +185,15 @@ const char* to_string(Activation activation) {
 
 const char* to_string(MaskKind mask) {
   return mask == MaskKind::Causal ? "causal" : "padding";
+}
+
+bool splits_heads(const ModelSpec& spec, int64_t t, bool replicate_kv_heads) {
+  if (t < 1 || spec.heads % t != 0) return false;
+  return spec.kv_heads % t == 0 || (replicate_kv_heads && t % spec.kv_heads == 0);
+}
+
+int64_t kv_heads_per_rank(const ModelSpec& spec, int64_t t) {
+  return std::max<int64_t>(1, spec.kv_heads / t);
 }
 
 }  // namespace phaze::model

@@ -120,6 +120,9 @@ struct Shape {
   /// The attention core as one fused kernel whose scores never reach HBM (AttentionCore), as every current
   /// accelerator runs it; false: the scores and probabilities materialised, as PHAZE's layer graph has them.
   bool fused_attention = false;
+  /// Key/value heads fewer than t are each replicated on t / kv_heads ranks (GSPMD's sharding of multi-query
+  /// attention over a model axis); false: t must divide them, as Megatron-LM requires.
+  bool replicate_kv_heads = false;
   int64_t expert_tp() const { return etp > 0 ? etp : tp; }
   /// s · b; SizeOverflow beyond int64_t.
   int64_t tokens() const { return CheckedInt(seq) * micro_batch; }
@@ -148,6 +151,12 @@ inline constexpr int64_t kTokens = int64_t{1} << 32;      ///< tokens per micro-
 inline constexpr int64_t kTensorParallel = kHeads;        ///< tensor-parallel width (it divides the heads)
 inline constexpr int64_t kExperts = int64_t{1} << 12;     ///< routed experts per layer (and expert groups)
 }  // namespace limits
+
+/// Whether tensor-parallel width t splits the model's attention: t divides the query heads and either divides
+/// the key/value heads or, with `replicate_kv_heads`, is a multiple of them (each replicated on t / kv_heads ranks).
+bool splits_heads(const ModelSpec& spec, int64_t t, bool replicate_kv_heads);
+/// Key/value heads on one rank at width t: kv_heads / t, or 1 when replicated.
+int64_t kv_heads_per_rank(const ModelSpec& spec, int64_t t);
 
 /// Vocabulary rows actually allocated at tensor-parallel width t: Megatron pads to a multiple of 128·t
 /// (always for Megatron models, only when split for the others).

@@ -192,6 +192,47 @@ ModelSpec megatron_bert() {
   return m;
 }
 
+/// A model trained on TPU v4 with T5X, Lingvo or MaxText: Llama-shaped (pre-RMSNorm, no biases, no dropout, RoPE
+/// standing in for the relative-position bias some of them use) with tied embeddings, its own FFN activation
+/// and head size (docs/models.md, "Models trained on TPU v4").
+ModelSpec tpu_trained(std::string name, std::string description, int64_t layers, int64_t hidden, int64_t heads,
+                      int64_t head_size, int64_t kv_heads, int64_t ffn, Activation activation, int64_t vocab,
+                      int64_t seq) {
+  ModelSpec m = llama_shaped(std::move(name), std::move(description), layers, hidden, heads, kv_heads, vocab, seq, seq);
+  if (head_size * heads != hidden) m.head_size = head_size;
+  m.ffn = ffn;
+  m.activation = activation;
+  m.tied_head = true;
+  return m;
+}
+
+/// PaLM 540B (Chowdhery et al. 2022, Table 1): multi-query attention of 48 heads of 256, a SwiGLU FFN of
+/// 4·h, a 256k vocabulary. Its attention and FFN run in parallel from one norm; phaze runs them in series (the
+/// same GEMMs).
+ModelSpec palm_540b() {
+  return tpu_trained("palm-540b", "PaLM 540B (Chowdhery et al. 2022)", 118, 18432, 48, 256, 1, 73728,
+                     Activation::SwiGlu, 256000, 2048);
+}
+
+/// MaxText's 22B and 52B benchmark models (its README of April 2023 and base.yml): heads of 256, a ReLU FFN
+/// of 4·h, a 32,768 vocabulary, 1,024 tokens.
+ModelSpec maxtext(std::string name, std::string description, int64_t layers, int64_t hidden, int64_t heads) {
+  return tpu_trained(std::move(name), std::move(description), layers, hidden, heads, 256, heads, 4 * hidden,
+                     Activation::Relu, 32768, 1024);
+}
+
+/// Google's MLPerf Training v1.1 open-division BERT models (masked LM, 512 tokens): 200B (Lingvo-JAX, ReLU FFN of
+/// 8·h, heads of 96) and 481B (Lingvo-TF, multi-query attention of 256 heads of 128, a SiLU-gated FFN of 8·h).
+ModelSpec mlperf_bert(std::string name, std::string description, int64_t layers, int64_t hidden, int64_t heads,
+                      int64_t head_size, int64_t kv_heads, Activation activation) {
+  ModelSpec m = tpu_trained(std::move(name), std::move(description), layers, hidden, heads, head_size, kv_heads,
+                            8 * hidden, activation, 30522, 512);
+  m.mask = MaskKind::Padding;
+  m.head = HeadKind::BertPretraining;
+  m.token_types = 2;
+  return m;
+}
+
 std::vector<ModelSpec> all_presets() {
   return {bert_large(),
           gpt2_xl(),
@@ -206,7 +247,14 @@ std::vector<ModelSpec> all_presets() {
           mixtral("mixtral-8x22b", "Mixtral 8x22B (Hugging Face)", 56, 6144, 48, 16384, 32768, 65536),
           qwen2_57b_a14b(),
           qwen3_30b_a3b(),
-          deepseek_v3()};
+          deepseek_v3(),
+          palm_540b(),
+          maxtext("maxtext-22b", "MaxText 22B benchmark (April 2023)", 48, 6144, 24),
+          maxtext("maxtext-52b", "MaxText 52B benchmark (March 2023)", 32, 12288, 32),
+          mlperf_bert("mlperf-bert-200b", "MLPerf v1.1 open BERT 200B (Google, Lingvo-JAX)", 66, 12288, 128, 96, 128,
+                      Activation::Relu),
+          mlperf_bert("mlperf-bert-481b", "MLPerf v1.1 open BERT 481B (Google, Lingvo-TF)", 64, 16384, 256, 128, 1,
+                      Activation::SwiGlu)};
 }
 
 const std::vector<ModelSpec>& presets() {

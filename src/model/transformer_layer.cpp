@@ -63,8 +63,8 @@ LayerDims dims_of(const ModelSpec& m, const Shape& shape) {
   d.dqk = m.qk_head_dim();
   d.dv = m.v_head_dim();
   d.heads_t = m.heads / d.t;
-  d.kv_t = m.kv_heads / d.t;
-  d.group = m.heads / m.kv_heads;
+  d.kv_t = kv_heads_per_rank(m, shape.tp);
+  d.group = d.heads_t / d.kv_t;
   d.f_t = m.ffn / d.t;
   d.q_cols = d.heads_t * d.dqk;
   d.kv_cols = d.kv_t * d.dqk;
@@ -93,11 +93,16 @@ struct QueryKeyValue {
 /// F3–F4: the query, key and value projections (fused or not), and RoPE on q and k when the model has it.
 QueryKeyValue project_qkv(LayerBuilder& lb, const ModelSpec& m, const LayerDims& d, Value attn_in, const Precision& p) {
   const CheckedInt t = d.t, T = d.T, h = d.h;
+  // Key and value weights: split over t, or whole on every rank when their heads are replicated.
+  const bool replicated = m.kv_heads < d.t;
+  const auto kv_weight = [&](CheckedInt elements) {
+    return replicated ? replicated_weight(elements) : split_weight(elements, t);
+  };
   QueryKeyValue out;
   if (m.fused_qkv) {
     const CheckedInt cols = d.q_cols + d.kv_cols + d.v_cols;
-    std::vector<Weight> w{split_weight(h * cols, t)};
-    if (m.biases) w.push_back(split_weight(cols, t));
+    std::vector<Weight> w{split_weight(h * d.q_cols, t), kv_weight(h * (d.kv_cols + d.v_cols))};
+    if (m.biases) w.insert(w.end(), {split_weight(d.q_cols, t), kv_weight(d.kv_cols + d.v_cols)});
     const int qkv = lb.add(linear_op("F3", m.biases ? "QKV projection + bias" : "QKV projection", Gemm{T, cols, h, 1},
                                      attn_in, w, Epilogue{m.biases, false, {}}, p));
     const int split =
@@ -106,8 +111,9 @@ QueryKeyValue project_qkv(LayerBuilder& lb, const ModelSpec& m, const LayerDims&
   } else {
     const bool bias = m.biases || m.qkv_bias;
     auto projection = [&](const char* id, const std::string& what, CheckedInt cols, bool scale) {
-      std::vector<Weight> w{split_weight(h * cols, t)};
-      if (bias) w.push_back(split_weight(cols, t));
+      const bool query = id == std::string("F3q");
+      std::vector<Weight> w{query ? split_weight(h * cols, t) : kv_weight(h * cols)};
+      if (bias) w.push_back(query ? split_weight(cols, t) : kv_weight(cols));
       const std::string name = what + " projection" + (bias ? " + bias" : "") + (scale ? " + scale" : "");
       return lb.out(lb.add(linear_op(id, name, Gemm{T, cols, h, 1}, attn_in, w, Epilogue{bias, scale, {}}, p)));
     };

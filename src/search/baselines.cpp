@@ -211,7 +211,7 @@ std::vector<HandSetOutcome> hand_set_at(const SearchQuestion& q, const PointOutc
     if (plan) {
       h = evaluate_hand_set_plan(q, m, *plan, design, searched.micro_batch, searched.recompute, scheduling);
     } else {
-      h.reason = "no hand-set plan: method.md 8.2's table covers the dense model presets only";
+      h.reason = "no hand-set plan: method.md 8.2's table covers the seed zoo's dense models only";
     }
     if (m < searched.models.size() && searched.models[m].feasible)
       h.searched_samples_per_s = searched.models[m].samples_per_s;

@@ -79,7 +79,7 @@ placement::Cluster make_cluster(const SearchQuestion& q, const hw::Architecture&
   placement::Cluster c;
   c.devices = q.devices;
   c.memory_bytes = static_cast<double>(hbm_bytes);
-  placement::use_network(c, q.network);
+  placement::use_network(c, devices_network(q));
   c.micro_batches = q.global_batch / micro_batch;
   c.recompute = recompute;
   c.optimizer = q.optimizer;

@@ -22,7 +22,7 @@ PassSummary& pass_of(LayerSchedules& s, size_t k) {
 
 Scheduling make_scheduling(const SearchQuestion& q, ScheduleCache& cache) {
   Scheduling s;
-  s.estimator = cost::Estimator(cost::CostParams{}, q.network);
+  s.estimator = cost::Estimator(cost::CostParams{}, devices_network(q));
   s.solver = schedule::make_exact_solver(q.schedule_node_budget > 0 ? q.schedule_node_budget : kSearchScheduleNodes);
   s.cache = &cache;
   return s;

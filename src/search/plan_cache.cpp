@@ -21,6 +21,10 @@ void add(std::vector<uint64_t>& key, const hw::NetworkTier& tier) {
   add(key, tier.latency_s);
   add(key, tier.efficiency);
   add(key, tier.members);
+  add(key, static_cast<int64_t>(tier.torus.has_value()));
+  if (tier.torus)
+    for (const hw::TorusDims& d : {tier.torus->cube, tier.torus->pod, tier.torus->slice})
+      for (int64_t x : d) add(key, x);
 }
 
 void add(std::vector<uint64_t>& key, const hw::Network& network) {

@@ -78,7 +78,7 @@ size_t ModelCase::layout_index(int64_t t, int64_t e) const {
 std::vector<int64_t> default_widths(const model::ModelSpec& spec) {
   std::vector<int64_t> out;
   for (int64_t t = 1; t <= 8; t *= 2)
-    if (spec.heads % t == 0 && spec.kv_heads % t == 0 && spec.ffn % t == 0) out.push_back(t);
+    if (model::splits_heads(spec, t, false) && spec.ffn % t == 0) out.push_back(t);
   return out;
 }
 
@@ -162,6 +162,7 @@ void validate(const SearchQuestion& q) {
   if (q.overlap_dp && q.execution != Execution::Megatron)
     throw InputError("--overlap-dp: needs --execution megatron (PHAZE's placement reduces after the backward pass)");
   hw::validate(q.network, "the search's network");
+  (void)devices_network(q);
   check_filter(q.filter.num_tc, "--tc", 1, 4096);
   check_filter(q.filter.num_vc, "--vc", 1, 4096);
   check_filter(q.filter.width, "--width", 2, 256);
@@ -211,6 +212,10 @@ std::vector<hw::Design> search_designs(const SearchQuestion& q) {
         unit);
   }
   return designs;
+}
+
+hw::Network devices_network(const SearchQuestion& q) {
+  return hw::sized_network(q.network, q.devices, fmt::format("the search's network with --devices {}", q.devices));
 }
 
 }  // namespace phaze::search

@@ -148,6 +148,9 @@ std::vector<int64_t> default_widths(const model::ModelSpec& spec);
 /// data-parallel overlap only with it.
 void validate(const SearchQuestion& question);
 
+/// The question's network as its devices use it (hw::sized_network: a torus's slice of q.devices).
+hw::Network devices_network(const SearchQuestion& question);
+
 /// The designs searched, in canonical order (hw/enumerate.h), filtered, or the question's chip alone; the HBM
 /// size of each is set per point. Throws InputError when the space is empty.
 std::vector<hw::Design> search_designs(const SearchQuestion& question);

@@ -271,12 +271,15 @@ struct Writer {
       return ordered_json::array({value.min, value.max});
     } else if constexpr (std::is_same_v<T, hw::Network>) {
       ordered_json tiers = ordered_json::array();
-      for (const hw::NetworkTier& t : value.tiers)
-        tiers.push_back(ordered_json{{"name", t.name},
-                                     {"members", t.members},
-                                     {"bandwidth", t.bandwidth},
-                                     {"latency_s", t.latency_s},
-                                     {"efficiency", t.efficiency}});
+      for (const hw::NetworkTier& t : value.tiers) {
+        ordered_json tier{{"name", t.name},
+                          {"members", t.members},
+                          {"bandwidth", t.bandwidth},
+                          {"latency_s", t.latency_s},
+                          {"efficiency", t.efficiency}};
+        if (t.torus) tier["torus"] = hw::to_json(*t.torus);
+        tiers.push_back(tier);
+      }
       return tiers;
     } else if constexpr (std::is_same_v<T, std::optional<double>>) {
       return value ? ordered_json(*value) : ordered_json(nullptr);

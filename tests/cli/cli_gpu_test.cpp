@@ -157,9 +157,11 @@ TEST(CliGpu, ImpossiblePlansExitTwoNamingTheOption) {
       run_phaze("plan --model gpt3-175b --system dgx-h100 --gpus 64 --global-batch 64 --ep 1,2");
   EXPECT_EQ(dense_plan.status, 2);
   EXPECT_NE(dense_plan.err.find("--ep"), std::string::npos) << dense_plan.err;
-  const RunResult accelerator = run_phaze("predict --model gpt3-175b --system tpuv4-like --global-batch 8 --tp 8");
+  // An accelerator system has no FP8 tensor cores and no GPU to fit.
+  const RunResult accelerator =
+      run_phaze("predict --model gpt3-175b --system tpuv4-pod --devices 64 --global-batch 64 --tp 8 --fp8");
   EXPECT_EQ(accelerator.status, 2);
-  EXPECT_NE(accelerator.err.find("not a GPU"), std::string::npos) << accelerator.err;
+  EXPECT_NE(accelerator.err.find("--fp8"), std::string::npos) << accelerator.err;
 }
 
 // A published-runs file: every run priced or left out with its reason; --fit writes a system that predict

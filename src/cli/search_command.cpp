@@ -42,19 +42,20 @@ struct SearchOptions {
   int64_t devices = 1024;
   int64_t global_batch = 4096;
   std::string recompute = "both";
-  std::string optimizer = "sgd";
+  std::string optimizer = "adam";
   std::string execution = "phaze";
   std::string planner = "phaze";
   bool overlap_dp = false;
-  std::string attention_backend = "unfused";
-  std::string ranking = "canonical";
+  std::string attention_backend = "fused";
+  std::string ranking = "smaller-area";
+  bool phaze_compat = false;  ///< PHAZE's settings where no flag says otherwise (kPhazeCompat)
   std::string budget;
   double budget_um2 = 0;
   double budget_mm2 = 0;  ///< --budget-mm2, the same budget in mm²
   double lower_fraction = 0.3;
   bool no_exemption = false;
   double link_gib_s = 4;
-  std::string system;  ///< preset or file whose network joins the devices (instead of --link-bandwidth)
+  std::string system = "tpuv4-pod";  ///< preset or file whose network joins the devices (or --link-bandwidth)
   std::string stop_rule = "exact";
   bool exhaustive = false;    ///< --exhaustive, the exact rule's earlier name
   bool evaluate_all = false;  ///< no points left out on their bounds
@@ -113,10 +114,31 @@ void set_seq_and_widths(std::vector<search::ModelCase>& models, const SearchOpti
   }
 }
 
-/// The question of the command line's flags, every setting not given at its default.
-search::SearchQuestion question_from(const SearchOptions& o, const GivenFn& given) {
+/// The settings --phaze-compat restores, where no flag of their own is given: the original evaluation's
+/// (docs/method.md 5): materialised attention, SGD, one 4 GiB/s link, PHAZE's order of equal points (and no
+/// per-core overhead, the default anyway).
+struct PhazeSettings {
+  const char* optimizer = "sgd";
+  const char* attention_backend = "unfused";
+  const char* ranking = "canonical";
+  double link_gib_s = 4;
+};
+
+/// The question of the command line's flags, every setting not given at its default (PHAZE's with
+/// --phaze-compat).
+search::SearchQuestion question_from(SearchOptions o, const GivenFn& given) {
   const bool budget_given = given("--budget"), budget_um2_given = given("--budget-um2"),
              budget_mm2_given = given("--budget-mm2"), optimizer_given = given("--optimizer");
+  const bool network_given = given("--link-bandwidth") || given("--system");
+  if (o.phaze_compat) {
+    const PhazeSettings phaze;
+    if (!optimizer_given) o.optimizer = phaze.optimizer;
+    if (!given("--attention-backend")) o.attention_backend = phaze.attention_backend;
+    if (!given("--ranking")) o.ranking = phaze.ranking;
+    if (!network_given) o.link_gib_s = phaze.link_gib_s;
+  }
+  // The network: one link where --link-bandwidth (or --phaze-compat) says so, else the system's.
+  const bool one_link = given("--link-bandwidth") || (o.phaze_compat && !network_given);
   search::SearchQuestion q;
   if (!o.arch.empty()) q.chip = hw::load_architecture(o.arch);
   if (o.models.size() > kMaxListValues)
@@ -149,7 +171,7 @@ search::SearchQuestion question_from(const SearchOptions& o, const GivenFn& give
   q.fused_attention = o.attention_backend == "fused";
   q.ranking = o.ranking == "smaller-area" ? search::Ranking::SmallerArea : search::Ranking::Canonical;
   q.schedule_node_budget = o.schedule_nodes;
-  q.network = o.system.empty() ? hw::one_tier_network(o.link_gib_s * kGiB) : hw::load_system(o.system).network;
+  q.network = one_link ? hw::one_tier_network(o.link_gib_s * kGiB) : hw::load_system(o.system).network;
   if (given("--core-overhead-um2")) {
     const std::vector<double> um2 = parse_number_list("--core-overhead-um2", o.core_overhead, -1, hw::kMaxBudgetUm2);
     if (um2.size() != 2 || um2[0] < 0 || um2[1] < 0)
@@ -204,6 +226,13 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
     {"--overlap-dp", [](auto& t, const auto& f) { t.overlap_dp = f.overlap_dp; }},
     {"--attention-backend", [](auto& t, const auto& f) { t.fused_attention = f.fused_attention; }},
     {"--ranking", [](auto& t, const auto& f) { t.ranking = f.ranking; }},
+    {"--phaze-compat",
+     [](auto& t, const auto& f) {
+       t.optimizer = f.optimizer;
+       t.fused_attention = f.fused_attention;
+       t.ranking = f.ranking;
+       t.network = f.network;
+     }},
     {"--arch",
      [](auto& t, const auto& f) {
        t.chip = f.chip;
@@ -456,7 +485,8 @@ void add_space_options(CLI::App* cmd, SearchOptions& o) {
                   "router, SRAM ports), µm², as TC,VC (default 0,0, PHAZE's model): every design and the default "
                   "budget pay it; an assumption to test how the answer depends on it");
   cmd->add_option("--ranking", o.ranking,
-                  "Points of equal throughput: canonical (PHAZE's: the design with the most cores first; the top list "
+                  "Points of equal throughput: canonical (PHAZE's, with --phaze-compat: the design with the most cores "
+                  "first; the top list "
                   "one entry per design and HBM size) or smaller-area (the smaller chip first; the top list one entry "
                   "per chip, at its best HBM size)")
       ->check(CLI::IsMember({"canonical", "smaller-area"}))
@@ -467,19 +497,21 @@ void add_space_options(CLI::App* cmd, SearchOptions& o) {
 void add_execution_options(CLI::App* cmd, SearchOptions& o) {
   CLI::Option* link = add_number_option(cmd, "--link-bandwidth", o.link_gib_s, 0, search::limits::kLinkGiBs, true,
                                         "Inter-chip link bandwidth in GiB/s (TP, pipeline, data-parallel): a network "
-                                        "of one link",
+                                        "of one link instead of the system's (4 with --phaze-compat)",
                                         {"bytes/s", 1 / kGiB, "GiB/s", 0.01});
   CLI::Option* system = cmd->add_option("--system", o.system,
                                         "System preset or JSON file whose network joins the devices (see 'phaze "
                                         "system list'): TP collectives on the tier their group spans (a group wider "
                                         "than a node shares its node's links there), data-parallel rings and "
                                         "pipeline sends on the tiers the plan's layout puts them on; its device "
-                                        "is not used (the search chooses the chip)");
+                                        "is not used (the search chooses the chip)")
+                            ->capture_default_str();
   link->excludes(system);
   system->excludes(link);
   cmd->add_option("--optimizer", o.optimizer,
-                  "sgd, adam (mixed-precision Adam as 'phaze predict' models it: 18 bytes per parameter) or "
-                  "adam-phaze (PHAZE's: one parameter-sized copy of state); memory and optimizer-step time")
+                  "sgd (PHAZE's, with --phaze-compat), adam (mixed-precision Adam as 'phaze predict' models it: 18 "
+                  "bytes per parameter) or adam-phaze (PHAZE's Adam: one parameter-sized copy of state); memory and "
+                  "optimizer-step time")
       ->check(CLI::IsMember({"sgd", "adam", "adam-phaze"}))
       ->capture_default_str();
   cmd->add_option("--execution", o.execution,
@@ -498,6 +530,11 @@ void add_execution_options(CLI::App* cmd, SearchOptions& o) {
   cmd->add_flag("--overlap-dp", o.overlap_dp,
                 "With --execution megatron: overlap the gradient reduction with the backward pass");
   add_attention_backend_option(cmd, o.attention_backend);
+  cmd->add_flag("--phaze-compat", o.phaze_compat,
+                "The original PHAZE evaluation's settings where no flag of their own is given: materialised attention "
+                "(--attention-backend unfused), SGD (--optimizer sgd), one 4 GiB/s link (--link-bandwidth 4), "
+                "PHAZE's order of equal points (--ranking canonical), no per-core overhead; its answers are the "
+                "earlier defaults' to the byte");
 }
 
 /// How the space is searched: the exact or the area-bucket stop rule, the schedules' node budget, threads.

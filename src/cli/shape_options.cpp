@@ -11,9 +11,11 @@ model::Shape ShapeOptions::shape(const model::ModelSpec& spec) const {
 }
 
 void add_attention_backend_option(CLI::App* cmd, std::string& backend) {
-  cmd->add_option("--attention-backend", backend,
-                  "The attention core on the accelerator: fused (one kernel, its scores in the on-chip buffers, "
-                  "never in HBM) or unfused (scores and probabilities materialised, as PHAZE's layer graph)")
+  cmd->add_option(
+         "--attention-backend", backend,
+         "The attention core on the accelerator: fused (one kernel, its scores in the on-chip buffers, "
+         "never in HBM, as every current accelerator runs it) or unfused (scores and probabilities materialised, as "
+         "PHAZE's layer graph has them)")
       ->check(CLI::IsMember({"fused", "unfused"}))
       ->capture_default_str();
 }

@@ -13,7 +13,7 @@ struct ShapeOptions {
   int64_t seq = 0;  ///< 0: the model's default sequence length
   int64_t mbs = 1;
   int64_t tp = 1;
-  std::string attention_backend = "unfused";  ///< fused or unfused (the scores materialised)
+  std::string attention_backend = "fused";  ///< fused or unfused (the scores materialised, as PHAZE had them)
   /// The shape for `spec`: its default sequence length unless --seq was given.
   model::Shape shape(const model::ModelSpec& spec) const;
 };

@@ -24,8 +24,9 @@ std::filesystem::path temp_dir(const std::string& name) {
 
 TEST(CliEstimate, ListsEveryOperatorOfTheLayerWithBothEstimates) {
   const auto dir = temp_dir("json");
-  const auto r = run_phaze("estimate --model gpt3-175b --arch tpuv4-like --tp 8 --json --cache " +
-                           quoted((dir / "c.sqlite").string()));
+  const auto r =
+      run_phaze("estimate --model gpt3-175b --arch tpuv4-like --tp 8 --attention-backend unfused --json --cache " +
+                quoted((dir / "c.sqlite").string()));
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   // models.md 3.1 / 3.2 at t = 8: 18 forward and 25 backward operators.
@@ -40,8 +41,9 @@ TEST(CliEstimate, ListsEveryOperatorOfTheLayerWithBothEstimates) {
   }
   EXPECT_TRUE(std::filesystem::exists(dir / "c.sqlite"));
   // A second run reads the cache and prints the same numbers.
-  const auto again = run_phaze("estimate --model gpt3-175b --arch tpuv4-like --tp 8 --json --cache " +
-                               quoted((dir / "c.sqlite").string()));
+  const auto again =
+      run_phaze("estimate --model gpt3-175b --arch tpuv4-like --tp 8 --attention-backend unfused --json --cache " +
+                quoted((dir / "c.sqlite").string()));
   EXPECT_EQ(again.out, r.out);
   std::filesystem::remove_all(dir);
 }

@@ -106,7 +106,7 @@ TEST(CliEvaluate, MemoryPerDeviceIsThePublishedLayerFigures) {
     SCOPED_TRACE(optimizer);
     const json a =
         json_answer(std::string("evaluate --arch tpuv4-like --model gpt3-175b --mbs 1 --recompute on --hbm 80 "
-                                "--tp 1 --optimizer ") +
+                                "--tp 1 --attention-backend unfused --optimizer ") +
                     optimizer);
     ASSERT_TRUE(a.at("best").is_object());
     const json& plan = a.at("best").at("models").at(0).at("plan");

@@ -62,7 +62,7 @@ TEST(CliModel, HelpExitsZero) {
 }
 
 TEST(CliModel, ShowGpt3Json) {
-  const auto r = run_phaze("model show gpt3-175b --json");
+  const auto r = run_phaze("model show gpt3-175b --json --attention-backend unfused");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = parse_json(r);
   ASSERT_TRUE(j.is_object());
@@ -102,7 +102,7 @@ TEST(CliModel, ShowGpt3Json) {
 }
 
 TEST(CliModel, ShowGpt3JsonTensorParallel8) {
-  const auto r = run_phaze("model show gpt3-175b --json --tp 8");
+  const auto r = run_phaze("model show gpt3-175b --json --tp 8 --attention-backend unfused");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = parse_json(r);
   ASSERT_TRUE(j.contains("layers"));
@@ -118,7 +118,7 @@ TEST(CliModel, ShowGpt3JsonTensorParallel8) {
 }
 
 TEST(CliModel, ShowMicroBatchAndSequenceOptions) {
-  const auto r = run_phaze("model show megatron-gpt2-54 --json --mbs 2 --seq 512");
+  const auto r = run_phaze("model show megatron-gpt2-54 --json --mbs 2 --seq 512 --attention-backend unfused");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = parse_json(r);
   ASSERT_TRUE(j.contains("layers"));

@@ -128,7 +128,8 @@ TEST(CliSchedule, RealLayerBackwardPass) {
 
 TEST(CliSchedule, RealLayerJson) {
   const RunResult r = run_phaze(
-      "schedule --model gpt3-175b --arch tpuv4-like --tp 8 --layer transformer --solver list --json --no-cache");
+      "schedule --model gpt3-175b --arch tpuv4-like --tp 8 --layer transformer --solver list --json --no-cache "
+      "--attention-backend unfused");
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = parse_json(r.out);
   for (const char* key : {"pass", "tp", "solver", "ops", "makespan_s", "energy_j"})

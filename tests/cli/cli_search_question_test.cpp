@@ -69,7 +69,12 @@ TEST(CliSearchQuestion, FlagsBesideTheFileReplaceItsValues) {
                                   "--mbs 1,4",
                                   "--hbm 16,48",
                                   "--recompute off",
-                                  "--optimizer adam",
+                                  "--optimizer sgd",
+                                  "--attention-backend unfused",
+                                  "--ranking canonical",
+                                  "--phaze-compat",
+                                  "--phaze-compat --optimizer adam",
+                                  "--system dgx-h100",
                                   "--link-bandwidth 8",
                                   "--budget-um2 1e9",
                                   "--budget-mm2 1000",
@@ -112,6 +117,31 @@ TEST(CliSearchQuestion, FlagsBesideTheFileReplaceItsValues) {
   ASSERT_EQ(other["models"].size(), 1u);
   EXPECT_EQ(other["models"][0]["source"], "gpt2-xl");
   EXPECT_EQ(other["global_batch"], 512);  // the rest is the file's
+}
+
+// The defaults are a run of today (issue: fused attention, mixed-precision Adam, the network of the TPU v4 pod,
+// the smaller of equal chips); --phaze-compat is the original evaluation's settings (method.md 5), exactly the
+// question its four flags give, and a flag of its own still wins beside it.
+TEST(CliSearchQuestion, DefaultsAreRealisticAndPhazeCompatIsTheOriginal) {
+  const json q = phaze_test::parse_json(ok(kTinySearch + " --write-question -").out);
+  EXPECT_EQ(q.at("optimizer"), "adam");
+  EXPECT_EQ(q.at("attention").at("fused"), true);
+  EXPECT_EQ(q.at("ranking"), "smaller_area");
+  EXPECT_EQ(q.at("system").at("network").at(0).at("torus").at("cube"), json({4, 4, 4}));
+  EXPECT_EQ(q.at("system").at("network").at(0).at("bandwidth"), 45e9);
+  const std::string compat = ok(kTinySearch + " --phaze-compat --write-question -").out;
+  EXPECT_EQ(compat,
+            ok(kTinySearch + " --optimizer sgd --attention-backend unfused --ranking canonical --link-bandwidth 4 "
+                             "--write-question -")
+                .out);
+  const json c = phaze_test::parse_json(compat);
+  EXPECT_EQ(c.at("system").at("network"),
+            json::parse(R"([{"name": "link", "members": 0, "bandwidth": 4294967296.0, "latency_s": 0.0,
+                             "efficiency": 1.0}])"));
+  EXPECT_FALSE(c.contains("attention"));
+  EXPECT_EQ(
+      phaze_test::parse_json(ok(kTinySearch + " --phaze-compat --optimizer adam --write-question -")).at("optimizer"),
+      "adam");
 }
 
 TEST(CliSearchQuestion, AResultsFileOfAnotherQuestionIsRefused) {

@@ -29,7 +29,7 @@ const std::string kTinyModel = std::string(PHAZE_TEST_DATA) + "/hf/tiny-gpt2/con
 /// The tiny model on a few designs and 16 devices, exhaustively, with widths 1 and 2: a second or less.
 const std::string kTinySearch = fmt::format(
     "search --model {} --tc 1,2 --vc 1 --width 8 --depth 8,16 --glb-mib 2 --hbm 32 --devices 16 --global-batch 32 "
-    "--tp 1,2 --exhaustive",
+    "--tp 1,2 --exhaustive --phaze-compat",
     quoted(kTinyModel));
 
 std::string system_file(TempDir& dir, const std::string& name, const std::string& tiers) {
@@ -176,7 +176,7 @@ TEST(CliSearchAttention, FusedKernelIsSaidKeptAndFitsWhereTheScoresDoNot) {
   TempDir dir;
   const std::string search = fmt::format(
       "search --model {} --seq 2048 --tc 1,2 --vc 1 --width 8 --depth 8,16 --glb-mib 2 --hbm 0.02 --devices 16 "
-      "--global-batch 32 --tp 1,2 --exhaustive",
+      "--global-batch 32 --tp 1,2 --exhaustive --phaze-compat",
       quoted(std::string(PHAZE_TEST_DATA) + "/hf/tiny-llama/config.json"));
   const json materialised = json_answer(search);
   const json fused = json_answer(search + " --attention-backend fused");
@@ -218,7 +218,7 @@ TEST(CliSearchRanking, SmallerAreaTakesTheSmallestChipOfTheBestThroughput) {
   EXPECT_EQ(a.at("best").at("average_samples_per_s").get<double>(), best_score);
   EXPECT_EQ(a.at("best").at("design").at("area_um2").get<double>(), best_area);
   // The canonical ranking picks another chip of the same throughput here: the test tells them apart.
-  const json canonical = json_answer(search.substr(0, search.find(" --ranking")) + " --top 4");
+  const json canonical = json_answer(search.substr(0, search.find(" --ranking")) + " --ranking canonical --top 4");
   EXPECT_EQ(canonical.at("best").at("average_samples_per_s"), a.at("best").at("average_samples_per_s"));
   EXPECT_GT(canonical.at("best").at("design").at("area_um2").get<double>(), best_area);
   std::set<std::string> chips;

@@ -325,7 +325,7 @@ TEST(SearchBaselines, SpotlightArgminsTakenByThreadsAreTheArgminsOneByOne) {
 
 const std::string kSmall = fmt::format(
     "search --model '{}' --devices 8 --global-batch 16 --seq 64 --mbs 1,2,4 --hbm 0.0004,0.0008,0.002 "
-    "--link-bandwidth 0.5",
+    "--link-bandwidth 0.5 --phaze-compat",
     kGpt2);
 const std::string kSmallSpace = " --tc 1,2 --vc 1,2 --width 8,16 --depth 8 --glb-mib 2 --lower-fraction 0";
 
@@ -340,10 +340,11 @@ TEST(SearchBaselinesEndToEnd, StrictPointIsASearchOfTheChipWith32GiB) {
   // The question's HBM sizes do not include 32 GiB; the strict point must still be the TPUv4-like chip at
   // exactly 32 GiB, as a search of that chip alone with --hbm 32 finds it.
   const json wide = search_json(kSmall + kSmallSpace);
-  const json chip = search_json(fmt::format(
-      "search --model '{}' --devices 8 --global-batch 16 --seq 64 --mbs 1,2,4 --hbm 32 --link-bandwidth 0.5 --tc 8 "
-      "--vc 2 --width 128 --depth 128 --glb-mib 128",
-      kGpt2));
+  const json chip =
+      search_json(fmt::format("search --model '{}' --devices 8 --global-batch 16 --seq 64 --mbs 1,2,4 --hbm 32 "
+                              "--link-bandwidth 0.5 --phaze-compat --tc 8 "
+                              "--vc 2 --width 128 --depth 128 --glb-mib 128",
+                              kGpt2));
   ASSERT_TRUE(chip.at("best").is_object());
   const json& strict = wide.at("baselines").at("tpuv4_like_32gib");
   ASSERT_TRUE(strict.is_object());
@@ -378,7 +379,7 @@ TEST(SearchBaselinesEndToEnd, SpotlightBaselineIsItsDesignsBestPoint) {
     ASSERT_TRUE(d.is_object());
     const json alone = search_json(fmt::format(
         "search --model '{}' --devices 8 --global-batch 16 --seq 64 --mbs {} --hbm 0.0004,0.0008,0.002 "
-        "--link-bandwidth 0.5 --tc {} --vc {} --width {} --depth {} --glb-mib {} --lower-fraction 0",
+        "--link-bandwidth 0.5 --phaze-compat --tc {} --vc {} --width {} --depth {} --glb-mib {} --lower-fraction 0",
         kGpt2, choice.at("micro_batch").get<int64_t>(), d.at("num_tc").get<int64_t>(), d.at("num_vc").get<int64_t>(),
         d.at("tc_width").get<int64_t>(), d.at("tc_depth").get<int64_t>(), d.at("glb_bytes").get<int64_t>() >> 20));
     EXPECT_EQ(choice.at("best_point"), alone.at("best"));
@@ -396,7 +397,8 @@ TEST(SearchBaselinesEndToEnd, PresetHandSetPlanFromTheReportedLatencies) {
   // plan p = 8, t = 1, d = 128 on 1024 devices. Its time per batch follows from the best point's reported
   // layer latencies (the same width), the layers' parameter bytes and the 2·b·s·h-byte boundary tensor.
   const json answer = search_json(
-      "search --model bert-large --seq 64 --tp 1 --mbs 1 --hbm 32 --recompute off --tc 1 --vc 1 --width 8 "
+      "search --model bert-large --seq 64 --tp 1 --mbs 1 --hbm 32 --recompute off --phaze-compat --tc 1 --vc 1 --width "
+      "8 "
       "--depth 8 --glb-mib 2 --lower-fraction 0");
   const json& best = answer.at("best");
   ASSERT_TRUE(best.is_object());

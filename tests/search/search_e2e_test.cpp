@@ -216,7 +216,7 @@ TEST(SearchEndToEnd, TpuBaselineIsTheBestOfASearchOverThatChipAlone) {
   TempDir dir;
   const std::string common = fmt::format(
       "search --model '{}' --devices {} --global-batch {} --seq {} --mbs 1,2,4 --hbm 0.0004,0.0008,0.002 "
-      "--link-bandwidth {}",
+      "--link-bandwidth {} --phaze-compat",
       kModel, kDevices, kBatch, kSeq, kLinkGibS);
   const auto wide = run_phaze(common + " --tc 1,2 --vc 1,2 --width 8,16 --depth 8 --glb-mib 2 --lower-fraction 0 -o " +
                               dir.file("wide.json"));
@@ -248,7 +248,7 @@ TEST(SearchEndToEnd, ModelSetAnswerMatchesBruteForce) {
   const auto r = run_phaze(fmt::format(
       "search --model '{}' --model '{}' --seq 64,32 --devices {} --global-batch {} --mbs 1,2 --hbm 0.0008,0.002 "
       "--tc 1 --vc 1,2,4,8 --width 16 --depth 8 --glb-mib 2 --lower-fraction 0 --link-bandwidth {} --exhaustive "
-      "--threads 2 -o {}",
+      "--threads 2 --phaze-compat -o {}",
       kModel, llama, kDevices, kBatch, kLinkGibS, dir.file("answer.json")));
   ASSERT_EQ(r.status, 0) << r.err;
   const json answer = json::parse(read(dir.file("answer.json")));

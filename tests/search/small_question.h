@@ -57,7 +57,8 @@ inline std::vector<std::string> small_argv() {
           "--lower-fraction",
           "0",
           "--link-bandwidth",
-          fmt::format("{}", kLinkGibS)};
+          fmt::format("{}", kLinkGibS),
+          "--phaze-compat"};
 }
 
 /// The small question with four-core designs too: 12 designs, in 8 buckets of 20,000 µm² (kBucketArgs: the

@@ -15,7 +15,8 @@ namespace {
 using nlohmann::json;
 
 json answer_of(const std::string& rule) {
-  const auto r = phaze_test::run_phaze("search --model gpt3-175b --mbs 1 --recompute on --json --stop-rule " + rule);
+  const auto r = phaze_test::run_phaze(
+      "search --model gpt3-175b --mbs 1 --recompute on --phaze-compat --json --stop-rule " + rule);
   EXPECT_EQ(r.status, 0) << r.err;
   return json::parse(r.out);
 }

@@ -21,6 +21,7 @@
 #include "megatron/no_plan.h"
 #include "megatron/plan_search.h"
 #include "model/hf_config.h"
+#include "search/accelerator_prediction.h"
 #include "util/input_error.h"
 #include "util/output_file.h"
 
@@ -56,7 +57,10 @@ struct PlanOptions {
 void plan(const PlanOptions& o) {
   const model::ModelSpec spec = model::load_model(o.model);
   const hw::System system = hw::load_system(o.system);
-  hw::gpu_of(system);  // refuses a system without a GPU, naming it
+  // An accelerator of the template (a TPU v4 pod): its layers priced by their exact schedules, GSPMD's sharding
+  // (key/value heads fewer than t replicated); FP8 and context parallelism are priced on GPUs only.
+  const bool accelerator = std::holds_alternative<hw::Architecture>(system.device);
+  const megatron::DevicePricer pricer = search::system_pricer();
   megatron::GpuPlanQuestion q;
   q.gpus = o.gpus;
   q.seq = o.seq > 0 ? o.seq : spec.default_seq;
@@ -67,8 +71,17 @@ void plan(const PlanOptions& o) {
     throw InputError(fmt::format("--global-batch-tokens {}: {} sequences, more than the {} allowed",
                                  o.global_batch_tokens, q.global_batch, megatron::plan_limits::kGlobalBatch));
   q.features = o.features;
+  q.features.replicate_kv_heads = accelerator;
+  if (accelerator && o.features.fp8)
+    throw InputError(
+        fmt::format("--fp8: {} has no FP8 tensor cores in phaze's template", hw::device_name(system.device)));
   if (!o.zero_stages.empty()) q.zero_stages = parse_integer_list("--zero", o.zero_stages, 0, 3);
   q.context_widths = parse_integer_list("--cp", o.context_widths, 1, megatron::plan_limits::kContextParallel);
+  if (accelerator) {
+    if (std::any_of(q.context_widths.begin(), q.context_widths.end(), [](int64_t c) { return c > 1; }))
+      throw InputError("--cp: context parallelism is priced on GPU systems only");
+    q.context_widths = {1};
+  }
   q.widths = parse_integer_list("--tp", o.widths, 1, model::limits::kTensorParallel);
   q.pipelines = parse_integer_list("--pp", o.pipelines, 1, model::limits::kLayers);
   q.replicas = parse_integer_list("--dp", o.replicas, 1, megatron::plan_limits::kGpus);
@@ -89,7 +102,7 @@ void plan(const PlanOptions& o) {
   }
   if (q.zero_stages.empty()) throw InputError("--zero: give at least one ZeRO stage (0, 1, 2, 3)");
   // FP8 is Transformer Engine's BF16 recipe: tried where the GPU has FP8 and the run is BF16.
-  q.try_fp8 = !o.fp8_given && o.features.bf16 && hw::peak_fp8_flop_per_s(hw::gpu_of(system)) > 0;
+  q.try_fp8 = !accelerator && !o.fp8_given && o.features.bf16 && hw::peak_fp8_flop_per_s(hw::gpu_of(system)) > 0;
   if (o.fp8_recipe_given && !q.try_fp8 && !o.features.fp8)
     throw InputError("--fp8-recipe: no FP8 configuration is tried (FP16, or a GPU without FP8 tensor cores)");
   if (o.features.zero_group > 0 && q.zero_stages == std::vector<int64_t>{0})
@@ -102,7 +115,7 @@ void plan(const PlanOptions& o) {
   if (o.rank_of) {
     megatron::GpuPlanQuestion pinned = q;
     pinned.top = 1;
-    const megatron::GpuPlanAnswer own = megatron::search_gpu_plans(spec, system, pinned);
+    const megatron::GpuPlanAnswer own = megatron::search_gpu_plans(spec, system, pinned, pricer);
     if (own.best.empty())
       throw InputError("--rank-of: no configuration with the pinned settings fits (plan without --rank-of says why)");
     ranked = own.best.front();
@@ -110,12 +123,16 @@ void plan(const PlanOptions& o) {
     q.top = static_cast<size_t>(o.top);
     q.faster_than_s = ranked->time.iteration_s;
   }
-  const megatron::GpuPlanAnswer a = megatron::search_gpu_plans(spec, system, q);
+  const megatron::GpuPlanAnswer a = megatron::search_gpu_plans(spec, system, q, pricer);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::string assumptions = megatron::assumptions_line(o.features, hw::gpu_of(system), spec);
+  megatron::TrainingPlan devices_plan = q.features;  // the features on the question's devices
+  devices_plan.dp = q.gpus;
+  const std::string assumptions = accelerator ? search::accelerator_assumptions(devices_plan, system)
+                                              : megatron::assumptions_line(o.features, hw::gpu_of(system), spec);
+  const std::string device = accelerator ? "device" : "GPU";
   // With nothing to offer, why, and what would give a configuration.
   const std::optional<megatron::NoPlanReason> why =
-      a.best.empty() ? std::optional(megatron::explain_no_plan(spec, system, q, a)) : std::nullopt;
+      a.best.empty() ? std::optional(megatron::explain_no_plan(spec, system, q, a, pricer)) : std::nullopt;
   if (o.json || !o.report.empty()) {
     nlohmann::json best = nlohmann::json::array();
     for (const auto& p : a.best) {
@@ -176,10 +193,11 @@ void plan(const PlanOptions& o) {
     if (why->nearest_global_batch)
       fmt::print("  the nearest global batch that divides: --global-batch {}\n", *why->nearest_global_batch);
     if (why->least_gpus) {
-      fmt::print("  the least GPU count that fits{}: --gpus {}\n", why->without_pins ? " with the pins" : "",
+      fmt::print("  the least {} count that fits{}: --gpus {}\n", device, why->without_pins ? " with the pins" : "",
                  *why->least_gpus);
     } else {
-      fmt::print("  no GPU count up to {} fits either (a GPU with more memory, or a shorter --seq)\n", 64 * q.gpus);
+      fmt::print("  no {} count up to {} fits either (a {} with more memory, or a shorter --seq)\n", device,
+                 64 * q.gpus, device);
     }
     return;
   }
@@ -187,12 +205,12 @@ void plan(const PlanOptions& o) {
     const double best_s = a.best.front().time.iteration_s;
     fmt::print("\nthe pinned configuration ranks #{} of the {} that fit, {:.1f} % slower than the best:\n",
                a.faster + 1, a.fitting, 100 * (ranked->time.iteration_s / best_s - 1));
-    std::cout << prediction_text(*ranked);
+    std::cout << prediction_text(*ranked, device);
     fmt::print("\nthe fastest configurations:\n");
   }
   for (size_t i = 0; i < a.best.size(); ++i) {
     fmt::print("\n#{}\n", i + 1);
-    std::cout << prediction_text(a.best[i]);
+    std::cout << prediction_text(a.best[i], device);
     if (const auto run = asked_training_run(o.run, a.best[i])) std::cout << training_run_text(*run);
   }
 }
@@ -203,11 +221,14 @@ void add_plan_command(CLI::App& app) {
   auto o = std::make_shared<PlanOptions>();
   CLI::App* cmd = app.add_subcommand("plan",
                                      "The fastest Megatron-LM configurations (t, c, p, d, v, micro-batch, sequence "
-                                     "parallelism, recomputation, ZeRO stage, FP8) that fit, tried exhaustively");
+                                     "parallelism, recomputation, ZeRO stage, FP8) that fit, tried exhaustively; on an "
+                                     "accelerator system (tpuv4-pod), GSPMD-style plans priced on the chip's exact "
+                                     "layer schedules");
   cmd->add_option("--model", o->model, "Model preset or Hugging Face config.json")->required();
   cmd->add_option("--system", o->system, "GPU system preset or JSON file (see 'phaze system list')")
       ->capture_default_str();
-  add_integer_option(cmd, "--gpus", o->gpus, 1, megatron::plan_limits::kGpus, "GPUs of the run");
+  add_integer_option(cmd, "--gpus,--devices", o->gpus, 1, megatron::plan_limits::kGpus,
+                     "GPUs or accelerators of the run (on a torus, a count that makes a slice)");
   add_integer_option(cmd, "--global-batch", o->global_batch, 1, megatron::plan_limits::kGlobalBatch,
                      "Sequences per iteration (or --global-batch-tokens)");
   add_global_batch_tokens_option(cmd, o->global_batch_tokens);

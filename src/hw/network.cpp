@@ -107,6 +107,15 @@ Network sized_network(const Network& network, int64_t devices, const std::string
   return out;
 }
 
+bool sizable(const Network& network, int64_t devices) {
+  try {
+    sized_network(network, devices, "");
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
 std::string tier_members_text(const NetworkTier& t) {
   if (!t.torus) return t.members == 0 ? "every device" : fmt::format("groups of {}", t.members);
   const std::string pod = fmt::format("{} torus of {} cubes", dims_text(t.torus->pod), dims_text(t.torus->cube));

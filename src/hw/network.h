@@ -84,6 +84,9 @@ bool torus_wraps(const Torus& torus, const TorusDims& slice);
 /// InputError naming `source` when the devices make no slice.
 Network sized_network(const Network& network, int64_t devices, const std::string& source);
 
+/// Whether sized_network accepts `devices` (a torus has a slice of that many; any other network, always).
+bool sizable(const Network& network, int64_t devices);
+
 /// The innermost tier whose groups hold `span_devices` consecutive devices (1 ≤ span): the tier a
 /// collective or transfer among them runs on. The outermost tier holds every span.
 const NetworkTier& tier_spanning(const Network& network, int64_t span_devices);

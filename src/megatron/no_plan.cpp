@@ -25,7 +25,7 @@ bool pinned(const GpuPlanQuestion& q) {
 void divisibility(const model::ModelSpec& spec, const GpuPlanQuestion& q, NoPlanReason& out) {
   std::vector<int64_t> widths;
   for (int64_t t : divisors(q.gpus))
-    if (model::splits_heads(spec, t, false) && allowed(q.widths, t)) widths.push_back(t);
+    if (model::splits_heads(spec, t, q.features.replicate_kv_heads) && allowed(q.widths, t)) widths.push_back(t);
   if (widths.empty()) {
     out.constraints.push_back(fmt::format(
         "heads: no tensor-parallel width t{} divides both the {} GPUs and the {} attention heads ({} key/value heads)",
@@ -94,20 +94,20 @@ std::string plan_line(const TrainingPlan& p) {
 }
 
 NoPlanReason explain_no_plan(const model::ModelSpec& spec, const hw::System& system, const GpuPlanQuestion& q,
-                             const GpuPlanAnswer& answer) {
+                             const GpuPlanAnswer& answer, const DevicePricer& pricer) {
   NoPlanReason out;
   if (answer.evaluated == 0) divisibility(spec, q, out);
   if (answer.least_memory) {
     const StepMemory& m = answer.least_memory->memory;
     out.constraints.push_back(fmt::format(
-        "memory: the configuration that needs least, {}, needs {:.2f} GiB of the GPU's {:.2f} GiB (with {:.2f} GiB "
+        "memory: the configuration that needs least, {}, needs {:.2f} GiB of a device's {:.2f} GiB (with {:.2f} GiB "
         "kept free)",
         plan_line(answer.least_memory->plan), m.peak_bytes / 1073741824.0,
         static_cast<double>(m.capacity_bytes) / 1073741824.0,
         static_cast<double>(answer.least_memory->plan.memory_reserve_bytes) / 1073741824.0));
   }
   if (pinned(q)) {
-    const GpuPlanAnswer free = search_gpu_plans(spec, system, unpinned(q));
+    const GpuPlanAnswer free = search_gpu_plans(spec, system, unpinned(q), pricer);
     if (!free.best.empty()) out.without_pins = free.best.front();
   }
   if (out.constraints.empty())
@@ -121,9 +121,10 @@ NoPlanReason explain_no_plan(const model::ModelSpec& spec, const hw::System& sys
     if (g > q.gpus) counts.insert(g);
   for (int64_t g : counts) {
     if (g > plan_limits::kGpus) break;
+    if (!hw::sizable(system.network, g)) continue;  // no slice of a torus has g devices
     GpuPlanQuestion more = base;
     more.gpus = g;
-    if (!search_gpu_plans(spec, system, more).best.empty()) {
+    if (!search_gpu_plans(spec, system, more, pricer).best.empty()) {
       out.least_gpus = g;
       break;
     }

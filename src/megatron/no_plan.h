@@ -34,7 +34,7 @@ struct NoPlanReason {
 /// Why `answer` (of search_gpu_plans with `q`) holds no fitting configuration. Runs the search again for
 /// other GPU counts, and without the pins.
 NoPlanReason explain_no_plan(const model::ModelSpec& spec, const hw::System& system, const GpuPlanQuestion& q,
-                             const GpuPlanAnswer& answer);
+                             const GpuPlanAnswer& answer, const DevicePricer& pricer = gpu_pricer());
 
 /// The question with no setting pinned: every width, stage count, degree, micro-batch, chunk count,
 /// recomputation, ZeRO stage and context-parallel width (FP8 as asked).

@@ -5,6 +5,7 @@
 #include <optional>
 #include <tuple>
 #include <utility>
+#include <variant>
 
 #include "megatron/plan_space.h"
 
@@ -51,8 +52,10 @@ class TopList {
 
 }  // namespace
 
-GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& system, const GpuPlanQuestion& q) {
+GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& system, const GpuPlanQuestion& q,
+                               const DevicePricer& pricer) {
   GpuPlanAnswer answer;
+  const StepDevice device = pricer.step_device(system);
   TopList top(q.top, q.distinct);
   PlanSpace space;
   space.devices = q.gpus;
@@ -71,8 +74,10 @@ GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& s
   space.micro_batches = q.micro_batches;
   space.chunks = q.chunks;
   if (!q.recomputes.empty()) space.recomputes = q.recomputes;
+  // Context parallelism is a GPU feature: an accelerator system tries c = 1 alone.
+  const bool gpu = std::holds_alternative<hw::Gpu>(system.device);
   if (space.context_widths.empty())
-    for (int64_t c = 1; c <= 64 && q.gpus % c == 0; c *= 2) space.context_widths.push_back(c);
+    for (int64_t c = 1; c <= (gpu ? 64 : 1) && q.gpus % c == 0; c *= 2) space.context_widths.push_back(c);
   // The layer costs depend on t, c, ep, etp, b, sequence parallelism and FP8 alone (the other settings are the
   // space's). The space is walked with t and c in the outer loops, so only the costs of the present t and c
   // are kept: a mixture of experts has thousands of layouts of the others for each.
@@ -86,8 +91,8 @@ GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& s
     }
     const auto key = std::tuple(plan.ep, plan.etp, plan.micro_batch, plan.sequence_parallel, plan.fp8);
     auto at = costs.find(key);
-    if (at == costs.end()) at = costs.emplace(key, megatron::layer_costs(spec, system, plan)).first;
-    megatron::StepPrediction prediction = megatron::predict_step(spec, system, plan, at->second);
+    if (at == costs.end()) at = costs.emplace(key, pricer.layer_costs(spec, system, plan)).first;
+    megatron::StepPrediction prediction = megatron::predict_step(spec, device, system.network, plan, at->second);
     ++answer.evaluated;
     if (!prediction.memory.fits) {
       if (answer.fitting == 0 &&

@@ -19,7 +19,8 @@ struct GpuPlanQuestion {
   int64_t seq = 0;                               ///< tokens per sequence
   TrainingPlan features;                         ///< what every configuration shares (PlanSpace::features)
   std::vector<int64_t> zero_stages{0, 1, 2, 3};  ///< PlanSpace::zero_stages
-  /// PlanSpace::context_widths; empty: 1 and every power of two c up to 64 with c dividing the GPUs.
+  /// PlanSpace::context_widths; empty: 1 and every power of two c up to 64 with c dividing the GPUs (1 alone on
+  /// an accelerator system).
   std::vector<int64_t> context_widths;
   /// PlanSpace::expert_widths; empty: every width dividing the experts and d · c (a mixture of experts).
   std::vector<int64_t> expert_widths;
@@ -52,6 +53,8 @@ struct GpuPlanAnswer {
 
 /// Every configuration of for_each_megatron_plan (plan_space.h) over the question's GPUs, batch, sequence,
 /// ZeRO stages, context-parallel widths and FP8 choice; recomputation none, selective and full.
-GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& system, const GpuPlanQuestion& q);
+/// The system's device is priced by `pricer` (a GPU's kernels by default).
+GpuPlanAnswer search_gpu_plans(const model::ModelSpec& spec, const hw::System& system, const GpuPlanQuestion& q,
+                               const DevicePricer& pricer = gpu_pricer());
 
 }  // namespace phaze::megatron

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <utility>
 
 #include "hw/network.h"
@@ -15,7 +16,7 @@
 namespace phaze::search {
 
 megatron::LayerCosts accelerator_layer_costs(const model::ModelSpec& spec, const hw::System& system,
-                                             const megatron::TrainingPlan& plan) {
+                                             const megatron::TrainingPlan& plan, ScheduleCache& cache) {
   megatron::validate(plan, spec);
   const hw::Architecture& chip = hw::accelerator_of(system);
   if (plan.fp8) throw InputError(fmt::format("--fp8: {} has no FP8 tensor cores in phaze's template", chip.name));
@@ -30,7 +31,6 @@ megatron::LayerCosts accelerator_layer_costs(const model::ModelSpec& spec, const
   shape.fused_attention = plan.flash_attention;
   const model::LayerGraph graph = model::build_layer_graph(spec, shape, model::Precision{}, spec.name);
 
-  ScheduleCache cache;
   Scheduling scheduling;
   scheduling.estimator = cost::Estimator(cost::CostParams{}, network);
   scheduling.solver = schedule::make_exact_solver(kSearchScheduleNodes);
@@ -46,10 +46,11 @@ megatron::LayerCosts accelerator_layer_costs(const model::ModelSpec& spec, const
 
 megatron::DevicePricer system_pricer() {
   const megatron::DevicePricer gpu = megatron::gpu_pricer();
+  const auto cache = std::make_shared<ScheduleCache>();
   return megatron::DevicePricer{
-      [gpu](const model::ModelSpec& spec, const hw::System& system, const megatron::TrainingPlan& plan) {
+      [gpu, cache](const model::ModelSpec& spec, const hw::System& system, const megatron::TrainingPlan& plan) {
         if (std::holds_alternative<hw::Gpu>(system.device)) return gpu.layer_costs(spec, system, plan);
-        return accelerator_layer_costs(spec, system, plan);
+        return accelerator_layer_costs(spec, system, plan, *cache);
       },
       [gpu](const hw::System& system) {
         if (std::holds_alternative<hw::Gpu>(system.device)) return gpu.step_device(system);

@@ -12,6 +12,7 @@
 #include "megatron/training_plan.h"
 #include "megatron/training_step.h"
 #include "model/model_spec.h"
+#include "search/schedule_cache.h"
 
 namespace phaze::search {
 
@@ -21,10 +22,10 @@ namespace phaze::search {
 /// kernel unless the plan says unfused. FP8, context parallelism and multi-token prediction are GPU features:
 /// InputError.
 megatron::LayerCosts accelerator_layer_costs(const model::ModelSpec& spec, const hw::System& system,
-                                             const megatron::TrainingPlan& plan);
+                                             const megatron::TrainingPlan& plan, ScheduleCache& cache);
 
 /// The pricer of any system: a GPU's kernels (megatron::gpu_pricer) or an accelerator's exact schedules
-/// (accelerator_layer_costs, accelerator_step_device).
+/// (accelerator_layer_costs, accelerator_step_device), the schedules kept for the pricer's later plans.
 megatron::DevicePricer system_pricer();
 
 /// "assumptions: ..." of a prediction on an accelerator system, without a line break: how the layers are

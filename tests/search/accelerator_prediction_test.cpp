@@ -5,6 +5,7 @@
 
 #include "search/accelerator_prediction.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -103,6 +104,32 @@ TEST(AcceleratorPrediction, PredictOnATpuPodEndToEnd) {
   const auto gpu = phaze_test::run_phaze("predict --model mlperf-bert-481b --system dgx-h100 --tp 8 --global-batch 8");
   EXPECT_EQ(gpu.status, 2);
   EXPECT_NE(gpu.err.find("--tp = 8"), std::string::npos) << gpu.err;
+}
+
+TEST(AcceleratorPrediction, PlanOnATpuPodListsWhatPredictPrices) {
+  // The fastest plan that phaze plan lists on 64 chips is the iteration predict gives its flags; the plans fit.
+  const auto r = phaze_test::json_answer(
+      "plan --model maxtext-22b --system tpuv4-pod --devices 64 --global-batch 256 --top 2 --recompute full");
+  ASSERT_FALSE(r.at("best").empty());
+  const auto& best = r.at("best").at(0);
+  const auto& plan = best.at("plan");
+  EXPECT_TRUE(best.at("fits").get<bool>());
+  std::string flags = fmt::format(
+      "predict --model maxtext-22b --system tpuv4-pod --devices 64 --global-batch 256 --recompute full --tp {} --pp {} "
+      "--vp {} --mbs {} --zero {}",
+      plan.at("tp").get<int64_t>(), plan.at("pp").get<int64_t>(), plan.at("vp").get<int64_t>(),
+      plan.at("micro_batch").get<int64_t>(), plan.at("zero").get<int64_t>());
+  if (plan.at("sequence_parallel").get<bool>()) flags += " --sequence-parallel";
+  const auto p = phaze_test::json_answer(flags);
+  EXPECT_DOUBLE_EQ(p.at("iteration_time_s").get<double>(), best.at("iteration_time_s").get<double>()) << flags;
+  for (const auto& [args, option] :
+       {std::pair{"--devices 96", "96 devices"}, std::pair{"--devices 64 --cp 1,2", "--cp"},
+        std::pair{"--devices 64 --fp8", "--fp8"}}) {
+    const auto bad =
+        phaze_test::run_phaze(std::string("plan --model maxtext-22b --system tpuv4-pod --global-batch 256 ") + args);
+    EXPECT_EQ(bad.status, 2) << args;
+    EXPECT_NE(bad.err.find(option), std::string::npos) << bad.err;
+  }
 }
 
 }  // namespace

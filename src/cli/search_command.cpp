@@ -68,7 +68,8 @@ struct SearchOptions {
   bool json = false;
   int64_t schedule_nodes = 0;
   std::string question_in, question_out;
-  std::string arch;  ///< phaze evaluate: the one chip (preset or file)
+  std::string arch;           ///< phaze evaluate: the one chip (preset or file)
+  std::string gpu_baselines;  ///< --baseline: GPU systems or GPUs, comma-separated
 };
 
 /// Whether an option was given on the command line (CLI11 counts it).
@@ -172,6 +173,25 @@ search::SearchQuestion question_from(SearchOptions o, const GivenFn& given) {
   q.ranking = o.ranking == "smaller-area" ? search::Ranking::SmallerArea : search::Ranking::Canonical;
   q.schedule_node_budget = o.schedule_nodes;
   q.network = one_link ? hw::one_tier_network(o.link_gib_s * kGiB) : hw::load_system(o.system).network;
+  for (const std::string& name : list_items("--baseline", o.gpu_baselines)) {
+    // A GPU preset stands for the first system preset built of it (h100-sxm: dgx-h100).
+    std::optional<hw::System> system;
+    if (hw::find_gpu_preset(name))
+      for (const std::string& preset : hw::system_preset_names()) {
+        const hw::System s = *hw::find_system_preset(preset);
+        if (std::holds_alternative<hw::Gpu>(s.device) && hw::device_name(s.device) == name) {
+          system = s;
+          break;
+        }
+      }
+    if (!system) system = hw::load_system(name);
+    if (!std::holds_alternative<hw::Gpu>(system->device))
+      throw InputError(
+          fmt::format("--baseline {}: its device '{}' is not a GPU (a GPU system or GPU preset, e.g. "
+                      "dgx-h100 or h100-sxm)",
+                      name, hw::device_name(system->device)));
+    q.gpu_baselines.push_back(*system);
+  }
   if (given("--core-overhead-um2")) {
     const std::vector<double> um2 = parse_number_list("--core-overhead-um2", o.core_overhead, -1, hw::kMaxBudgetUm2);
     if (um2.size() != 2 || um2[0] < 0 || um2[1] < 0)
@@ -226,6 +246,7 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
     {"--overlap-dp", [](auto& t, const auto& f) { t.overlap_dp = f.overlap_dp; }},
     {"--attention-backend", [](auto& t, const auto& f) { t.fused_attention = f.fused_attention; }},
     {"--ranking", [](auto& t, const auto& f) { t.ranking = f.ranking; }},
+    {"--baseline", [](auto& t, const auto& f) { t.gpu_baselines = f.gpu_baselines; }},
     {"--phaze-compat",
      [](auto& t, const auto& f) {
        t.optimizer = f.optimizer;
@@ -419,9 +440,9 @@ void run(const SearchOptions& o, const GivenFn& given) {
     const search::BaselineTimes& b = stats.baseline_times;
     std::cout << fmt::format(
         "baselines took {:.3g} s: TPUv4-like 32 GiB {:.3g} s, hand-set plans {:.3g} s, Spotlight-style {:.3g} s "
-        "({} estimated, {} scheduled)\n",
+        "({} estimated, {} scheduled){}\n",
         b.total_s, b.tpuv4_32gib_s, b.hand_set_s, b.spotlight_s, counted(b.spotlight_estimated, "design"),
-        b.spotlight_scheduled);
+        b.spotlight_scheduled, q.gpu_baselines.empty() ? "" : fmt::format(", GPU clusters {:.3g} s", b.gpu_s));
   }
   if (!answer.best) std::cerr << "phaze: no feasible design in the searched space\n";
 }
@@ -530,6 +551,11 @@ void add_execution_options(CLI::App* cmd, SearchOptions& o) {
   cmd->add_flag("--overlap-dp", o.overlap_dp,
                 "With --execution megatron: overlap the gradient reduction with the backward pass");
   add_attention_backend_option(cmd, o.attention_backend);
+  cmd->add_option("--baseline", o.gpu_baselines,
+                  "GPU clusters to price beside the designs, comma-separated GPU systems or GPU presets (h100-sxm: "
+                  "dgx-h100): each model's fastest Megatron-LM configuration in BF16 on as many GPUs, as 'phaze plan' "
+                  "finds it; the chips' areas are not compared (docs/cli.md, \"Defaults\")")
+      ->type_name("LIST");
   cmd->add_flag("--phaze-compat", o.phaze_compat,
                 "The original PHAZE evaluation's settings where no flag of their own is given: materialised attention "
                 "(--attention-backend unfused), SGD (--optimizer sgd), one 4 GiB/s link (--link-bandwidth 4), "

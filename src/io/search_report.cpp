@@ -12,6 +12,7 @@
 #include "hw/area.h"
 #include "hw/network.h"
 #include "hw/system_json.h"
+#include "io/prediction_json.h"
 #include "model/layer_graph.h"
 #include "search/pricer.h"
 #include "search/question_json.h"
@@ -246,6 +247,28 @@ ordered_json baselines_json(const SearchQuestion& q, const SearchAnswer& a) {
   out["spotlight_style"] = spotlight_json(q, a);
   out["megatron_hand_set"] = {{"on_best", hand_set_point_json(q, a.best, b.hand_set_on_best)},
                               {"on_tpuv4_like", hand_set_point_json(q, a.tpuv4_baseline, b.hand_set_on_tpuv4)}};
+  // Written only when asked, so that the answers of earlier questions stay as they were.
+  if (!b.gpu.empty()) {
+    ordered_json gpus = ordered_json::array();
+    for (const GpuBaseline& g : b.gpu) {
+      ordered_json models = ordered_json::array();
+      for (size_t m = 0; m < g.plans.size(); ++m)
+        models.push_back(g.plans[m] ? ordered_json{{"model", q.models[m].source},
+                                                   {"samples_per_s",
+                                                    static_cast<double>(q.global_batch) / g.plans[m]->time.iteration_s},
+                                                   {"prediction", ordered_json::parse(to_json(*g.plans[m]).dump())}}
+                                    : ordered_json{{"model", q.models[m].source}, {"feasible", false}});
+      ordered_json entry{{"system", g.system},
+                         {"gpu", g.gpu},
+                         {"peak_flop_per_s", g.peak_flop_per_s},
+                         {"devices", q.devices},
+                         {"average_samples_per_s", g.average_samples_per_s},
+                         {"models", models}};
+      if (a.best && g.average_samples_per_s > 0) entry["speedup_of_best"] = a.best->score / g.average_samples_per_s;
+      gpus.push_back(std::move(entry));
+    }
+    out["gpu"] = std::move(gpus);
+  }
   return out;
 }
 
@@ -433,6 +456,21 @@ void baselines_text(std::string& out, const SearchQuestion& q, const SearchAnswe
   out += fmt::format("  hand-set Megatron-style plans ({}):\n", make_pricer(q)->hand_set_rule());
   hand_set_text(out, "at the best point", q, a.best, b.hand_set_on_best);
   hand_set_text(out, "at the TPUv4-like point", q, a.tpuv4_baseline, b.hand_set_on_tpuv4);
+  for (const GpuBaseline& g : b.gpu) {
+    out += fmt::format("  {} × {} ({}, {:.4g} TFLOP/s dense BF16), the fastest Megatron-LM configuration in BF16: ",
+                       q.devices, g.gpu, g.system, g.peak_flop_per_s / 1e12);
+    out += g.average_samples_per_s > 0 ? fmt::format("{:.6g} samples/s\n    the best design is {:.4g}× as fast\n",
+                                                     g.average_samples_per_s, best.score / g.average_samples_per_s)
+                                       : std::string("a model has no configuration that fits\n");
+    for (size_t m = 0; m < g.plans.size(); ++m)
+      if (g.plans[m]) {
+        const megatron::TrainingPlan& p = g.plans[m]->plan;
+        out += fmt::format("    {}: t {} · p {} · d {}{}, micro-batch {}, recompute {}, ZeRO {}: {:.6g} samples/s\n",
+                           q.models[m].source, p.tp, p.pp, p.dp, p.vp > 1 ? fmt::format(" (v {})", p.vp) : "",
+                           p.micro_batch, megatron::to_string(p.recompute), p.zero,
+                           static_cast<double>(q.global_batch) / g.plans[m]->time.iteration_s);
+      }
+  }
 }
 
 const char* stop_rule_name(const SearchQuestion& q) {

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "megatron/plan_search.h"
 #include "model/layer_graph.h"
 #include "placement/plan_check.h"
 #include "placement/stage_costs.h"
@@ -498,6 +499,38 @@ std::vector<SpotlightChoice> SpotlightArgmins::take() {
   return std::move(choices_);
 }
 
+// ---- GPU clusters ----
+
+GpuBaseline gpu_baseline(const SearchQuestion& q, const hw::System& system) {
+  GpuBaseline out;
+  out.system = system.name;
+  const hw::Gpu& gpu = hw::gpu_of(system);
+  out.gpu = gpu.name;
+  out.peak_flop_per_s = hw::peak_tensor_flop_per_s(gpu);
+  double sum = 0;
+  bool all = true;
+  for (const ModelCase& m : q.models) {
+    megatron::GpuPlanQuestion plan_q;
+    plan_q.gpus = q.devices;
+    plan_q.global_batch = q.global_batch;
+    plan_q.seq = m.seq;
+    plan_q.features = megatron::current_practice();
+    plan_q.features.memory_reserve_bytes = 0;  // what fits, as the designs' memory rule has it
+    plan_q.try_fp8 = false;
+    plan_q.top = 1;
+    const megatron::GpuPlanAnswer a = megatron::search_gpu_plans(m.spec, system, plan_q);
+    if (a.best.empty()) {
+      out.plans.emplace_back();
+      all = false;
+      continue;
+    }
+    out.plans.push_back(a.best.front());
+    sum += static_cast<double>(q.global_batch) / a.best.front().time.iteration_s;
+  }
+  if (all && !q.models.empty()) out.average_samples_per_s = sum / static_cast<double>(q.models.size());
+  return out;
+}
+
 // ---- All of them ----
 
 Baselines compute_baselines(const SearchQuestion& q, const std::optional<PointOutcome>& best,
@@ -560,6 +593,9 @@ Baselines compute_baselines(const SearchQuestion& q, const std::optional<PointOu
     out.spotlight.per_micro_batch.push_back(std::move(choice));
   }
   spent.spotlight_s = argmins->seconds() + seconds_since(evaluating);
+  start = std::chrono::steady_clock::now();
+  for (const hw::System& system : q.gpu_baselines) out.gpu.push_back(gpu_baseline(q, system));
+  spent.gpu_s = seconds_since(start);
   spent.total_s = seconds_since(begin) + taken_before_s;
   if (times) *times = spent;
   return out;

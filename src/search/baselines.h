@@ -15,6 +15,7 @@
 
 #include "cost/operator_cost.h"
 #include "hw/enumerate.h"
+#include "megatron/training_step.h"
 #include "placement/chain.h"
 #include "placement/plan_check.h"
 #include "schedule/problem.h"
@@ -134,6 +135,20 @@ struct SpotlightBaseline {
 
 // ---- All of them ------------------------------------------------------------------------------------------
 
+/// A GPU cluster beside the designs (SearchQuestion::gpu_baselines): each model's fastest Megatron-LM
+/// configuration that fits on the question's devices, global batch and sequence (`phaze plan`'s exhaustive search,
+/// megatron/plan_search.h), priced by the GPU's kernel model, in BF16 (the template's chips compute in 16 bits).
+struct GpuBaseline {
+  std::string system;                                          ///< the system's name
+  std::string gpu;                                             ///< its GPU's name
+  double peak_flop_per_s = 0;                                  ///< the GPU's dense 16-bit tensor peak
+  std::vector<std::optional<megatron::StepPrediction>> plans;  ///< per model; nothing when none fits
+  /// Global batch / iteration time averaged over the models, as a point's score; 0 when a model has no plan.
+  double average_samples_per_s = 0;
+};
+/// The baseline of one GPU system under the question.
+GpuBaseline gpu_baseline(const SearchQuestion& question, const hw::System& system);
+
 struct Baselines {
   /// The TPUv4-like chip with exactly 32 GiB of HBM, best over micro-batches and recomputation; nothing
   /// when no such point is feasible.
@@ -141,6 +156,7 @@ struct Baselines {
   std::vector<HandSetOutcome> hand_set_on_best;   ///< per model; empty when there is no best point
   std::vector<HandSetOutcome> hand_set_on_tpuv4;  ///< per model; empty when the TPUv4-like chip has no point
   SpotlightBaseline spotlight;
+  std::vector<GpuBaseline> gpu;  ///< one per SearchQuestion::gpu_baselines, in its order
 };
 
 /// Seconds each baseline took (not part of the answer).
@@ -149,6 +165,7 @@ struct BaselineTimes {
   double tpuv4_32gib_s = 0;
   double hand_set_s = 0;
   double spotlight_s = 0;           ///< the argmins (summed over the threads that took them), then their best points
+  double gpu_s = 0;                 ///< the GPU clusters' plan searches
   int64_t spotlight_estimated = 0;  ///< designs estimated, summed over micro-batches
   int64_t spotlight_scheduled = 0;  ///< designs with some pass scheduled exactly, summed over micro-batches
 };

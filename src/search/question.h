@@ -107,6 +107,9 @@ struct SearchQuestion {
   /// spans, pipeline sends and the data-parallel all-reduce on the tier spanning the whole cluster. Default:
   /// the tpuv4-like system's one 4 GiB/s link (--link-bandwidth sets a one-tier network, --system another).
   hw::Network network = hw::tpuv4_like_system().network;
+  /// GPU clusters priced beside the designs (--baseline): each model's fastest Megatron-LM configuration on the
+  /// question's devices, global batch and sequence (baselines.h, GpuBaseline). Empty: none.
+  std::vector<hw::System> gpu_baselines;
   placement::Optimizer optimizer = placement::Optimizer::Sgd;
   Execution execution = Execution::Phaze;
   PlannerChoice planner = PlannerChoice::Phaze;  ///< under PHAZE's execution only

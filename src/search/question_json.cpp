@@ -203,6 +203,8 @@ void question_fields(Q& q, V& v) {
   v.optional_field("ranking", q.ranking != Ranking::Canonical, q.ranking);
   // The network joining the devices (the system's tiers, innermost first; hw/system_json.h).
   v.section("system", [&](auto& s) { s("network", q.network); });
+  // Written only when given, so that earlier files stay valid.
+  v.optional_field("gpu_baselines", !q.gpu_baselines.empty(), q.gpu_baselines);
   v.section("space", [&](auto& s) {
     s("hbm_bytes", q.hbm_bytes);
     s("area_budget_um2", q.space.budget_um2, Range{0, limits::kAreaUm2});
@@ -288,6 +290,10 @@ struct Writer {
                           {"per_vector_core", value.per_vector_core_um2}};
     } else if constexpr (std::is_same_v<T, std::optional<hw::Architecture>>) {
       return hw::architecture_file_json(*value);
+    } else if constexpr (std::is_same_v<T, std::vector<hw::System>>) {
+      ordered_json list = ordered_json::array();
+      for (const hw::System& s : value) list.push_back(ordered_json::parse(hw::to_json(s).dump()));
+      return list;
     } else if constexpr (std::is_same_v<T, std::vector<ModelCase>>) {
       ordered_json list = ordered_json::array();
       for (const ModelCase& m : value) {
@@ -407,6 +413,14 @@ class Reader {
   }
   void read(const json& j, const std::string& place, std::optional<hw::Architecture>& v) const {
     v = hw::architecture_from_json(j, fmt::format("{}: {}", source_, place));
+  }
+  void read(const json& j, const std::string& place, std::vector<hw::System>& v) const {
+    if (!j.is_array()) bad(place, j, "an array of GPU systems");
+    v.clear();
+    for (size_t i = 0; i < j.size(); ++i) {
+      v.push_back(hw::system_from_json(j[i], fmt::format("{}: {}[{}]", source_, place, i)));
+      hw::gpu_of(v.back());  // a GPU system, or an error naming it
+    }
   }
   void read(const json& j, const std::string& place, hw::Network& v) const {
     v = hw::network_from_json(j, fmt::format("{}: {}", source_, place));

@@ -266,3 +266,44 @@ TEST(CliSearchHbm, BandwidthsAreADimensionOfTheSpace) {
     EXPECT_NE(r.err.find("bandwidth"), std::string::npos) << r.err;
   }
 }
+
+// --baseline: a GPU cluster's fastest BF16 Megatron-LM configuration of each model on the question's devices,
+// batch and sequence. `phaze predict` of the configuration it lists gives its throughput; a GPU preset stands
+// for its DGX system; the baseline survives a written question; a system of accelerators is refused.
+TEST(CliSearchBaseline, GpuClusterIsItsFastestConfigurationAsPredictPricesIt) {
+  TempDir dir;
+  const std::string search = kTinySearch + " --baseline h100-sxm";
+  const json a = json_answer(search);
+  ASSERT_TRUE(a.at("baselines").contains("gpu")) << a.at("baselines").dump();
+  const json& g = a.at("baselines").at("gpu").at(0);
+  EXPECT_EQ(g.at("system"), "dgx-h100");
+  EXPECT_EQ(g.at("gpu"), "h100-sxm");
+  const json& m = g.at("models").at(0);
+  const json& plan = m.at("prediction").at("plan");
+  EXPECT_EQ(plan.at("gpus"), 16);
+  EXPECT_EQ(plan.at("precision"), "bf16");
+  std::string flags = fmt::format(
+      "predict --model {} --system dgx-h100 --global-batch 32 --memory-reserve-gib 0 --tp {} --pp {} --dp {} --vp {} "
+      "--mbs {} --zero {} --recompute {}",
+      quoted(kTinyModel), plan.at("tp").get<int64_t>(), plan.at("pp").get<int64_t>(), plan.at("dp").get<int64_t>(),
+      plan.at("vp").get<int64_t>(), plan.at("micro_batch").get<int64_t>(), plan.at("zero").get<int64_t>(),
+      plan.at("recompute").get<std::string>());
+  if (plan.at("sequence_parallel").get<bool>()) flags += " --sequence-parallel";
+  const json p = json_answer(flags);
+  EXPECT_DOUBLE_EQ(m.at("samples_per_s").get<double>(), 32 / p.at("iteration_time_s").get<double>()) << flags;
+  EXPECT_DOUBLE_EQ(g.at("average_samples_per_s").get<double>(), m.at("samples_per_s").get<double>());
+  EXPECT_DOUBLE_EQ(g.at("speedup_of_best").get<double>(),
+                   a.at("best").at("average_samples_per_s").get<double>() / m.at("samples_per_s").get<double>());
+  // The same baseline from the system's name and from a written question.
+  EXPECT_EQ(json_answer(kTinySearch + " --baseline dgx-h100").at("baselines").at("gpu"), a.at("baselines").at("gpu"));
+  const std::string q = dir.file("q.json");
+  ASSERT_EQ(run_phaze(search + " --write-question " + quoted(q)).status, 0);
+  EXPECT_EQ(json_answer("search --question " + quoted(q)).at("baselines").at("gpu"), a.at("baselines").at("gpu"));
+  // Without --baseline the answer has no GPU entry, as before.
+  EXPECT_FALSE(json_answer(kTinySearch).at("baselines").contains("gpu"));
+  for (const auto& [bad, words] : {std::pair{"tpuv4-pod", "not a GPU"}, std::pair{"no-such-gpu", "no-such-gpu"}}) {
+    const RunResult r = run_phaze(kTinySearch + " --baseline " + bad);
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+  }
+}

@@ -71,12 +71,12 @@ TEST(AcceleratorPrediction, MultiQueryHeadsAreReplicatedOverAWiderModelAxis) {
 TEST(AcceleratorPrediction, PublishedTpuV4Runs) {
   const auto runs = io::read_published_runs(std::string(PHAZE_TEST_DATA) + "/published/tpuv4_runs.json");
   const auto v = megatron::check_published_runs(runs, search::system_pricer());
-  EXPECT_EQ(v.priced, 5u);
-  // Came out at 25.34 % mean, 30.25 % largest, every run faster than published: PaLM's tokens/s +15.4 %,
-  // MaxText's TFLOP/s +25.5 % and +30.3 %, the MLPerf BERTs' seconds per step −29.1 % and −26.5 %. The chip's
-  // GEMMs run at its systolic arrays' peak.
-  EXPECT_LE(v.mean_abs_error, 0.2535);
-  EXPECT_LE(v.max_abs_error, 0.3026);
+  EXPECT_EQ(v.priced, 8u);
+  // Came out at 26.32 % mean, 31.31 % largest, every run faster than published: PaLM's tokens/s +15.4 %,
+  // MaxText's TFLOP/s +23.8 % to +31.3 % (one slice or several over the data-centre network), the MLPerf BERTs'
+  // seconds per step −29.1 % and −26.5 %. The chip's GEMMs run at its systolic arrays' peak.
+  EXPECT_LE(v.mean_abs_error, 0.2633);
+  EXPECT_LE(v.max_abs_error, 0.3132);
   for (const auto& c : v.runs) EXPECT_GT(c.prediction.tokens_per_s, 0);
 }
 

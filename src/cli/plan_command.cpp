@@ -71,7 +71,7 @@ void plan(const PlanOptions& o) {
     throw InputError(fmt::format("--global-batch-tokens {}: {} sequences, more than the {} allowed",
                                  o.global_batch_tokens, q.global_batch, megatron::plan_limits::kGlobalBatch));
   q.features = o.features;
-  q.features.replicate_kv_heads = accelerator;
+  q.features.gspmd_sharding = accelerator;
   if (accelerator && o.features.fp8)
     throw InputError(
         fmt::format("--fp8: {} has no FP8 tensor cores in phaze's template", hw::device_name(system.device)));

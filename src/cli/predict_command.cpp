@@ -128,11 +128,11 @@ void predict(PredictOptions o) {
   }
   const hw::System system = hw::load_system(o.system);
   // An accelerator system shards as GSPMD does: key/value heads fewer than t are replicated.
-  o.plan.replicate_kv_heads = std::holds_alternative<hw::Architecture>(system.device);
+  o.plan.gspmd_sharding = std::holds_alternative<hw::Architecture>(system.device);
   if (!o.trace.empty()) check_writable("--trace", o.trace);
   if (!o.report.empty()) check_writable("--report", o.report);
   // An accelerator of the template runs each layer as its exact schedule; a GPU runs kernels.
-  const bool accelerator = o.plan.replicate_kv_heads;
+  const bool accelerator = o.plan.gspmd_sharding;
   const megatron::StepPrediction p = megatron::predict_step(spec, system, o.plan, search::system_pricer());
   const std::string assumptions = accelerator ? search::accelerator_assumptions(o.plan, system)
                                               : megatron::assumptions_line(o.plan, hw::gpu_of(system), spec);

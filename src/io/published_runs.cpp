@@ -151,7 +151,7 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   run.plan = megatron::current_practice();
   megatron::TrainingPlan& p = run.plan;
   // An accelerator system shards as GSPMD does: key/value heads fewer than t are replicated.
-  p.replicate_kv_heads = std::holds_alternative<hw::Architecture>(run.system.device);
+  p.gspmd_sharding = std::holds_alternative<hw::Architecture>(run.system.device);
   // The run trained: what fits is a question of memory, not of a planner's headroom.
   p.memory_reserve_bytes = 0;
   if (f.has("gpus") && f.has("devices")) throw f.bad("devices", "given without \"gpus\" (they are one count)");

@@ -25,7 +25,7 @@ bool pinned(const GpuPlanQuestion& q) {
 void divisibility(const model::ModelSpec& spec, const GpuPlanQuestion& q, NoPlanReason& out) {
   std::vector<int64_t> widths;
   for (int64_t t : divisors(q.gpus))
-    if (model::splits_heads(spec, t, q.features.replicate_kv_heads) && allowed(q.widths, t)) widths.push_back(t);
+    if (model::splits_heads(spec, t, q.features.gspmd_sharding) && allowed(q.widths, t)) widths.push_back(t);
   if (widths.empty()) {
     out.constraints.push_back(fmt::format(
         "heads: no tensor-parallel width t{} divides both the {} GPUs and the {} attention heads ({} key/value heads)",

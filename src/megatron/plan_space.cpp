@@ -43,7 +43,7 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
   plan.global_batch = space.global_batch;
   plan.seq = space.seq;
   for (int64_t t : divisors(space.devices)) {
-    if (!model::splits_heads(spec, t, space.features.replicate_kv_heads) || !allowed(space.widths, t)) continue;
+    if (!model::splits_heads(spec, t, space.features.gspmd_sharding) || !allowed(space.widths, t)) continue;
     for (int64_t c : space.context_widths) {
       if ((space.devices / t) % c != 0) continue;
       plan.tp = t;

@@ -161,7 +161,7 @@ model::Shape TrainingPlan::layer_shape() const {
   model::Shape shape{local_seq(), micro_batch, tp, ep, etp};
   shape.expert_load = expert_load();
   shape.expert_padded = moe_pad_to_capacity;
-  shape.replicate_kv_heads = replicate_kv_heads;
+  shape.replicate_kv_heads = gspmd_sharding;
   return shape;
 }
 
@@ -212,9 +212,9 @@ void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
       p.tp * p.cp * p.pp * p.dp > plan_limits::kGpus)
     throw InputError(fmt::format("--tp {} × --cp {} × --pp {} × --dp {} GPUs exceed the bound of {}", p.tp, p.cp, p.pp,
                                  p.dp, plan_limits::kGpus));
-  if (!model::splits_heads(spec, p.tp, p.replicate_kv_heads))
+  if (!model::splits_heads(spec, p.tp, p.gspmd_sharding))
     throw InputError(fmt::format("--tp = {} must divide the {} attention heads ({} key/value heads{}) of {}", p.tp,
-                                 spec.heads, spec.kv_heads, p.replicate_kv_heads ? ", or be a multiple of them" : "",
+                                 spec.heads, spec.kv_heads, p.gspmd_sharding ? ", or be a multiple of them" : "",
                                  spec.name));
   validate_stage_layers(p, spec);
   if (p.global_batch % (p.micro_batch * p.dp) != 0)
@@ -250,8 +250,9 @@ void validate(const TrainingPlan& p, const model::ModelSpec& spec) {
   if (p.fp8_param_gather && !p.fp8) throw InputError("--fp8-param-gather needs --fp8");
   if (p.bf16_gradients && !p.bf16) throw InputError("--grad-reduce-in-bf16 needs BF16 training (--bf16)");
   if (const std::string refusal = context_parallel_refusal(p, spec); !refusal.empty()) throw InputError(refusal);
-  if (p.sequence_parallel && p.seq % p.tp != 0)
-    throw InputError(fmt::format("--sequence-parallel: --seq = {} must be a multiple of --tp {}", p.seq, p.tp));
+  if (p.sequence_parallel && p.seq % p.tp != 0 && !(p.gspmd_sharding && spec.hidden % p.tp == 0))
+    throw InputError(fmt::format("--sequence-parallel: --seq = {} must be a multiple of --tp {}{}", p.seq, p.tp,
+                                 p.gspmd_sharding ? " (or the hidden size of it)" : ""));
   require_in(p.ep, 1, model::limits::kExperts, "--ep");
   if (spec.moe() && p.tp > 1 && !p.sequence_parallel)
     throw InputError(

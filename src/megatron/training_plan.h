@@ -70,9 +70,11 @@ struct TrainingPlan {
   /// parallelism).
   bool tp_comm_overlap = false;
   bool flash_attention = false;  ///< the attention core as one fused kernel
-  /// Key/value heads fewer than t replicated over the tensor-parallel group (model::Shape::replicate_kv_heads):
-  /// GSPMD's sharding on an accelerator system; Megatron-LM requires t to divide them.
-  bool replicate_kv_heads = false;
+  /// Sharded as GSPMD shards a model axis on an accelerator system (docs/tpu.md), where Megatron-LM is stricter:
+  /// key/value heads fewer than t are replicated over the tensor-parallel group (model::Shape::replicate_kv_heads),
+  /// and sequence parallelism's activations may be split over t along the hidden size when the sequence does not
+  /// divide.
+  bool gspmd_sharding = false;
   /// The library of that kernel: the GPU's own fused attention (cuDNN on Hopper) or FlashAttention-2.
   hw::AttentionLibrary attention_library = hw::AttentionLibrary::Fused;
   /// BF16 training as Megatron-LM's --bf16 runs it: gradients accumulated and reduced in FP32 (2 + 4 + 12

@@ -164,7 +164,10 @@ std::optional<MegatronWidth> megatron_width(const model::LayerGraph& graph, cons
   w.costs = costs_from(graph, w.schedules, w.attention_core.makespan_s);
 
   const int64_t t = graph.shape.tp;
-  if (t > 1 && graph.shape.seq % t == 0) {
+  // GSPMD's sharding (a graph whose key/value heads may be replicated: an accelerator system's plans) may split
+  // the activations along the hidden size where the sequence does not divide.
+  const bool splits = graph.shape.seq % t == 0 || (graph.shape.replicate_kv_heads && graph.spec.hidden % t == 0);
+  if (t > 1 && splits) {
     model::LayerGraph split = graph;
     split.transformer = model::sequence_parallel_layer(graph.transformer, t);
     split.dense_transformer = model::sequence_parallel_layer(graph.dense_transformer, t);
@@ -178,6 +181,7 @@ std::optional<MegatronWidth> megatron_width(const model::LayerGraph& graph, cons
       plan.micro_batch = graph.shape.micro_batch;
       plan.seq = graph.shape.seq;
       plan.sequence_parallel = true;
+      plan.gspmd_sharding = graph.shape.replicate_kv_heads;
       megatron::set_replicated_activation_bytes(c, graph.spec, plan);
       w.sequence_parallel_costs = std::move(c);
     }

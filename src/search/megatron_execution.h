@@ -40,8 +40,8 @@ std::vector<megatron::TrainingPlan> fitting_megatron_plans(const SearchQuestion&
                                                            int64_t hbm_bytes, bool recompute);
 
 /// One width of one model at one micro-batch on a design: the exact schedules of its layers, without and
-/// (t > 1, t dividing s) with sequence parallelism, and the layer costs built from them. A pass takes its
-/// schedule's makespan, tensor-parallel collectives included (the schedule runs them on the link); the
+/// (t > 1, t dividing s, or h under GSPMD's sharding) with sequence parallelism, and the layer costs built from them. A
+/// pass takes its schedule's makespan, tensor-parallel collectives included (the schedule runs them on the link); the
 /// attention core that selective recomputation re-runs takes the exact schedule of its operators alone.
 struct MegatronWidth {
   LayerSchedules schedules;

@@ -215,7 +215,9 @@ std::vector<hw::Design> search_designs(const SearchQuestion& q) {
 }
 
 hw::Network devices_network(const SearchQuestion& q) {
-  return hw::sized_network(q.network, q.devices, fmt::format("the search's network with --devices {}", q.devices));
+  return hw::sized_network(q.network, q.devices,
+                           fmt::format("--devices {} on the search's network (another: --system or --link-bandwidth)",
+                                       q.devices));
 }
 
 }  // namespace phaze::search

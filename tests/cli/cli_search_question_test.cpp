@@ -142,6 +142,9 @@ TEST(CliSearchQuestion, DefaultsAreRealisticAndPhazeCompatIsTheOriginal) {
   EXPECT_EQ(
       phaze_test::parse_json(ok(kTinySearch + " --phaze-compat --optimizer adam --write-question -")).at("optimizer"),
       "adam");
+  // A device count that makes no slice of the TPU v4 pod's torus is an error naming --devices; one link takes it.
+  expect_input_error(run_phaze(kTinySearch + " --devices 96 --write-question -"), "--devices 96");
+  ok(kTinySearch + " --devices 96 --link-bandwidth 4 --write-question -");
 }
 
 TEST(CliSearchQuestion, AResultsFileOfAnotherQuestionIsRefused) {

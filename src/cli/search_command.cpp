@@ -249,7 +249,8 @@ const std::pair<const char*, Setting> kFlagSettings[] = {
     {"--baseline", [](auto& t, const auto& f) { t.gpu_baselines = f.gpu_baselines; }},
     {"--phaze-compat",
      [](auto& t, const auto& f) {
-       t.optimizer = f.optimizer;
+       // Megatron-LM's execution trains with Adam: a question of it keeps its optimizer.
+       if (t.execution != search::Execution::Megatron) t.optimizer = f.optimizer;
        t.fused_attention = f.fused_attention;
        t.ranking = f.ranking;
        t.network = f.network;
@@ -476,6 +477,17 @@ void add_workload_options(CLI::App* cmd, SearchOptions& o) {
                   "(default 1: every device holds every expert)");
 }
 
+/// How points of equal throughput are ordered (search and evaluate).
+void add_ranking_option(CLI::App* cmd, SearchOptions& o) {
+  cmd->add_option("--ranking", o.ranking,
+                  "Points of equal throughput: canonical (PHAZE's, with --phaze-compat: the design with the most cores "
+                  "first; the top list "
+                  "one entry per design and HBM size) or smaller-area (the smaller chip first; the top list one entry "
+                  "per chip, at its best HBM size)")
+      ->check(CLI::IsMember({"canonical", "smaller-area"}))
+      ->capture_default_str();
+}
+
 /// The chips searched: the area budget and its lower fraction, and the core, array and buffer values.
 void add_space_options(CLI::App* cmd, SearchOptions& o) {
   CLI::Option* budget =
@@ -505,13 +517,7 @@ void add_space_options(CLI::App* cmd, SearchOptions& o) {
                   "Area per tensor core and per vector core that the template leaves out (control, network-on-chip "
                   "router, SRAM ports), µm², as TC,VC (default 0,0, PHAZE's model): every design and the default "
                   "budget pay it; an assumption to test how the answer depends on it");
-  cmd->add_option("--ranking", o.ranking,
-                  "Points of equal throughput: canonical (PHAZE's, with --phaze-compat: the design with the most cores "
-                  "first; the top list "
-                  "one entry per design and HBM size) or smaller-area (the smaller chip first; the top list one entry "
-                  "per chip, at its best HBM size)")
-      ->check(CLI::IsMember({"canonical", "smaller-area"}))
-      ->capture_default_str();
+  add_ranking_option(cmd, o);
 }
 
 /// How the devices are joined and how an iteration runs on them: network, optimizer, execution, planner.
@@ -658,6 +664,7 @@ void add_evaluate_command(CLI::App& app) {
   add_workload_options(cmd, *o);
   cmd->get_option("--hbm")->description("HBM capacities in GiB, comma-separated (default: the chip's)");
   add_execution_options(cmd, *o);
+  add_ranking_option(cmd, *o);
   add_strategy_options(cmd, *o);
   add_output_options(cmd, *o);
   // The space is the one chip: nothing is left to stop early or to restrict.

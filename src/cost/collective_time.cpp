@@ -43,8 +43,11 @@ GroupLink group_link_on_tiers(const hw::Network& network, DeviceGroup group) {
   if (g.inner == nullptr)
     return g.tier->torus ? torus_group_link(*g.tier, group)
                          : GroupLink{g.tier->effective_bandwidth(), g.tier->latency_s};
-  const double bandwidth =
-      std::min(static_cast<double>(g.per_inner) * g.tier->effective_bandwidth(), device_share(*g.inner));
+  // The members in one inner group pass their traffic on at most at what their own ring there reaches (on a
+  // torus, the ring of those members as they lie on it).
+  const double inner = g.inner->torus ? torus_group_link(*g.inner, DeviceGroup{g.per_inner, group.stride}).bandwidth
+                                      : g.inner->effective_bandwidth();
+  const double bandwidth = std::min(static_cast<double>(g.per_inner) * g.tier->effective_bandwidth(), inner);
   return GroupLink{bandwidth, g.tier->latency_s};
 }
 

@@ -59,12 +59,12 @@ std::optional<std::array<TorusAxisSpan, 3>> spans_in_order(const hw::TorusDims& 
 
 /// Seconds of the reduce-scatter of `bytes` over a group with these spans, without latency.
 double spans_reduce_scatter_s(const hw::NetworkTier& tier, const std::array<TorusAxisSpan, 3>& spans, double bytes) {
-  std::vector<size_t> axes;
+  std::array<size_t, 3> axes{};
+  size_t d = 0;  // the axes the group spans
   for (size_t k = 0; k < 3; ++k)
-    if (spans[k].extent > 1) axes.push_back(k);
+    if (spans[k].extent > 1) axes[d++] = k;
   // Each part of bytes / D goes round the spanned axes in its own rotation; the parts run at once, so each
   // axis carries what every part sends along it.
-  const size_t d = axes.size();
   std::array<double, 3> load{};
   for (size_t first = 0; first < d; ++first) {
     double part = bytes / static_cast<double>(d);
@@ -76,7 +76,7 @@ double spans_reduce_scatter_s(const hw::NetworkTier& tier, const std::array<Toru
     }
   }
   double seconds = 0;
-  for (size_t k : axes) seconds = std::max(seconds, load[k] / axis_bandwidth(tier, spans[k]));
+  for (size_t i = 0; i < d; ++i) seconds = std::max(seconds, load[axes[i]] / axis_bandwidth(tier, spans[axes[i]]));
   return seconds;
 }
 
@@ -122,10 +122,10 @@ GroupLink torus_group_link(const hw::NetworkTier& tier, DeviceGroup group) {
   if (group.size <= 1) return GroupLink{tier.effective_bandwidth() * 2, tier.latency_s};
   const double n = static_cast<double>(group.size);
   const auto spans = torus_spans(tier, group);
-  const double steps = spans ? ring_steps(*spans) : n - 1;
   // The time of one byte without latency gives the bandwidth; the latency spreads over the ring's n − 1 steps.
-  const double no_latency = torus_reduce_scatter_s(tier, group, 1.0) - steps * tier.latency_s;
-  return GroupLink{(n - 1) / n / no_latency, steps * tier.latency_s / (n - 1)};
+  if (!spans) return GroupLink{fallback_bandwidth(tier, group), tier.latency_s};
+  return GroupLink{(n - 1) / n / spans_reduce_scatter_s(tier, *spans, 1.0),
+                   ring_steps(*spans) * tier.latency_s / (n - 1)};
 }
 
 double torus_all_to_all_s(const hw::NetworkTier& tier, DeviceGroup group, double bytes) {
@@ -150,16 +150,26 @@ GroupLink torus_send_link(const hw::NetworkTier& tier, int64_t distance) {
   const hw::Torus& torus = torus_of(tier);
   const hw::TorusDims slice = hw::torus_slice_for(torus, CheckedInt(std::max<int64_t>(distance, 1)) + 1);
   const bool wraps = hw::torus_wraps(torus, slice);
-  int64_t rest = std::max<int64_t>(distance, 1), sharing = 1, hops = 0;
-  for (size_t k = 0; k < 3; ++k) {
-    const int64_t d = rest % slice[k];
-    rest /= slice[k];
-    const int64_t shift = wraps ? std::min(d, slice[k] - d) : d;
-    sharing = std::max(sharing, shift);
-    hops += shift;
-  }
-  return GroupLink{tier.effective_bandwidth() / static_cast<double>(sharing),
-                   static_cast<double>(std::max<int64_t>(hops, 1)) * tier.latency_s};
+  // The devices laid on the slice's axes in the order that suits the transfer best, as for a group
+  // (torus_spans): the fewest transfers sharing a link, then the fewest hops.
+  std::array<size_t, 3> axes{0, 1, 2};
+  int64_t best_sharing = 0, best_hops = 0;
+  do {
+    int64_t rest = std::max<int64_t>(distance, 1), sharing = 1, hops = 0;
+    for (size_t k : axes) {
+      const int64_t d = rest % slice[k];
+      rest /= slice[k];
+      const int64_t shift = wraps ? std::min(d, slice[k] - d) : d;
+      sharing = std::max(sharing, shift);
+      hops += shift;
+    }
+    if (best_sharing == 0 || sharing < best_sharing || (sharing == best_sharing && hops < best_hops)) {
+      best_sharing = sharing;
+      best_hops = hops;
+    }
+  } while (std::next_permutation(axes.begin(), axes.end()));
+  return GroupLink{tier.effective_bandwidth() / static_cast<double>(best_sharing),
+                   static_cast<double>(std::max<int64_t>(best_hops, 1)) * tier.latency_s};
 }
 
 }  // namespace phaze::cost

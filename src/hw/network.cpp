@@ -93,7 +93,8 @@ Network sized_network(const Network& network, int64_t devices, const std::string
   if (devices <= pod) {
     slice = torus_slice(torus, devices);
   } else {
-    for (int64_t pods = least; !slice && pods <= devices; ++pods)
+    // At most twice the fewest pods: a job is not spread thinly over many pods.
+    for (int64_t pods = least; !slice && pods <= 2 * least; ++pods)
       if (devices % pods == 0 && devices / pods >= torus_devices(torus.cube))
         slice = torus_slice(torus, devices / pods);
   }
@@ -104,6 +105,7 @@ Network sized_network(const Network& network, int64_t devices, const std::string
         source, devices, tier.name, dims_text(torus.cube), dims_text(torus.pod)));
   torus.slice = *slice;
   tier.members = torus_devices(torus.slice);
+  validate(out, source);  // an outer tier's groups must still hold whole slices
   return out;
 }
 

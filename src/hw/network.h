@@ -80,8 +80,9 @@ TorusDims torus_slice_for(const Torus& torus, int64_t span_devices);
 /// Whether a slice has wraparound links: it is made of whole cubes.
 bool torus_wraps(const Torus& torus, const TorusDims& slice);
 /// The network as a job of `devices` devices uses it: a torus tier's slice set (and its members: the slice's
-/// devices; a job larger than the pod takes equal slices of as few pods as hold it). Other networks unchanged.
-/// InputError naming `source` when the devices make no slice.
+/// devices; a job larger than the pod takes equal slices of as few pods as hold it, at most twice that many).
+/// Other networks unchanged. InputError naming `source` when the devices make no slice, or when an outer tier's
+/// groups would not hold whole slices.
 Network sized_network(const Network& network, int64_t devices, const std::string& source);
 
 /// Whether sized_network accepts `devices` (a torus has a slice of that many; any other network, always).

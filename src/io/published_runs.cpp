@@ -216,6 +216,9 @@ megatron::PublishedRun read_run(const json& j, const std::string& file, const st
   if (f.has("fp8_recipe")) p.fp8_recipe = megatron::parse_fp8_recipe(f.text("fp8_recipe", ""), where + ": fp8_recipe");
   p.fp8_param_gather = f.flag("fp8_param_gather", false);
   read_published_figure(f, run);
+  if (!hw::sizable(run.system.network, gpus))
+    throw f.bad(f.has("devices") ? "devices" : "gpus",
+                fmt::format("a count that makes a slice of system '{}''s torus", run.system.name));
   try {
     megatron::validate(p, run.spec);
   } catch (const InputError& e) {

@@ -65,7 +65,9 @@ void for_each_megatron_plan(const model::ModelSpec& spec, const PlanSpace& space
             if (!allowed(space.micro_batches, b)) continue;
             const int64_t m = space.global_batch / (b * d);
             for (bool sp : {false, true}) {
-              if (sp && (t == 1 || space.seq % t != 0)) continue;
+              // GSPMD's sharding may split along the hidden size where the sequence does not divide (validate's rule).
+              const bool splits = space.seq % t == 0 || (space.features.gspmd_sharding && spec.hidden % t == 0);
+              if (sp && (t == 1 || !splits)) continue;
               if (!sp && t > 1 && spec.moe()) continue;  // Megatron-Core's experts need sequence parallelism
               plan.tp = t;
               plan.cp = c;

@@ -142,6 +142,14 @@ TEST(CliSearchQuestion, DefaultsAreRealisticAndPhazeCompatIsTheOriginal) {
   EXPECT_EQ(
       phaze_test::parse_json(ok(kTinySearch + " --phaze-compat --optimizer adam --write-question -")).at("optimizer"),
       "adam");
+  // Beside a question of Megatron-LM's execution, which trains with Adam, --phaze-compat keeps its optimizer.
+  TempDir dir;
+  const std::string megatron = dir.file("megatron.json");
+  ok(kTinySearch + " --execution megatron --write-question " + quoted(megatron));
+  const json m =
+      phaze_test::parse_json(ok("search --question " + quoted(megatron) + " --phaze-compat --write-question -"));
+  EXPECT_EQ(m.at("optimizer"), "adam");
+  EXPECT_FALSE(m.contains("attention"));
   // A device count that makes no slice of the TPU v4 pod's torus is an error naming --devices; one link takes it.
   expect_input_error(run_phaze(kTinySearch + " --devices 96 --write-question -"), "--devices 96");
   ok(kTinySearch + " --devices 96 --link-bandwidth 4 --write-question -");

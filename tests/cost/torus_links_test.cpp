@@ -151,8 +151,17 @@ TEST(TorusLinks, GroupsAcrossPodsRunOnTheDataCentreNetwork) {
   const Network net = pod(8192);
   EXPECT_DOUBLE_EQ(phaze::cost::group_link(net, DeviceGroup{2, 4096}).bandwidth, 6.25e9);
   EXPECT_DOUBLE_EQ(phaze::cost::send_link(net, 4096).bandwidth, 6.25e9);
-  // 32 chips 256 apart, 16 in each pod: together 16 chips' shares of the data-centre network.
-  EXPECT_DOUBLE_EQ(phaze::cost::group_link(net, DeviceGroup{32, 256}).bandwidth, 16 * 6.25e9);
+  // 32 chips 256 apart, 16 in each pod: together 16 chips' shares of the data-centre network (100 GB/s), but no
+  // more than their ring in the pod passes on (a ring along one axis, 2 × 45 GB/s).
+  EXPECT_DOUBLE_EQ(phaze::cost::group_link(net, DeviceGroup{32, 256}).bandwidth, 2 * kLink);
+  // 8 chips 1,024 apart, 4 in each pod: 4 × 6.25 GB/s of the data-centre network, but their ring in the pod
+  // (every fourth chip round an axis of 16, its links shared by the 4 rings interleaved with it) passes on
+  // 2 × 45 / 4 GB/s.
+  EXPECT_DOUBLE_EQ(phaze::cost::group_link(net, DeviceGroup{8, 1024}).bandwidth, 2 * kLink / 4);
+  // A data-parallel group of 1,024 at stride 8 over two pods is no faster than its 512 members' ring in one.
+  const Network one_pod = pod(4096);
+  EXPECT_LE(phaze::cost::group_link(net, DeviceGroup{1024, 8}).bandwidth,
+            phaze::cost::group_link(one_pod, DeviceGroup{512, 8}).bandwidth);
 }
 
 }  // namespace
